@@ -1,0 +1,5 @@
+"""kontext: see README.md."""
+
+__version__ = "0.1.0"
+
+__all__: list[str] = []
