@@ -81,7 +81,7 @@ def test_each_package_builds_a_wheel_and_an_sdist_with_its_own_version(dist_dir:
     meta = _metadata(wheel)
     assert meta["Name"] == dist
     assert meta["Version"] == _source_version(dist)
-    folder, module = PACKAGES[dist]
+    _folder, module = PACKAGES[dist]
     with zipfile.ZipFile(wheel) as zf:
         assert f"{module}/py.typed" in zf.namelist()
 
