@@ -1,5 +1,20 @@
-"""kd_compat: see README.md."""
+"""kd_compat: version-gated, reversible fixes for third-party breakage, in one place.
+
+    import kd_compat
+    kd_compat.apply()                            # kd does this when it is imported
+    print(kd_compat.status()["etils_jax_prng"])  # needed? applied? why?
+    kd_compat.undo()                             # put the originals back (tests)
+
+No other kd package patches a third-party library; see README.md for how to add a patch.
+Importing this module imports neither JAX nor etils.
+"""
+
+from ._api import PatchSkippedWarning as PatchSkippedWarning
+from ._api import apply as apply
+from ._api import status as status
+from ._api import undo as undo
+from ._patch import PatchStatus as PatchStatus
 
 __version__ = "0.1.0"
 
-__all__: list[str] = []
+__all__ = ["PatchSkippedWarning", "PatchStatus", "apply", "status", "undo"]
