@@ -1,7 +1,7 @@
 """`apply()`, `status()` and `undo()` over every patch in `kd_compat._patches`, under one lock.
 
-    import kd_compat
-    kd_compat.apply()   # installs what the installed versions need; a no-op after the first call
+import kd_compat
+kd_compat.apply()   # installs what the installed versions need; a no-op after the first call
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def status() -> dict[str, PatchStatus]:
 def undo() -> None:
     """Restore every original that `apply()` replaced and forget its decisions (for tests).
 
-        kd_compat.undo()  # a later apply() decides and installs afresh
+    kd_compat.undo()  # a later apply() decides and installs afresh
     """
     with _LOCK:
         for patch in reversed(PATCHES):

@@ -63,10 +63,18 @@ class PatchStatus:
       reason: why it is or is not needed, applied, or left alone.
     """
 
-    __slots__ = ("name", "breaks", "affected", "needed", "applied", "checked", "reason")
+    __slots__ = ("affected", "applied", "breaks", "checked", "name", "needed", "reason")
 
     def __init__(
-        self, *, name: str, breaks: str, affected: str, needed: bool, applied: bool, checked: bool, reason: str
+        self,
+        *,
+        name: str,
+        breaks: str,
+        affected: str,
+        needed: bool,
+        applied: bool,
+        checked: bool,
+        reason: str,
     ) -> None:
         self.name = name
         self.breaks = breaks

@@ -47,7 +47,7 @@ _PRIVATE_REACH = frozenset({"_src", "prng", "KeyTy"})
 def is_jax_prng_key_dtype(dtype: object) -> bool:
     """Whether `dtype` is a JAX PRNG key dtype, asked through JAX's public API. Never imports JAX.
 
-        is_jax_prng_key_dtype(jax.random.key(0).dtype)  # True
+    is_jax_prng_key_dtype(jax.random.key(0).dtype)  # True
     """
     jax = sys.modules.get("jax")
     if jax is None:  # As in etils: JAX dtypes cannot exist before JAX is imported.
@@ -73,7 +73,10 @@ class EtilsJaxPrng(Patch):
             return False, f"etils {etils} is not affected: only etils >=1.14.0,<1.15.0 reads jax._src.prng"
         jax = installed_version("jax")
         if jax is None:
-            return False, f"etils {etils} is affected, but JAX is not installed, so etils never reaches into it"
+            return (
+                False,
+                f"etils {etils} is affected, but JAX is not installed, so etils never reaches into it",
+            )
         return True, (
             f"etils {etils} reads the private jax._src.prng, which JAX moved in 0.10.2 (installed: jax {jax})"
         )
