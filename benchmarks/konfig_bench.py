@@ -1,0 +1,303 @@
+"""konfig against Kauldron's konfig, fiddle and ml_collections, in one run.
+
+    hatch run bench:python benchmarks/konfig_bench.py [--sizes 1000,10000] [--repeat 5]
+
+Each library builds the same config of ~N calls (a model of blocks of Dense
+layers, an optimizer whose schedule refers to `num_train_steps`) and times,
+best of `--repeat`: import (fresh subprocess), build (capture), mutation (set
+one field on every layer), resolve (build the objects), to_json, from_json and
+repr. A library without a feature shows `-`. Ratios are peer / konfig, so a
+ratio above 1 means konfig is faster. The last table divides the time at the
+largest size by the time at the smallest, per operation: ~10 for 1k -> 10k is
+linear cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+LAYERS_PER_BLOCK = 48
+OPERATIONS = ("import", "build", "mutation", "resolve", "to_json", "from_json", "repr")
+
+
+def n_blocks(calls: int) -> int:
+    """Blocks needed for ~`calls` calls (each block: its layers, a norm, itself)."""
+    return max(1, round(calls / (LAYERS_PER_BLOCK + 2)))
+
+
+class Suite:
+    """One library's way to do each operation; `None` where it has no equivalent."""
+
+    name = ""
+    import_statement = ""
+
+    def build(self, blocks: int) -> Any:
+        raise NotImplementedError
+
+    def layers(self, cfg: Any):
+        for block in cfg.model.blocks:
+            yield from block.layers
+
+    def mutation(self, cfg: Any) -> None:
+        for layer in self.layers(cfg):
+            layer.dropout = 0.2
+
+    resolve: Callable[[Any], Any] | None = None
+    to_json: Callable[[Any], str] | None = None
+    from_json: Callable[[str], Any] | None = None
+
+    def repr(self, cfg: Any) -> str:
+        return repr(cfg)
+
+
+def _capture_build(konfig: Any, blocks: int) -> Any:
+    with konfig.imports():
+        import konfig_bench_targets as t
+    cfg = konfig.ConfigDict()
+    cfg.num_train_steps = 1000
+    cfg.model = t.Model(
+        blocks=[
+            t.Block(
+                layers=[t.Dense(features=64, activation="relu", dropout=0.1) for _ in range(LAYERS_PER_BLOCK)],
+                norm=t.LayerNorm(eps=1e-6),
+                name=f"block{i}",
+            )
+            for i in range(blocks)
+        ],
+        head=t.Dense(features=10),
+    )
+    cfg.optimizer = t.Adam(learning_rate=t.Schedule(init_value=0.1, decay_steps=cfg.ref.num_train_steps))
+    return cfg
+
+
+class KonfigSuite(Suite):
+    name = "konfig"
+    import_statement = "import konfig"
+
+    def __init__(self) -> None:
+        import konfig
+
+        self.konfig = konfig
+        self.resolve = konfig.resolve
+        self.to_json = lambda cfg: cfg.to_json()
+        self.from_json = konfig.from_json
+
+    def build(self, blocks: int) -> Any:
+        return _capture_build(self.konfig, blocks)
+
+
+class KauldronSuite(Suite):
+    name = "kauldron"
+    import_statement = "from kauldron import konfig"
+
+    def __init__(self) -> None:
+        from kauldron import konfig
+
+        self.konfig = konfig
+        self.resolve = konfig.resolve
+        self.to_json = lambda cfg: cfg.to_json()
+        self.from_json = lambda text: konfig.ConfigDict(json.loads(text))
+
+    def build(self, blocks: int) -> Any:
+        return _capture_build(self.konfig, blocks)
+
+
+class FiddleSuite(Suite):
+    name = "fiddle"
+    import_statement = "import fiddle"
+
+    def __init__(self) -> None:
+        import fiddle as fdl
+        from fiddle.experimental import serialization
+
+        self.fdl = fdl
+        self.resolve = fdl.build
+        self.to_json = serialization.dump_json
+        self.from_json = serialization.load_json
+
+    def build(self, blocks: int) -> Any:
+        import konfig_bench_targets as t
+
+        fdl = self.fdl
+        # fiddle has no references: the schedule gets the value itself.
+        return {
+            "num_train_steps": 1000,
+            "model": fdl.Config(
+                t.Model,
+                blocks=[
+                    fdl.Config(
+                        t.Block,
+                        layers=[
+                            fdl.Config(t.Dense, features=64, activation="relu", dropout=0.1)
+                            for _ in range(LAYERS_PER_BLOCK)
+                        ],
+                        norm=fdl.Config(t.LayerNorm, eps=1e-6),
+                        name=f"block{i}",
+                    )
+                    for i in range(blocks)
+                ],
+                head=fdl.Config(t.Dense, features=10),
+            ),
+            "optimizer": fdl.Config(t.Adam, learning_rate=fdl.Config(t.Schedule, init_value=0.1, decay_steps=1000)),
+        }
+
+    def layers(self, cfg: Any):
+        for block in cfg["model"].blocks:
+            yield from block.layers
+
+
+class MlCollectionsSuite(Suite):
+    name = "ml_collections"
+    import_statement = "import ml_collections"
+
+    def __init__(self) -> None:
+        import ml_collections
+
+        self.mlc = ml_collections
+        self.to_json = lambda cfg: cfg.to_json()
+        self.from_json = lambda text: ml_collections.ConfigDict(json.loads(text))
+
+    def build(self, blocks: int) -> Any:
+        # No calls in ml_collections: the same tree as plain nested ConfigDicts.
+        c = self.mlc.ConfigDict
+        cfg = c()
+        cfg.num_train_steps = 1000
+        cfg.model = c(
+            {
+                "blocks": [
+                    c(
+                        {
+                            "layers": [
+                                c({"features": 64, "activation": "relu", "dropout": 0.1})
+                                for _ in range(LAYERS_PER_BLOCK)
+                            ],
+                            "norm": c({"eps": 1e-6}),
+                            "name": f"block{i}",
+                        }
+                    )
+                    for i in range(blocks)
+                ],
+                "head": c({"features": 10}),
+            }
+        )
+        cfg.optimizer = c(
+            {"learning_rate": c({"init_value": 0.1, "decay_steps": cfg.get_ref("num_train_steps")})}
+        )
+        return cfg
+
+
+SUITES = {"konfig": KonfigSuite, "kauldron": KauldronSuite, "fiddle": FiddleSuite, "ml_collections": MlCollectionsSuite}
+
+
+def best_of(repeat: int, fn: Callable[[], Any]) -> float:
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def import_time(statement: str, repeat: int) -> float:
+    code = f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
+    times = []
+    for _ in range(repeat):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        times.append(float(out.stdout.strip().splitlines()[-1]))
+    return min(times)
+
+
+def measure(suite: Suite, calls: int, repeat: int) -> dict[str, float | None]:
+    blocks = n_blocks(calls)
+    results: dict[str, float | None] = {}
+    results["build"] = best_of(repeat, lambda: suite.build(blocks))
+    cfg = suite.build(blocks)
+    results["mutation"] = best_of(repeat, lambda: suite.mutation(cfg))
+    results["resolve"] = best_of(repeat, lambda: suite.resolve(cfg)) if suite.resolve else None
+    if suite.to_json and suite.from_json:
+        text = suite.to_json(cfg)
+        results["to_json"] = best_of(repeat, lambda: suite.to_json(cfg))
+        results["from_json"] = best_of(repeat, lambda: suite.from_json(text))
+    else:
+        results["to_json"] = results["from_json"] = None
+    results["repr"] = best_of(repeat, lambda: suite.repr(cfg))
+    return results
+
+
+def count_calls(blocks: int) -> int:
+    return blocks * (LAYERS_PER_BLOCK + 2) + 3
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1e3:9.2f}"
+
+
+def _ratio(peer: float | None, ours: float | None) -> str:
+    return "-" if peer is None or not ours else f"{peer / ours:7.1f}x"
+
+
+def print_table(title: str, names: list[str], rows: dict[str, dict[str, float | None]]) -> None:
+    peers = [n for n in names if n != "konfig"]
+    header = f"{'operation':<11}" + "".join(f"{n + ' ms':>18}" for n in names)
+    header += "".join(f"{n + '/konfig':>24}" for n in peers)
+    print(f"\n{title}\n{header}\n{'-' * len(header)}")
+    for op in OPERATIONS:
+        values = {n: rows[n].get(op) for n in names}
+        line = f"{op:<11}" + "".join(f"{_ms(values[n]):>18}" for n in names)
+        line += "".join(f"{_ratio(values[n], values.get('konfig')):>24}" for n in peers)
+        print(line)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000", help="comma-separated approximate call counts")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--libraries", default=",".join(SUITES))
+    options = parser.parse_args()
+    sizes = [int(s) for s in options.sizes.split(",")]
+
+    suites: dict[str, Suite] = {}
+    imports: dict[str, float] = {}
+    for name in options.libraries.split(","):
+        try:
+            imports[name] = import_time(SUITES[name].import_statement, options.repeat)
+            suites[name] = SUITES[name]()
+        except Exception as e:  # A peer that fails to import is reported, not fatal.
+            print(f"[{name}] unavailable: {type(e).__name__}: {e}".splitlines()[0])
+    names = list(suites)
+
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, best of {options.repeat}")
+    per_size: dict[int, dict[str, dict[str, float | None]]] = {}
+    for size in sizes:
+        repeat = options.repeat if size <= 2000 else max(2, options.repeat // 2)
+        rows = {}
+        for name, suite in suites.items():
+            rows[name] = {"import": imports[name], **measure(suite, size, repeat)}
+        per_size[size] = rows
+        print_table(f"~{count_calls(n_blocks(size))} calls", names, rows)
+
+    if len(sizes) > 1:
+        small, large = min(sizes), max(sizes)
+        print(f"\ncost growth from ~{small} to ~{large} calls (x{large / small:.0f} nodes; linear ~{large / small:.0f})")
+        print(f"{'operation':<11}" + "".join(f"{n:>16}" for n in names))
+        for op in OPERATIONS[1:]:
+            line = f"{op:<11}"
+            for n in names:
+                a, b = per_size[small][n].get(op), per_size[large][n].get(op)
+                line += f"{'-' if a is None or b is None else f'{b / a:.1f}':>16}"
+            print(line)
+
+
+if __name__ == "__main__":
+    main()

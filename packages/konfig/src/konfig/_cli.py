@@ -1,0 +1,251 @@
+"""Command-line configs: `--cfg=path/to/config.py --cfg.a.b[0].c=VALUE`, stdlib only.
+
+    cfg, rest = konfig.parse_flags(sys.argv[1:])      # before argparse / absl see argv
+    args = argparse.ArgumentParser(...).parse_args(rest)
+
+Flags (the name `cfg` is a parameter):
+
+- `--cfg=path/to/config.py` (or a module name `mypkg.configs.mnist`, or a
+  `.json` file written by `cfg.to_json()`) loads the config; a module's
+  `get_config()` is called, with a `ConfigArgs` instance when it defines one.
+- `--cfg.__args__.size=3` sets a field of that `ConfigArgs`.
+- `--cfg.a.b[0].c=VALUE` overrides a value. VALUE is read as a Python literal,
+  else JSON (`true`, `null`), else kept as a string. `py::mylib.Dense(features=12)`
+  is read with `ast` into a config node (see `parse_py_expression`).
+- `--cfg.**.batch_size=32` sets every existing `batch_size`; `*` is one level.
+- `--cfg.+new_key=1` creates a key on a plain node; unknown keys are errors
+  that name the closest existing paths.
+Each flag may also be written `--cfg.a.b VALUE`.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+from ._override_error import OverrideError
+from ._override_paths import set_override
+from ._py_expr import PY_PREFIX, parse_py_expression
+
+__all__ = [
+    "apply_overrides",
+    "build_config",
+    "load_config_module",
+    "parse_flags",
+    "parse_value",
+]
+
+_ARGS_KEY = "__args__"
+
+
+def parse_value(text: str) -> Any:
+    """Reads a command-line value: `py::` expression, Python literal, JSON, else the string.
+
+    Usage: `parse_value("[1, 2]") == [1, 2]`; `parse_value("relu") == "relu"`.
+    """
+    if text.startswith(PY_PREFIX):
+        return parse_py_expression(text[len(PY_PREFIX) :])
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _maybe_py(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(PY_PREFIX):
+        return parse_py_expression(value[len(PY_PREFIX) :])
+    return value
+
+
+def apply_overrides(
+    cfg: Any,
+    overrides: Mapping[str, Any] | Iterable[tuple[str, Any]],
+    *,
+    from_strings: bool = False,
+) -> Any:
+    """Applies `{path: value}` overrides to `cfg` in place, in order, and returns `cfg`.
+
+    Paths use the CLI grammar (`a.b[0].c`, `**.batch_size`, `+new`). With
+    `from_strings=True` every value is read by `parse_value` (the CLI); otherwise
+    values are used as they are, except `"py::..."` strings (sweeps, code).
+
+    Usage: `apply_overrides(cfg, {"optimizer.learning_rate": 1e-3})`.
+    """
+    items = overrides.items() if isinstance(overrides, Mapping) else overrides
+    for path, value in items:
+        if path.startswith(_ARGS_KEY + ".") or path == _ARGS_KEY:
+            raise OverrideError(
+                f"`{path}` sets a `ConfigArgs` field, which only exists before `get_config(args)` "
+                "runs; pass it to `build_config(module, args=...)` or on the command line."
+            )
+        value = parse_value(value) if from_strings and isinstance(value, str) else _maybe_py(value)
+        set_override(cfg, path, value)
+    return cfg
+
+
+def load_config_module(spec: str) -> ModuleType:
+    """Imports a config module from a file path (`configs/mnist.py`) or a module name.
+
+    A file is executed afresh under a name unique to its absolute path, which is
+    registered in `sys.modules` so dataclasses such as `ConfigArgs` work.
+
+    Usage: `module = load_config_module("configs/mnist.py")`.
+    """
+    import importlib
+    import importlib.util
+
+    if spec.endswith(".py") or os.sep in spec or "/" in spec:
+        path = os.path.abspath(spec)
+        if not os.path.isfile(path):
+            raise OverrideError(f"Config file {spec!r} does not exist" + _close_files(path) + ".")
+        import zlib
+
+        stem = "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
+        name = f"_konfig_config_{stem}_{zlib.crc32(path.encode()):08x}"
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        assert module_spec is not None and module_spec.loader is not None
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module
+        try:
+            module_spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+        return module
+    return importlib.import_module(spec)
+
+
+def _close_files(path: str) -> str:
+    import difflib
+
+    folder, name = os.path.split(path)
+    try:
+        siblings = [f for f in os.listdir(folder) if f.endswith(".py")]
+    except OSError:
+        return f" (folder {folder!r} does not exist either)"
+    close = difflib.get_close_matches(name, siblings, n=3)
+    return f"; did you mean {', '.join(repr(os.path.join(folder, c)) for c in close)}?" if close else ""
+
+
+def build_config(
+    module: ModuleType | str,
+    *,
+    args: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] = (),
+    from_strings: bool = False,
+) -> Any:
+    """Runs a config module's `get_config()` (with its `ConfigArgs`) and applies overrides.
+
+    `args` sets fields of the module's `ConfigArgs` dataclass, which is passed
+    to `get_config(args)`. A `.json` path is read with `konfig.from_json`.
+
+    Usage: `cfg = build_config("configs/mnist.py", overrides={"batch_size": 64})`.
+    """
+    if isinstance(module, str) and module.endswith(".json"):
+        if args:
+            raise OverrideError(f"`__args__` overrides {sorted(args)} cannot apply to the JSON config {module!r}.")
+        from ._json import from_json
+
+        with open(module, encoding="utf-8") as f:
+            cfg = from_json(f.read())
+        return apply_overrides(cfg, overrides, from_strings=from_strings)
+    if isinstance(module, str):
+        module = load_config_module(module)
+    get_config = getattr(module, "get_config", None)
+    if get_config is None:
+        raise OverrideError(f"Config module {module.__name__!r} ({_where(module)}) defines no `get_config()`.")
+    config_args = _config_args(module, args or {}, from_strings=from_strings)
+    cfg = get_config() if config_args is None else get_config(config_args)
+    return apply_overrides(cfg, overrides, from_strings=from_strings)
+
+
+def _where(module: ModuleType) -> str:
+    return getattr(module, "__file__", None) or "built-in"
+
+
+def _config_args(module: ModuleType, args: Mapping[str, Any], *, from_strings: bool) -> Any:
+    cls = getattr(module, "ConfigArgs", None)
+    if cls is None:
+        if args:
+            raise OverrideError(
+                f"`__args__` overrides {sorted(args)} given, but config module {module.__name__!r} "
+                f"({_where(module)}) defines no `ConfigArgs` dataclass."
+            )
+        return None
+    import dataclasses
+    import difflib
+
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    kwargs = {}
+    for name, value in args.items():
+        if name not in fields:
+            close = difflib.get_close_matches(name, fields, n=3)
+            hint = f" Did you mean {', '.join(f'`__args__.{c}`' for c in close)}?" if close else ""
+            raise OverrideError(
+                f"Unknown config argument `__args__.{name}`: `{cls.__qualname__}` has fields "
+                f"{', '.join(f'`{f}`' for f in fields)}.{hint}"
+            )
+        if from_strings and isinstance(value, str):
+            parsed = parse_value(value)
+            # A `str` field keeps the text even when it looks like a number.
+            annotation = fields[name].type
+            value = value if annotation in (str, "str") and not isinstance(parsed, str) else parsed
+        kwargs[name] = value
+    return cls(**kwargs)
+
+
+def parse_flags(
+    argv: Sequence[str],
+    *,
+    name: str = "cfg",
+    default: str | None = None,
+) -> tuple[Any, list[str]]:
+    """Reads `--<name>=...` and `--<name>.<path>=...` flags; returns `(cfg, other_args)`.
+
+    Usage with argparse (absl: call it from `app.run(main, flags_parser=...)`
+    and hand the rest to `absl.flags.FLAGS`):
+
+        cfg, rest = konfig.parse_flags(sys.argv[1:])
+        args = parser.parse_args(rest)
+    """
+    source = default
+    args: dict[str, Any] = {}
+    overrides: list[tuple[str, Any]] = []
+    rest: list[str] = []
+    flag, prefix = f"--{name}", f"--{name}."
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "--":
+            rest.extend(argv[i - 1 :])
+            break
+        if arg != flag and not arg.startswith((flag + "=", prefix)):
+            rest.append(arg)
+            continue
+        key, has_value, value = arg.partition("=")
+        if not has_value:
+            if i >= len(argv) or argv[i].startswith("--"):
+                raise OverrideError(f"Flag `{key}` has no value; write `{key}=VALUE`.")
+            value = argv[i]
+            i += 1
+        if key == flag:
+            source = value
+        elif key.startswith(f"{prefix}{_ARGS_KEY}."):
+            args[key[len(prefix) + len(_ARGS_KEY) + 1 :]] = value
+        else:
+            overrides.append((key[len(prefix) :], value))
+    if source is None:
+        raise OverrideError(f"No config given: pass `{flag}=path/to/config.py`.")
+    cfg = build_config(source, args=args, overrides=overrides, from_strings=True)
+    return cfg, rest

@@ -1,0 +1,190 @@
+"""`konfig.diff(a, b)`: the paths added, removed and changed between two configs.
+
+    d = konfig.diff(base, tuned)
+    d.changed            # ['cfg.optimizer.learning_rate']
+    print(d)             # ~ cfg.optimizer.learning_rate: 0.001 -> 0.0003
+
+Mappings are compared key by key, lists and tuples index by index; a node
+whose target (`__qualname__` / `__const__`) changed is one change, not a
+change per argument. References compare by what they point to, never by
+evaluating them; values of different types differ (`1` vs `1.0` vs `True`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ._override_paths import format_keys as format_path
+
+__all__ = ["Change", "ConfigDiff", "diff"]
+
+_TARGET_KEYS = ("__qualname__", "__const__")
+
+
+class Change:
+    """One difference: `kind` is `"added"`, `"removed"` or `"changed"`."""
+
+    __slots__ = ("kind", "keys", "old", "new", "root")
+
+    def __init__(self, kind: str, keys: tuple[Any, ...], old: Any, new: Any, root: str) -> None:
+        self.kind = kind
+        self.keys = keys
+        self.old = old
+        self.new = new
+        self.root = root
+
+    @property
+    def path(self) -> str:
+        """The changed path, formatted as `cfg.a.b[0]`."""
+        return format_path(self.keys, self.root)
+
+    def __str__(self) -> str:
+        if self.kind == "added":
+            return f"+ {self.path}: {_show(self.new)}"
+        if self.kind == "removed":
+            return f"- {self.path}: {_show(self.old)}"
+        return f"~ {self.path}: {_show(self.old)} -> {_show(self.new)}"
+
+    def __repr__(self) -> str:
+        return f"Change({self.kind!r}, {self.path!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Change):
+            return NotImplemented
+        return (self.kind, self.path) == (other.kind, other.path) and _equal(self.old, other.old) and _equal(
+            self.new, other.new
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text.replace("\n", "\n    ")
+
+
+class ConfigDiff:
+    """The list of `Change`s between two configs; empty (falsy) when they are equal."""
+
+    __slots__ = ("changes",)
+
+    def __init__(self, changes: list[Change]) -> None:
+        self.changes = changes
+
+    def _paths(self, kind: str) -> list[str]:
+        return [c.path for c in self.changes if c.kind == kind]
+
+    @property
+    def added(self) -> list[str]:
+        """Paths only in the second config."""
+        return self._paths("added")
+
+    @property
+    def removed(self) -> list[str]:
+        """Paths only in the first config."""
+        return self._paths("removed")
+
+    @property
+    def changed(self) -> list[str]:
+        """Paths in both whose values differ."""
+        return self._paths("changed")
+
+    def __iter__(self) -> Iterator[Change]:
+        return iter(self.changes)
+
+    def __len__(self) -> int:
+        return len(self.changes)
+
+    def __bool__(self) -> bool:
+        return bool(self.changes)
+
+    def __str__(self) -> str:
+        return "\n".join(str(c) for c in self.changes) if self.changes else "(no differences)"
+
+    def __repr__(self) -> str:
+        return f"ConfigDiff(added={self.added}, removed={self.removed}, changed={self.changed})"
+
+
+def diff(a: Any, b: Any, *, root: str = "cfg") -> ConfigDiff:
+    """Compares two configs (ConfigDicts, dicts, lists, JSON-loaded data) path by path.
+
+    Usage: `print(konfig.diff(base_cfg, sweep_item.config))`.
+    """
+    changes: list[Change] = []
+    _Differ(changes, root).walk(a, b, ())
+    return ConfigDiff(changes)
+
+
+class _Differ:
+    def __init__(self, changes: list[Change], root: str) -> None:
+        self.changes = changes
+        self.root = root
+        self.seen: set[tuple[int, int]] = set()
+
+    def add(self, kind: str, keys: tuple[Any, ...], old: Any, new: Any) -> None:
+        self.changes.append(Change(kind, keys, old, new, self.root))
+
+    def walk(self, a: Any, b: Any, keys: tuple[Any, ...]) -> None:
+        if a is b:
+            return
+        if _is_ref(a) or _is_ref(b):
+            if not _equal(a, b):
+                self.add("changed", keys, a, b)
+            return
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            pair = (id(a), id(b))
+            if pair in self.seen:  # Shared or cyclic nodes are compared once.
+                return
+            self.seen.add(pair)
+            if any(a.get(k) != b.get(k) for k in _TARGET_KEYS):
+                self.add("changed", keys, a, b)
+                return
+            self.walk_mapping(a, b, keys)
+            return
+        if isinstance(a, (list, tuple)) and type(a) is type(b):
+            common = min(len(a), len(b))
+            for index in range(common):
+                self.walk(a[index], b[index], keys + (index,))
+            for index in range(common, len(a)):
+                self.add("removed", keys + (index,), a[index], None)
+            for index in range(common, len(b)):
+                self.add("added", keys + (index,), None, b[index])
+            return
+        if not _equal(a, b):
+            self.add("changed", keys, a, b)
+
+    def walk_mapping(self, a: Mapping[Any, Any], b: Mapping[Any, Any], keys: tuple[Any, ...]) -> None:
+        for key, value in a.items():
+            if key in _TARGET_KEYS:
+                continue
+            if key in b:
+                self.walk(value, b[key], keys + (key,))
+            else:
+                self.add("removed", keys + (key,), value, None)
+        for key, value in b.items():
+            if key not in a and key not in _TARGET_KEYS:
+                self.add("added", keys + (key,), None, value)
+
+
+def _is_ref(value: Any) -> bool:
+    from ._refs import is_ref
+
+    return is_ref(value)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """Equality that never evaluates lazy references and tells `1`, `1.0` and `True` apart."""
+    if a is b:
+        return True
+    if _is_ref(a) or _is_ref(b):
+        from ._refs import same_ref
+
+        return same_ref(a, b)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float) and a != a and b != b:  # nan
+        return True
+    if isinstance(a, Mapping) or isinstance(a, (list, tuple)):
+        return not diff(a, b)
+    return bool(a == b)

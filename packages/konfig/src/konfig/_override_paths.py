@@ -1,0 +1,308 @@
+"""Override paths of the CLI grammar: `a.b[0].c`, globs `*` / `**`, creation with `+`.
+
+    keys = parse_override_path("model.layers[0].features")  # ('model', 'layers', 0, 'features')
+    set_override(cfg, "**.batch_size", 32)                  # every existing `batch_size`
+
+A path is a sequence of keys: attribute names, `[literal]` items (ints index
+lists and positional arguments; `.0` means `[0]`), `*` (any one key) and `**`
+(any depth, including none). A leading `+` lets the final key be created on a
+plain (non-call) node; without it an unknown key is an error that names the
+closest existing paths. Call nodes accept new keys their signature allows.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import Any
+
+from ._override_error import OverrideError
+
+__all__ = ["ANY", "ANY_DEPTH", "expand_override_path", "format_keys", "parse_override_path", "set_override"]
+
+
+class _Glob:
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+ANY = _Glob("*")
+ANY_DEPTH = _Glob("**")
+
+_SPECIAL_KEYS = frozenset({"__qualname__", "__const__"})
+
+
+def parse_override_path(text: str) -> tuple[Any, ...]:
+    """Parses `a.b[0]['k'].*` into `('a', 'b', 0, 'k', ANY)`.
+
+    Usage: `parse_override_path("**.batch_size") == (ANY_DEPTH, "batch_size")`.
+    """
+    keys: list[Any] = []
+    i, n = 0, len(text)
+    expect_name = True
+    while i < n:
+        char = text[i]
+        if char == "[":
+            end = _closing_bracket(text, i)
+            literal = text[i + 1 : end].strip()
+            try:
+                keys.append(ast.literal_eval(literal))
+            except (ValueError, SyntaxError) as e:
+                raise OverrideError(
+                    f"In override path {text!r}: `[{literal}]` is not a Python literal; "
+                    "expected an index like `[0]` or a quoted key like `['my key']`."
+                ) from e
+            i = end + 1
+            expect_name = False
+            continue
+        if char == ".":
+            if expect_name:
+                raise OverrideError(f"In override path {text!r}: empty key at position {i}.")
+            i += 1
+            expect_name = True
+            continue
+        if not expect_name:
+            raise OverrideError(f"In override path {text!r}: expected `.` or `[` at position {i}, found {char!r}.")
+        end = i
+        while end < n and text[end] not in ".[":
+            end += 1
+        keys.append(_name_key(text, text[i:end]))
+        i = end
+        expect_name = False
+    if expect_name:
+        raise OverrideError(f"Override path {text!r} is empty or ends with `.`.")
+    return tuple(keys)
+
+
+def _name_key(text: str, name: str) -> Any:
+    if name == "*":
+        return ANY
+    if name == "**":
+        return ANY_DEPTH
+    if name.isdigit():
+        return int(name)
+    if not name.isidentifier():
+        raise OverrideError(f"In override path {text!r}: {name!r} is not a valid key; quote it as `[{name!r}]`.")
+    return name
+
+
+def _closing_bracket(text: str, start: int) -> int:
+    quote = None
+    i = start + 1
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == "\\":
+                i += 1
+            elif char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "]":
+            return i
+        i += 1
+    raise OverrideError(f"In override path {text!r}: `[` at position {start} is never closed.")
+
+
+def format_keys(keys: tuple[Any, ...] | list[Any], root: str = "cfg") -> str:
+    """Formats keys as `cfg.a.b[0]` (the inverse of `parse_override_path`)."""
+    parts = [root]
+    for key in keys:
+        if isinstance(key, _Glob):
+            parts.append(f".{key.text}")
+        elif isinstance(key, str) and key.isidentifier():
+            parts.append(f".{key}")
+        elif isinstance(key, str) and key.isdigit():
+            parts.append(f"[{key}]")
+        else:
+            parts.append(f"[{key!r}]")
+    return "".join(parts)
+
+
+def _children(node: Any) -> Iterator[tuple[Any, Any]]:
+    """Yields `(key, child)` of a config container; nothing for leaves."""
+    if isinstance(node, Mapping):
+        is_call = "__qualname__" in node
+        for key, value in node.items():
+            if key in _SPECIAL_KEYS:
+                continue
+            # Positional arguments are stored as "0", "1", ...; they are addressed as ints.
+            yield (int(key) if is_call and isinstance(key, str) and key.isdigit() else key), value
+    elif isinstance(node, (list, tuple)):
+        yield from enumerate(node)
+
+
+def _is_container(value: Any) -> bool:
+    return isinstance(value, (Mapping, list, tuple))
+
+
+def _num_args(node: Mapping[str, Any]) -> int:
+    count = 0
+    while str(count) in node:
+        count += 1
+    return count
+
+
+def _normalize(node: Any, key: Any) -> Any:
+    """The stored key for `key` in `node`, or `None` if absent."""
+    if isinstance(node, Mapping):
+        if isinstance(key, int) and not isinstance(key, bool) and "__qualname__" in node:
+            stored = str(key if key >= 0 else _num_args(node) + key)
+            return stored if stored in node else None
+        return key if key in node else None
+    if isinstance(node, (list, tuple)):
+        if isinstance(key, int) and not isinstance(key, bool) and -len(node) <= key < len(node):
+            return key
+    return None
+
+
+def iter_override_paths(node: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Yields `(keys, value)` for every node below `node`, depth first, each container once."""
+    seen: set[int] = set()
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), node)]
+    while stack:
+        keys, value = stack.pop()
+        if keys:
+            yield keys, value
+        if _is_container(value):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            stack.extend(reversed([(keys + (k,), v) for k, v in _children(value)]))
+
+
+def expand_override_path(root: Any, pattern: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """Returns the existing concrete paths matching a pattern with `*` / `**` globs."""
+    results: list[tuple[Any, ...]] = []
+    visited: set[tuple[int, int]] = set()
+
+    def walk(node: Any, index: int, keys: tuple[Any, ...]) -> None:
+        state = (id(node), index)
+        if state in visited:
+            return
+        visited.add(state)
+        if index == len(pattern):
+            results.append(keys)
+            return
+        key = pattern[index]
+        if key is ANY_DEPTH:
+            walk(node, index + 1, keys)
+            for child_key, child in _children(node):
+                if _is_container(child):
+                    walk(child, index, keys + (child_key,))
+        elif key is ANY:
+            for child_key, child in _children(node):
+                walk(child, index + 1, keys + (child_key,))
+        else:
+            stored = _normalize(node, key)
+            if stored is not None:
+                walk(node[stored], index + 1, keys + (key,))
+
+    walk(root, 0, ())
+    return results
+
+
+def set_override(root: Any, path: str | tuple[Any, ...], value: Any) -> list[tuple[Any, ...]]:
+    """Sets `value` at `path` in `root` (in place) and returns the concrete paths set.
+
+    Every key but the last must exist; the last must exist too unless the node is
+    a call (its signature decides) or the path starts with `+`. Globs set every
+    existing match and fail when nothing matches. Tuples are rebuilt in their
+    parent.
+
+    Usage: `set_override(cfg, "optimizer.learning_rate", 1e-3)`.
+    """
+    create = False
+    if isinstance(path, str):
+        text = path
+        if text.startswith("+"):
+            create, text = True, text[1:]
+        keys = parse_override_path(text)
+    else:
+        keys = tuple(path)
+    if not keys:
+        raise OverrideError("Cannot override the root of the config; give a path like `a.b`.")
+    if any(isinstance(k, _Glob) for k in keys):
+        matches = expand_override_path(root, keys)
+        if not matches:
+            raise OverrideError(f"No existing path matches `{format_keys(keys)}`." + _suggestion(root, keys))
+        for match in matches:
+            _set_concrete(root, match, value, create=False)
+        return matches
+    _set_concrete(root, keys, value, create=create)
+    return [keys]
+
+
+def _set_concrete(root: Any, keys: tuple[Any, ...], value: Any, *, create: bool) -> None:
+    parents = [root]
+    stored_keys = []
+    for depth, key in enumerate(keys[:-1]):
+        node = parents[-1]
+        stored = _normalize(node, key)
+        if stored is None:
+            raise _unknown_path(root, keys, depth)
+        stored_keys.append(stored)
+        parents.append(node[stored])
+    node = parents[-1]
+    last = keys[-1]
+    stored = _normalize(node, last)
+    if stored is None:
+        is_call = isinstance(node, Mapping) and "__qualname__" in node
+        if not (create or is_call) or not isinstance(node, MutableMapping):
+            raise _unknown_path(root, keys, len(keys) - 1)
+        stored = last
+    new = _assign(node, stored, value, keys)
+    # Rebuild immutable tuples upwards until a mutable container takes the new value.
+    for depth in range(len(keys) - 2, -1, -1):
+        if new is parents[depth + 1]:
+            return
+        new = _assign(parents[depth], stored_keys[depth], new, keys[: depth + 1])
+
+
+def _assign(node: Any, key: Any, value: Any, keys: tuple[Any, ...]) -> Any:
+    if isinstance(node, tuple):
+        items = list(node)
+        items[key] = value
+        return tuple(items) if type(node) is tuple else type(node)(*items)
+    if isinstance(node, (list, MutableMapping)):
+        node[key] = value
+        return node
+    raise OverrideError(
+        f"Cannot set `{format_keys(keys)}`: its parent is a {type(node).__name__}, not a config node, list or tuple."
+    )
+
+
+def _unknown_path(root: Any, keys: tuple[Any, ...], depth: int) -> OverrideError:
+    node = root
+    for key in keys[:depth]:
+        node = node[_normalize(node, key)]
+    missing = keys[depth]
+    where = format_keys(keys[:depth])
+    if isinstance(node, (list, tuple)):
+        found = f"it has {len(node)} items"
+    elif isinstance(node, Mapping):
+        names = [k for k, _ in _children(node)]
+        found = "its keys are " + ", ".join(f"`{k}`" for k in names) if names else "it is empty"
+    else:
+        found = f"it is a leaf value ({type(node).__name__})"
+    message = f"Unknown config path `{format_keys(keys)}`: `{where}` has no key {missing!r}; {found}."
+    return OverrideError(message + _suggestion(root, keys))
+
+
+def _suggestion(root: Any, keys: tuple[Any, ...]) -> str:
+    import difflib
+
+    if any(isinstance(k, _Glob) for k in keys):
+        # For globs, compare the concrete tail against the existing final keys.
+        tail = [k for k in keys if not isinstance(k, _Glob)]
+        names = {str(k[-1]) for k, _ in iter_override_paths(root)}
+        close = difflib.get_close_matches(str(tail[-1]) if tail else "", names, n=3)
+        return f" Did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
+    candidates = [format_keys(k) for k, _ in iter_override_paths(root)]
+    close = difflib.get_close_matches(format_keys(keys), candidates, n=3, cutoff=0.6)
+    return " Did you mean " + " or ".join(f"`{c}`" for c in close) + "?" if close else ""

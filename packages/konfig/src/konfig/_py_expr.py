@@ -1,0 +1,144 @@
+"""`py::` values: a Python expression read with `ast` into config nodes, never evaluated.
+
+    parse_py_expression("flax.linen.Dense(features=12)")
+    # {'__qualname__': 'flax.linen:Dense', 'features': 12}
+
+Supported: calls with positional and keyword arguments (`module.Name(1, x=2)`),
+constants (`module.Name` -> `{'__const__': 'module:Name'}`), an explicit module
+boundary with a colon (`mylib.models:Trainer.eval_only(...)`, the only way to
+reach a classmethod or an enum member), literals, negative numbers, lists,
+tuples, sets and dicts of those. Without a colon the last dotted name is the
+attribute and the rest the module; a bare name is a builtin (`dict(a=1)`).
+Nothing is imported or called while parsing.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from typing import Any
+
+from ._override_error import OverrideError
+
+__all__ = ["PY_PREFIX", "parse_py_expression"]
+
+PY_PREFIX = "py::"
+_COLON = "__konfig_module_boundary__"
+
+
+def parse_py_expression(expr: str) -> Any:
+    """Parses a `py::` expression (without the prefix) into config values.
+
+    Usage: `cfg.model = parse_py_expression("mylib.Dense(features=12)")`.
+    """
+    source = _mark_module_boundaries(expr.strip())
+    try:
+        tree = ast.parse(source, mode="eval")
+    except SyntaxError as e:
+        raise OverrideError(f"`py::{expr}` is not a Python expression: {e.msg}.") from e
+    return _Reader(expr).read(tree.body)
+
+
+def _mark_module_boundaries(expr: str) -> str:
+    """Rewrites `a.b:C.D` (no spaces around `:`) as an attribute chain with a marker."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(expr).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return expr
+    line_starts = [0]
+    for line in expr.splitlines(keepends=True):
+        line_starts.append(line_starts[-1] + len(line))
+    offsets = []
+    for prev, tok, nxt in zip(tokens, tokens[1:], tokens[2:]):
+        if (
+            tok.type == tokenize.OP
+            and tok.string == ":"
+            and prev.type == tokenize.NAME
+            and nxt.type == tokenize.NAME
+            and prev.end == tok.start
+            and tok.end == nxt.start
+        ):
+            row, col = tok.start
+            offsets.append(line_starts[row - 1] + col)
+    for offset in reversed(offsets):
+        expr = f"{expr[:offset]}.{_COLON}.{expr[offset + 1 :]}"
+    return expr
+
+
+class _Reader:
+    def __init__(self, expr: str) -> None:
+        self.expr = expr
+
+    def error(self, node: ast.AST, what: str) -> OverrideError:
+        col = getattr(node, "col_offset", 0)
+        return OverrideError(
+            f"`py::{self.expr}`: {what} (at column {col}). A `py::` value may hold calls "
+            "`module.Name(...)`, constants `module.Name`, literals, lists, tuples, sets and dicts."
+        )
+
+    def read(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = self.read(node.operand)
+            if isinstance(operand, (int, float, complex)) and not isinstance(operand, bool):
+                return -operand if isinstance(node.op, ast.USub) else operand
+            raise self.error(node, "a sign applies only to a number")
+        if isinstance(node, ast.List):
+            return [self.read(e) for e in node.elts]
+        if isinstance(node, ast.Tuple):
+            return tuple(self.read(e) for e in node.elts)
+        if isinstance(node, ast.Set):
+            return {self.read(e) for e in node.elts}
+        if isinstance(node, ast.Dict):
+            if any(k is None for k in node.keys):
+                raise self.error(node, "`**` unpacking is not supported")
+            return {self.read(k): self.read(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            return _node({"__const__": self.qualname(node)})
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        raise self.error(node, f"`{ast.unparse(node)}` ({type(node).__name__}) is not supported")
+
+    def call(self, node: ast.Call) -> Any:
+        fields: dict[str, Any] = {"__qualname__": self.qualname(node.func)}
+        for index, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred):
+                raise self.error(arg, "`*args` unpacking is not supported")
+            fields[str(index)] = self.read(arg)
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                raise self.error(keyword.value, "`**kwargs` unpacking is not supported")
+            fields[keyword.arg] = self.read(keyword.value)
+        return _node(fields)
+
+    def qualname(self, node: ast.expr) -> str:
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            raise self.error(node, f"`{ast.unparse(node)}` is not a dotted name")
+        parts.append(node.id)
+        parts.reverse()
+        if _COLON in parts:
+            index = parts.index(_COLON)
+            module, attr = parts[:index], parts[index + 1 :]
+        elif len(parts) == 1:
+            module, attr = ["builtins"], parts
+        else:
+            module, attr = parts[:-1], parts[-1:]
+        return _expand_alias(".".join(module), ".".join(attr))
+
+
+def _expand_alias(module: str, attr: str) -> str:
+    from . import _aliases_hook
+
+    return _aliases_hook.expand(module, attr)
+
+
+def _node(fields: dict[str, Any]) -> Any:
+    from ._config_dict import ConfigDict
+
+    return ConfigDict(fields)
