@@ -1,0 +1,48 @@
+"""Every kd_compat test starts from the unpatched state and leaves the state it found."""
+
+import importlib.metadata
+import sys
+
+import kd_compat
+import pytest
+
+
+def _etils_is_affected() -> bool:
+    # Worked out independently of kd_compat._versions, so a bug there cannot hide here.
+    try:
+        version = importlib.metadata.version("etils")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return version.split(".")[:2] == ["1", "14"]
+
+
+ETILS_AFFECTED = _etils_is_affected()
+
+
+@pytest.fixture
+def etils_affected() -> bool:
+    """True when the installed etils is 1.14.x (it reads jax._src.prng), False for any other etils."""
+    return ETILS_AFFECTED
+
+
+def _etils_predicate():
+    # Looked up without importing etils, so tests that never touch etils stay free of it.
+    module = sys.modules.get("etils.enp.array_spec")
+    return None if module is None else module._is_jax_random_dtype
+
+
+@pytest.fixture(autouse=True)
+def unpatched():
+    """Undo kd_compat before the test; afterwards undo again and re-apply if it had been applied.
+
+    Also fails a test that leaves etils's predicate replaced behind kd_compat's back.
+    """
+    was_applied = any(patch.checked for patch in kd_compat.status().values())
+    kd_compat.undo()
+    original = _etils_predicate()
+    yield
+    kd_compat.undo()
+    if original is not None:
+        assert _etils_predicate() is original, "the test left etils.enp.array_spec patched"
+    if was_applied:
+        kd_compat.apply()
