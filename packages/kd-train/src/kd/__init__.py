@@ -5,11 +5,15 @@
         import optax
 """
 
+import kd_compat as _kd_compat
 import konfig as konfig
 import ktyping as ktyping
 import kontext as kontext
 
-from kd import train as train
+# Before any of kd touches etils: fixes known etils/JAX breakage where installed versions need it.
+_kd_compat.apply()
+
+from kd import train as train  # noqa: E402  (after apply(), on purpose)
 
 __version__ = "0.1.0"
 
