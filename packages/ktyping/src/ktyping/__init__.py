@@ -1,5 +1,111 @@
-"""ktyping: see README.md."""
+"""ktyping: runtime array shape and dtype checking with named axes.
+
+    import ktyping
+    from ktyping import Float, Int
+
+    @ktyping.typechecked
+    def gather(x: Float["b n d"], idx: Int["b k"]) -> Float["b k d"]: ...
+
+Pure standard library at import time; numpy, jax and torch arrays are recognised by
+duck typing (`.shape` and `.dtype`). See README.md for the spec language.
+"""
+
+from ._array_types import PyTree as PyTree
+from ._array_types import Shape as Shape
+from ._checking import check_type as check_type
+from ._checking import dim as dim
+from ._checking import isinstance_ as isinstance
+from ._checking import shape as shape
+from ._config import CONFIG as CONFIG
+from ._config import Config as Config
+from ._config import add_config_override as add_config_override
+from ._config import get_config as get_config
+from ._config import remove_config_override as remove_config_override
+from ._decorator import typechecked as typechecked
+from ._errors import AmbiguousDimensionError as AmbiguousDimensionError
+from ._errors import KTypeCheckError as KTypeCheckError
+from ._errors import NoActiveScopeError as NoActiveScopeError
+from ._errors import ShapeSpecSyntaxError as ShapeSpecSyntaxError
+from ._families import Array as Array
+from ._families import BFloat16 as BFloat16
+from ._families import Bool as Bool
+from ._families import Complex as Complex
+from ._families import Complex64 as Complex64
+from ._families import Complex128 as Complex128
+from ._families import Float as Float
+from ._families import Float16 as Float16
+from ._families import Float32 as Float32
+from ._families import Float64 as Float64
+from ._families import Int as Int
+from ._families import Int8 as Int8
+from ._families import Int16 as Int16
+from ._families import Int32 as Int32
+from ._families import Int64 as Int64
+from ._families import IntOrBool as IntOrBool
+from ._families import Num as Num
+from ._families import PRNGKey as PRNGKey
+from ._families import Scalar as Scalar
+from ._families import ScalarBool as ScalarBool
+from ._families import ScalarComplex as ScalarComplex
+from ._families import ScalarFloat as ScalarFloat
+from ._families import ScalarInt as ScalarInt
+from ._families import SInt as SInt
+from ._families import UInt as UInt
+from ._families import UInt8 as UInt8
+from ._families import UInt16 as UInt16
+from ._families import UInt32 as UInt32
+from ._families import UInt64 as UInt64
+from ._scope import Scope as Scope
+from ._scope import current_scope as get_current_scope
 
 __version__ = "0.1.0"
 
-__all__: list[str] = []
+__all__ = [
+    "CONFIG",
+    "AmbiguousDimensionError",
+    "Array",
+    "BFloat16",
+    "Bool",
+    "Complex",
+    "Complex64",
+    "Complex128",
+    "Config",
+    "Float",
+    "Float16",
+    "Float32",
+    "Float64",
+    "Int",
+    "Int8",
+    "Int16",
+    "Int32",
+    "Int64",
+    "IntOrBool",
+    "KTypeCheckError",
+    "NoActiveScopeError",
+    "Num",
+    "PRNGKey",
+    "PyTree",
+    "SInt",
+    "Scalar",
+    "ScalarBool",
+    "ScalarComplex",
+    "ScalarFloat",
+    "ScalarInt",
+    "Scope",
+    "Shape",
+    "ShapeSpecSyntaxError",
+    "UInt",
+    "UInt8",
+    "UInt16",
+    "UInt32",
+    "UInt64",
+    "add_config_override",
+    "check_type",
+    "dim",
+    "get_config",
+    "get_current_scope",
+    "isinstance",
+    "remove_config_override",
+    "shape",
+    "typechecked",
+]

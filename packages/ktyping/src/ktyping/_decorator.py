@@ -1,0 +1,532 @@
+"""`@typechecked`: checking arguments and return values of functions, methods, generators
+and dataclasses, one scope per call; also `with typechecked():` for a manual scope.
+
+    >>> @typechecked
+    ... def f(x: Float["b n"], y: Float["b"]) -> Float["n"]: ...
+
+The first call builds a plan (resolved hints, compiled checks, parameter positions) that
+later calls reuse: a call costs one version comparison, then per annotated argument one
+positional or keyword lookup and the compiled check.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ._checkers import compile_annotation, is_trivial, resolve_hints
+from ._config import VERSION, enabled_for
+from ._errors import KTypeCheckError
+from ._scope import _STACK, Scope
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, TypeVar
+
+    T = TypeVar("T")
+
+__all__ = ["check_dataclass_fields", "typechecked"]
+
+_EMPTY: Any = object()
+_CO_GENERATOR = 0x20
+_CO_COROUTINE = 0x80
+
+
+# ----------------------------------------------------------------------------- plans
+
+
+class _FunctionPlan:
+    """Everything a checked call needs, computed once per function."""
+
+    __slots__ = (
+        "fn",
+        "params",
+        "var_positional",
+        "var_keyword",
+        "ret_check",
+        "yield_check",
+        "hints",
+        "version",
+        "enabled",
+        "_signature",
+    )
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        import inspect
+
+        self.fn = fn
+        self._signature = inspect.signature(fn)
+        self.hints = hints = resolve_hints(fn)
+        params = []
+        self.var_positional: Check | None = None
+        self.var_keyword: Check | None = None
+        index = 0
+        for p in self._signature.parameters.values():
+            hint = hints.get(p.name, _EMPTY)
+            check = None if hint is _EMPTY else compile_annotation(hint)
+            if check is not None and is_trivial(check):
+                check = None
+            if p.kind is p.VAR_POSITIONAL:
+                self.var_positional = check
+                continue
+            if p.kind is p.VAR_KEYWORD:
+                self.var_keyword = check
+                continue
+            position = index if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) else None
+            keyword = None if p.kind is p.POSITIONAL_ONLY else p.name
+            if position is not None:
+                index += 1
+            if check is not None:
+                default = _EMPTY if p.default is p.empty else p.default
+                params.append((position, keyword, check, default, p.name))
+        self.params = tuple(params)
+        ret = hints.get("return", _EMPTY)
+        self.ret_check: Check | None = None
+        self.yield_check: Check | None = None
+        if ret is not _EMPTY:
+            if fn.__code__.co_flags & _CO_GENERATOR:
+                self.yield_check, ret = _generator_parts(ret)
+            if ret is not _EMPTY:
+                check = compile_annotation(ret)
+                self.ret_check = None if is_trivial(check) else check
+        self.version = -1
+        self.enabled = True
+
+    def refresh(self) -> None:
+        self.version = VERSION[0]
+        self.enabled = enabled_for(getattr(self.fn, "__module__", None))
+
+    def bind(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError:
+            return dict(kwargs)
+        bound.apply_defaults()
+        return bound.arguments
+
+    # -- errors (slow path) --------------------------------------------------------------
+
+    def origin(self) -> str:
+        fn = _unwrap(self.fn)
+        code = getattr(fn, "__code__", None)
+        where = f"{code.co_filename}:{code.co_firstlineno}" if code else "<unknown>"
+        return f"function {fn.__qualname__!r} at {where}"
+
+    def fail(self, failing: str, value: Any, annotation: Any, cands: list, scope: Scope) -> None:
+        from ._format import compact, describe, explain, format_candidates
+
+        what = {"return": "return value", "yield": "yielded value"}.get(failing, f"argument {failing}")
+        lines = [
+            f"{what} = {compact(value)} {explain(annotation, value, cands, scope)}",
+            f"  (required by {describe(annotation)})",
+            "",
+            f"Origin: {self.origin()}",
+            "",
+            "Arguments:",
+        ]
+        arguments = scope.arguments or {}
+        for name, p in self._signature.parameters.items():
+            marker = ">" if name == failing else " "
+            hint = self.hints.get(name, _EMPTY)
+            ann = "" if hint is _EMPTY else f": {describe(hint)}"
+            shown = compact(arguments[name]) if name in arguments else "<missing>"
+            if p.kind is p.VAR_POSITIONAL:
+                name = "*" + name
+            elif p.kind is p.VAR_KEYWORD:
+                name = "**" + name
+            lines.append(f"{marker} {name}{ann} = {shown}")
+        ret = self.hints.get("return", _EMPTY)
+        if ret is not _EMPTY:
+            marker = "> " if failing == "return" else ""
+            lines += ["", f"{marker}Return: {describe(ret)}"]
+        noun = "Dim assignments" if len(cands) <= 1 else f"Dim assignments ({len(cands)} candidates)"
+        lines += ["", f"{noun}:", format_candidates(cands)]
+        raise KTypeCheckError("\n".join(lines))
+
+
+def _generator_parts(ret: Any) -> tuple[Any, Any]:
+    """`Generator[Y, S, R]` -> (check for Y, R); `Iterator[Y]` / `Iterable[Y]` -> (check, none)."""
+    import collections.abc as cabc
+    import typing
+
+    origin = typing.get_origin(ret)
+    args = typing.get_args(ret)
+    if origin in (cabc.Generator,) and args:
+        check = compile_annotation(args[0])
+        return (None if is_trivial(check) else check), (args[2] if len(args) > 2 else _EMPTY)
+    if origin in (cabc.Iterator, cabc.Iterable) and args:
+        check = compile_annotation(args[0])
+        return (None if is_trivial(check) else check), _EMPTY
+    return None, _EMPTY
+
+
+def _unwrap(fn: Any) -> Any:
+    while hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    return fn
+
+
+def _plan_for(box: list, fn: Callable[..., Any]) -> _FunctionPlan:
+    plan = box[0]
+    if plan is None:
+        plan = box[0] = _FunctionPlan(fn)
+    plan.refresh()
+    return plan
+
+
+def _check_arguments(plan: _FunctionPlan, args: tuple, kwargs: dict[str, Any]) -> Scope:
+    scope = Scope(plan, args, kwargs)
+    cands = scope.cands
+    nargs = len(args)
+    for position, keyword, check, default, name in plan.params:
+        if position is not None and position < nargs:
+            value = args[position]
+        elif keyword in kwargs:
+            value = kwargs[keyword]
+        elif default is _EMPTY:
+            continue
+        else:
+            value = default
+        new = check(value, cands, scope)
+        if not new:
+            plan.fail(name, value, plan.hints[name], cands, scope)
+        cands = new
+    if plan.var_positional is not None or plan.var_keyword is not None:
+        cands = _check_variadic(plan, args, kwargs, cands, scope)
+    scope.cands = cands
+    return scope
+
+
+def _check_variadic(plan: _FunctionPlan, args: tuple, kwargs: dict[str, Any], cands: list, scope: Scope) -> list:
+    params = plan._signature.parameters
+    names = list(params)
+    if plan.var_positional is not None:
+        name = next(n for n in names if params[n].kind is params[n].VAR_POSITIONAL)
+        start = sum(1 for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        for value in args[start:]:
+            new = plan.var_positional(value, cands, scope)
+            if not new:
+                plan.fail(name, value, plan.hints[name], cands, scope)
+            cands = new
+    if plan.var_keyword is not None:
+        name = next(n for n in names if params[n].kind is params[n].VAR_KEYWORD)
+        for key, value in kwargs.items():
+            if key in params and params[key].kind is not params[key].VAR_KEYWORD:
+                continue
+            new = plan.var_keyword(value, cands, scope)
+            if not new:
+                plan.fail(name, value, plan.hints[name], cands, scope)
+            cands = new
+    return cands
+
+
+def _wrap_function(fn: Callable[..., Any]) -> Callable[..., Any]:
+    import functools
+
+    if getattr(fn, "__ktyping_wrapped__", False):
+        return fn
+    box: list[_FunctionPlan | None] = [None]
+    version = VERSION
+    flags = getattr(getattr(fn, "__code__", None), "co_flags", 0)
+
+    if flags & _CO_GENERATOR:
+        wrapper = _generator_wrapper(fn, box)
+    elif flags & _CO_COROUTINE:
+        wrapper = _coroutine_wrapper(fn, box)
+    else:
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            plan = box[0]
+            if plan is None or plan.version != version[0]:
+                plan = _plan_for(box, fn)
+            if not plan.enabled:
+                return fn(*args, **kwargs)
+            scope = Scope(plan, args, kwargs)
+            cands = scope.cands
+            nargs = len(args)
+            for position, keyword, check, default, name in plan.params:
+                if position is not None and position < nargs:
+                    value = args[position]
+                elif keyword in kwargs:
+                    value = kwargs[keyword]
+                elif default is _EMPTY:
+                    continue
+                else:
+                    value = default
+                new = check(value, cands, scope)
+                if not new:
+                    plan.fail(name, value, plan.hints[name], cands, scope)
+                cands = new
+            if plan.var_positional is not None or plan.var_keyword is not None:
+                cands = _check_variadic(plan, args, kwargs, cands, scope)
+            scope.cands = cands
+            scopes = _STACK.scopes
+            scopes.append(scope)
+            try:
+                result = fn(*args, **kwargs)
+            finally:
+                scopes.pop()
+            ret = plan.ret_check
+            if ret is not None and not ret(result, scope.cands, scope):
+                plan.fail("return", result, plan.hints["return"], scope.cands, scope)
+            return result
+
+    functools.update_wrapper(wrapper, fn)
+    wrapper.__ktyping_wrapped__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _generator_wrapper(fn: Callable[..., Any], box: list) -> Callable[..., Any]:
+    def generator_wrapper(*args: Any, **kwargs: Any) -> Any:
+        plan = _plan_for(box, fn)
+        if not plan.enabled:
+            return (yield from fn(*args, **kwargs))
+        scope = _check_arguments(plan, args, kwargs)
+        gen = fn(*args, **kwargs)
+        scopes = _STACK.scopes
+        method: Any = gen.send
+        arg: Any = None
+        while True:
+            scopes.append(scope)
+            try:
+                item = method(arg)
+            except StopIteration as stop:
+                result = stop.value
+                if plan.ret_check is not None:
+                    new = plan.ret_check(result, scope.cands, scope)
+                    if not new:
+                        plan.fail("return", result, _generator_return_hint(plan), scope.cands, scope)
+                return result
+            finally:
+                scopes.pop()
+            if plan.yield_check is not None:
+                new = plan.yield_check(item, scope.cands, scope)
+                if not new:
+                    plan.fail("yield", item, _generator_yield_hint(plan), scope.cands, scope)
+                scope.cands = new
+            try:
+                arg = yield item
+                method = gen.send
+            except GeneratorExit:
+                gen.close()
+                raise
+            except BaseException as e:  # noqa: BLE001 - forwarded into the generator
+                method, arg = gen.throw, e
+
+    return generator_wrapper
+
+
+def _generator_yield_hint(plan: _FunctionPlan) -> Any:
+    import typing
+
+    return typing.get_args(plan.hints["return"])[0]
+
+
+def _generator_return_hint(plan: _FunctionPlan) -> Any:
+    import typing
+
+    return typing.get_args(plan.hints["return"])[2]
+
+
+def _coroutine_wrapper(fn: Callable[..., Any], box: list) -> Callable[..., Any]:
+    async def coroutine_wrapper(*args: Any, **kwargs: Any) -> Any:
+        plan = _plan_for(box, fn)
+        if not plan.enabled:
+            return await fn(*args, **kwargs)
+        scope = _check_arguments(plan, args, kwargs)
+        scopes = _STACK.scopes
+        scopes.append(scope)
+        try:
+            result = await fn(*args, **kwargs)
+        finally:
+            scopes.remove(scope)
+        if plan.ret_check is not None and not plan.ret_check(result, scope.cands, scope):
+            plan.fail("return", result, plan.hints["return"], scope.cands, scope)
+        return result
+
+    return coroutine_wrapper
+
+
+# ----------------------------------------------------------------------------- dataclasses
+
+
+class _DataclassPlan:
+    __slots__ = ("cls", "fields", "hints", "version", "enabled")
+
+    def __init__(self, cls: type) -> None:
+        import dataclasses
+
+        self.cls = cls
+        self.hints = resolve_hints(cls)
+        fields = []
+        for f in dataclasses.fields(cls):
+            hint = self.hints.get(f.name, _EMPTY)
+            if hint is _EMPTY:
+                continue
+            check = compile_annotation(hint)
+            if not is_trivial(check):
+                fields.append((f.name, check, hint))
+        self.fields = tuple(fields)
+        self.version = -1
+        self.enabled = True
+
+    def origin(self) -> str:
+        import inspect
+
+        try:
+            where = f"{inspect.getsourcefile(self.cls)}:{inspect.getsourcelines(self.cls)[1]}"
+        except (OSError, TypeError):
+            where = getattr(sys.modules.get(self.cls.__module__), "__file__", "<unknown>")
+        return f"dataclass {self.cls.__qualname__!r} at {where}"
+
+    def fail(self, obj: Any, failing: str, value: Any, annotation: Any, cands: list, scope: Scope) -> None:
+        from ._format import compact, describe, explain, format_candidates
+
+        lines = [
+            f"field {failing} = {compact(value)} {explain(annotation, value, cands, scope)}",
+            f"  (required by {describe(annotation)})",
+            "",
+            f"Origin: {self.origin()}",
+            "",
+            "Fields:",
+        ]
+        for name, _, hint in self.fields:
+            marker = ">" if name == failing else " "
+            lines.append(f"{marker} {name}: {describe(hint)} = {compact(getattr(obj, name, '<missing>'))}")
+        lines += ["", "Dim assignments:", format_candidates(cands)]
+        raise KTypeCheckError("\n".join(lines))
+
+
+_DATACLASS_PLANS: dict[type, _DataclassPlan] = {}
+
+
+def check_dataclass_fields(obj: Any, raise_error: bool = True) -> bool:
+    """Checks the fields of a decorated dataclass instance in a scope of its own."""
+    cls = type(obj).__ktyping_dataclass__
+    plan = _DATACLASS_PLANS.get(cls)
+    if plan is None:
+        plan = _DATACLASS_PLANS[cls] = _DataclassPlan(cls)
+    if plan.version != VERSION[0]:
+        plan.version = VERSION[0]
+        plan.enabled = enabled_for(cls.__module__)
+    if not plan.enabled:
+        return True
+    scope = Scope()
+    scope.arguments = _FieldsView(obj)
+    cands = scope.cands
+    for name, check, hint in plan.fields:
+        value = getattr(obj, name)
+        new = check(value, cands, scope)
+        if not new:
+            if raise_error:
+                plan.fail(obj, name, value, hint, cands, scope)
+            return False
+        cands = new
+    scope.cands = cands
+    return True
+
+
+class _FieldsView(dict):
+    """Arguments for `{...}` specs in dataclass fields: `self` and every field by name."""
+
+    def __init__(self, obj: Any) -> None:
+        super().__init__(self=obj)
+        self._obj = obj
+
+    def __missing__(self, key: str) -> Any:
+        try:
+            return getattr(self._obj, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+
+def _wrap_dataclass(cls: type) -> type:
+    import functools
+
+    cls.__ktyping_dataclass__ = cls  # type: ignore[attr-defined]
+    original_init = cls.__init__
+
+    @functools.wraps(original_init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        if type(self) is cls:
+            check_dataclass_fields(self)
+
+    cls.__init__ = __init__  # type: ignore[misc]
+    return cls
+
+
+def _wrap_class(cls: type) -> type:
+    """Non-dataclass classes: every function, classmethod, staticmethod and property."""
+    for name, member in list(vars(cls).items()):
+        if isinstance(member, (classmethod, staticmethod, property)) or (
+            callable(member) and hasattr(member, "__code__")
+        ):
+            setattr(cls, name, typechecked(member))
+    return cls
+
+
+# ----------------------------------------------------------------------------- public
+
+
+class _TypecheckedBlock:
+    """`with typechecked():` opens a scope; `@typechecked()` decorates like `@typechecked`."""
+
+    __slots__ = ("_opened",)
+
+    def __init__(self) -> None:
+        self._opened: list[Scope] = []
+
+    def __enter__(self) -> Scope:
+        scope = Scope()
+        _STACK.scopes.append(scope)
+        self._opened.append(scope)
+        return scope
+
+    def __exit__(self, *exc: object) -> None:
+        scope = self._opened.pop()
+        scopes = _STACK.scopes
+        if scopes and scopes[-1] is scope:
+            scopes.pop()
+        elif scope in scopes:
+            scopes.remove(scope)
+
+    def __call__(self, obj: T) -> T:
+        return typechecked(obj)
+
+
+def typechecked(obj: Any = None) -> Any:
+    """Checks annotated arguments, return values and dataclass fields at runtime.
+
+    Works on functions, methods, classmethods, staticmethods, properties, generators,
+    coroutines, dataclasses (fields checked after `__init__`, each instance in its own
+    scope) and classes (every method). Without an argument it is a context manager that
+    opens a manual scope:
+
+        @ktyping.typechecked
+        def f(x: Float["b n"]) -> Float["b"]: ...
+
+        with ktyping.typechecked():
+            ktyping.check_type(x, Float["b n"])
+    """
+    if obj is None:
+        return _TypecheckedBlock()
+    if isinstance(obj, classmethod):
+        return classmethod(_wrap_function(obj.__func__))
+    if isinstance(obj, staticmethod):
+        return staticmethod(_wrap_function(obj.__func__))
+    if isinstance(obj, property):
+        return property(
+            None if obj.fget is None else _wrap_function(obj.fget),
+            None if obj.fset is None else _wrap_function(obj.fset),
+            None if obj.fdel is None else _wrap_function(obj.fdel),
+            obj.__doc__,
+        )
+    if isinstance(obj, type):
+        if "__dataclass_fields__" in vars(obj):
+            return _wrap_dataclass(obj)
+        if hasattr(obj, "__required_keys__"):  # TypedDict: already scoped where used
+            return obj
+        return _wrap_class(obj)
+    if callable(obj):
+        return _wrap_function(obj)
+    raise TypeError(f"@typechecked cannot decorate {obj!r} (a {type(obj).__qualname__})")

@@ -1,0 +1,48 @@
+"""Exception types raised by ktyping.
+
+    >>> raise KTypeCheckError("argument x = np.f32[2 3] ...")
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AmbiguousDimensionError",
+    "KTypeCheckError",
+    "NoActiveScopeError",
+    "ShapeSpecSyntaxError",
+]
+
+
+class KTypeCheckError(TypeError):
+    """A value does not match its annotation (type, dtype or shape)."""
+
+
+class ShapeSpecSyntaxError(ValueError):
+    """A shape spec string such as `"b n+"` cannot be parsed.
+
+    Attributes:
+      spec: The whole spec string.
+      column: 1-based column of the problem.
+      expected: What the parser expected there.
+    """
+
+    def __init__(self, spec: str, column: int, expected: str) -> None:
+        self.spec = spec
+        self.column = column
+        self.expected = expected
+        caret = " " * (column - 1) + "^"
+        super().__init__(
+            f"invalid shape spec {spec!r} at column {column}: expected {expected}\n"
+            f"    {spec}\n    {caret}"
+        )
+
+
+class NoActiveScopeError(RuntimeError):
+    """`check_type`, `dim` or `shape` was used outside a `@typechecked` function or block."""
+
+
+class AmbiguousDimensionError(KeyError):
+    """A dimension has different values in the remaining candidate assignments."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""

@@ -1,0 +1,84 @@
+"""The concrete annotations: `Array`, `Float`, `Int32`, `Scalar`, `PRNGKey`, ...
+
+    >>> Float["b n"], (Float | UInt8)["h w 3|4"], ScalarInt, PRNGKey["b"]
+
+`Int` is signed or unsigned; bfloat16 and the float8 formats count as `Float`.
+"""
+
+from __future__ import annotations
+
+from . import _dtypes as d
+from ._array_types import array_type
+
+__all__ = [
+    "Array",
+    "BFloat16",
+    "Bool",
+    "Complex",
+    "Complex64",
+    "Complex128",
+    "Float",
+    "Float16",
+    "Float32",
+    "Float64",
+    "Int",
+    "Int8",
+    "Int16",
+    "Int32",
+    "Int64",
+    "IntOrBool",
+    "Num",
+    "PRNGKey",
+    "SInt",
+    "Scalar",
+    "ScalarBool",
+    "ScalarComplex",
+    "ScalarFloat",
+    "ScalarInt",
+    "UInt",
+    "UInt8",
+    "UInt16",
+    "UInt32",
+    "UInt64",
+]
+
+
+def _sized(name: str) -> object:
+    dtype = d.SIZED[name]
+    return array_type(name, d.DtypeFamily(name, frozenset({dtype})))
+
+
+Array = array_type("Array", d.ANY)
+Num = array_type("Num", d.NUM)
+Bool = array_type("Bool", d.BOOL)
+Int = array_type("Int", d.INT)
+SInt = array_type("SInt", d.SINT)
+UInt = array_type("UInt", d.UINT)
+Float = array_type("Float", d.FLOAT)
+Complex = array_type("Complex", d.COMPLEX)
+IntOrBool = array_type("IntOrBool", d.INT_OR_BOOL)
+
+BFloat16 = _sized("BFloat16")
+Float16 = _sized("Float16")
+Float32 = _sized("Float32")
+Float64 = _sized("Float64")
+Int8 = _sized("Int8")
+Int16 = _sized("Int16")
+Int32 = _sized("Int32")
+Int64 = _sized("Int64")
+UInt8 = _sized("UInt8")
+UInt16 = _sized("UInt16")
+UInt32 = _sized("UInt32")
+UInt64 = _sized("UInt64")
+Complex64 = _sized("Complex64")
+Complex128 = _sized("Complex128")
+
+# A python scalar of the right kind, or a 0-d array of the family.
+Scalar = array_type("Scalar", d.NUM | d.BOOL, "scalar", (bool, int, float, complex))
+ScalarBool = array_type("ScalarBool", d.BOOL, "scalar", (bool,))
+ScalarInt = array_type("ScalarInt", d.INT, "scalar", (int,))
+ScalarFloat = array_type("ScalarFloat", d.FLOAT, "scalar", (float, int))
+ScalarComplex = array_type("ScalarComplex", d.COMPLEX, "scalar", (complex, float, int))
+
+# A jax PRNG key: a typed key array (dtype key<...>) or a raw uint32 array with a last axis of 2.
+PRNGKey = array_type("PRNGKey", d.PRNG_KEY, "key")

@@ -1,0 +1,782 @@
+"""The shape spec language: parsing `"*b h w c+1"` into dims, once per string.
+
+    >>> spec = parse_spec("*b n n+1")
+    >>> spec.match((4, 2, 3), [{}], None)
+    [{'*b': (4,), 'n': 2}]
+
+A spec is a whitespace separated list of dims:
+
+- `n` named, `3` fixed, `_` / `_n` anonymous, `#n` / `#3` broadcastable (may be 1),
+- `*b` (0 or more axes), `+b` (1 or more), `*_`, `+_`, `...` anonymous, `*#b` broadcastable,
+- `t?` optional (0 or 1 axis), `3|4` / `3|c` choices,
+- expressions `h*w`, `c+1`, `(c+1)//2`, `min(h,w)`, `prod(*b)`, `2**k`,
+- `{self.hidden}`: a Python expression over the call's bound arguments.
+"""
+
+from __future__ import annotations
+
+from ._errors import ShapeSpecSyntaxError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["PENDING", "Spec", "parse_spec"]
+
+# Key of an assignment holding constraints that could not be solved yet:
+# a tuple of (expression, axis size) pairs re-checked as more dims get bound.
+PENDING = "?pending"
+
+_UNKNOWN: Any = object()
+_DEFER: Any = object()
+_INF = 1 << 30
+
+Assignment = dict  # dim name -> size; "*name" -> tuple of sizes
+
+
+# ----------------------------------------------------------------------------- expressions
+
+
+class Expr:
+    """A single-axis value: evaluates to an int (or a symbolic dim) or `_UNKNOWN`."""
+
+    __slots__ = ()
+
+    def evaluate(self, a: Assignment, scope: Any) -> Any:
+        raise NotImplementedError
+
+    def solve(self, value: Any, a: Assignment, scope: Any) -> Any:
+        """New bindings making `self == value`, `None` if impossible, `_DEFER` if unknown."""
+        return _DEFER
+
+
+class Const(Expr):
+    __slots__ = ("value",)
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def evaluate(self, a: Assignment, scope: Any) -> Any:
+        return self.value
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Name(Expr):
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def evaluate(self, a: Assignment, scope: Any) -> Any:
+        return a.get(self.name, _UNKNOWN)
+
+    def solve(self, value: Any, a: Assignment, scope: Any) -> Any:
+        if type(value) is int and value < 0:
+            return None
+        return {self.name: value}
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class VarRef(Expr):
+    """`*b` inside a function call such as `prod(*b)`: the tuple bound to `*b`."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def evaluate(self, a: Assignment, scope: Any) -> Any:
+        return a.get("*" + self.name, _UNKNOWN)
+
+    def __str__(self) -> str:
+        return "*" + self.name
+
+
+def _floordiv(x: Any, y: Any) -> Any:
+    return x // y
+
+
+_OPS = {
+    "+": lambda x, y: x + y,
+    "-": lambda x, y: x - y,
+    "*": lambda x, y: x * y,
+    "//": _floordiv,
+    "/": _floordiv,
+    "%": lambda x, y: x % y,
+    "**": lambda x, y: x**y,
+}
+
+
+class BinOp(Expr):
+    __slots__ = ("op", "left", "right", "_fn")
+
+    def __init__(self, op: str, left: Expr, right: Expr) -> None:
+        self.op = op
+        self.left = left
+        self.right = right
+        self._fn = _OPS[op]
+
+    def evaluate(self, a: Assignment, scope: Any) -> Any:
+        x = self.left.evaluate(a, scope)
+        if x is _UNKNOWN:
+            return _UNKNOWN
+        y = self.right.evaluate(a, scope)
+        if y is _UNKNOWN:
+            return _UNKNOWN
+        try:
+            return self._fn(x, y)
+        except ZeroDivisionError:
+            return _UNKNOWN
+
+    def solve(self, value: Any, a: Assignment, scope: Any) -> Any:
+        x = self.left.evaluate(a, scope)
+        y = self.right.evaluate(a, scope)
+        if (x is _UNKNOWN) == (y is _UNKNOWN):
+            return _DEFER  # both unknown (both known is handled by the caller)
+        op = self.op
+        if op == "+":
+            return self.left.solve(value - y, a, scope) if y is not _UNKNOWN else self.right.solve(value - x, a, scope)
+        if op == "-":
+            return self.left.solve(value + y, a, scope) if y is not _UNKNOWN else self.right.solve(x - value, a, scope)
+        if op == "*":
+            known, other = (y, self.left) if y is not _UNKNOWN else (x, self.right)
+            if type(value) is not int or type(known) is not int or known == 0:
+                return _DEFER
+            if value % known:
+                return None
+            return other.solve(value // known, a, scope)
+        if op == "/" and y is not _UNKNOWN:  # exact division
+            if type(value) is not int or type(y) is not int:
+                return _DEFER
+            return self.left.solve(value * y, a, scope)
+        return _DEFER
+
+    def __str__(self) -> str:
+        return f"({self.left}{self.op}{self.right})"
+
+
+class Neg(Expr):
+    __slots__ = ("operand",)
+
+    def __init__(self, operand: Expr) -> None:
+        self.operand = operand
+
+    def evaluate(self, a: Assignment, scope: Any) -> Any:
+        x = self.operand.evaluate(a, scope)
+        return _UNKNOWN if x is _UNKNOWN else -x
+
+    def solve(self, value: Any, a: Assignment, scope: Any) -> Any:
+        return self.operand.solve(-value, a, scope)
+
+    def __str__(self) -> str:
+        return f"-{self.operand}"
+
+
+def _prod(values: list[Any]) -> Any:
+    out: Any = 1
+    for v in values:
+        out = out * v
+    return out
+
+
+_FUNCS = {"min": min, "max": max, "sum": sum, "prod": _prod}
+
+
+class Call(Expr):
+    """`min(h,w)`, `max(...)`, `sum(*b)`, `prod(*b)`."""
+
+    __slots__ = ("func", "args")
+
+    def __init__(self, func: str, args: tuple[Expr, ...]) -> None:
+        self.func = func
+        self.args = args
+
+    def evaluate(self, a: Assignment, scope: Any) -> Any:
+        values: list[Any] = []
+        for arg in self.args:
+            v = arg.evaluate(a, scope)
+            if v is _UNKNOWN:
+                return _UNKNOWN
+            if isinstance(arg, VarRef):
+                values.extend(v)
+            else:
+                values.append(v)
+        if not values and self.func in ("min", "max"):
+            return _UNKNOWN
+        return _FUNCS[self.func](values)
+
+    def solve(self, value: Any, a: Assignment, scope: Any) -> Any:
+        if len(self.args) == 1 and not isinstance(self.args[0], VarRef):
+            return self.args[0].solve(value, a, scope)
+        return _DEFER
+
+    def __str__(self) -> str:
+        return f"{self.func}({','.join(map(str, self.args))})"
+
+
+class PyExpr(Expr):
+    """`{self.hidden}`: evaluated with the call's bound arguments as variables."""
+
+    __slots__ = ("source", "code")
+
+    def __init__(self, source: str, code: Any) -> None:
+        self.source = source
+        self.code = code
+
+    def evaluate(self, a: Assignment, scope: Any) -> Any:
+        arguments = scope.arguments if scope is not None else None
+        if arguments is None:
+            from ._errors import KTypeCheckError
+
+            raise KTypeCheckError(
+                f"shape spec value {{{self.source}}} needs the bound arguments of a "
+                "@typechecked call, but none is active"
+            )
+        try:
+            return eval(self.code, {}, arguments)  # noqa: S307 - the user's own annotation
+        except Exception as e:  # noqa: BLE001 - reported with the failing expression
+            from ._errors import KTypeCheckError
+
+            raise KTypeCheckError(
+                f"shape spec value {{{self.source}}} could not be evaluated: "
+                f"{type(e).__name__}: {e} (arguments: {', '.join(arguments)})"
+            ) from e
+
+    def __str__(self) -> str:
+        return "{" + self.source + "}"
+
+
+# ----------------------------------------------------------------------------- dims
+
+
+class Dim:
+    """One element of a spec; `min_len`/`max_len` is how many axes it can take."""
+
+    __slots__ = ("text", "min_len", "max_len")
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class SingleDim(Dim):
+    """One axis: a choice among expressions (`n`, `3`, `c+1`, `3|4`), maybe broadcastable.
+
+    `options` is empty for an anonymous dim (`_`, `_name`).
+    """
+
+    __slots__ = ("options", "broadcast")
+
+    def __init__(self, text: str, options: tuple[Expr, ...], broadcast: bool, optional: bool) -> None:
+        self.text = text
+        self.options = options
+        self.broadcast = broadcast
+        self.min_len = 0 if optional else 1
+        self.max_len = 1
+
+    def match_axis(self, v: Any, a: Assignment, scope: Any, out: list[Assignment]) -> None:
+        """Appends to `out` every extension of `a` in which this dim equals axis size `v`."""
+        if not self.options or (self.broadcast and v == 1):
+            out.append(a)
+            return
+        for expr in self.options:
+            got = expr.evaluate(a, scope)
+            if got is not _UNKNOWN:
+                if got == v or (self.broadcast and got == 1):
+                    out.append(a)
+                continue
+            new = expr.solve(v, a, scope)
+            if new is None:
+                continue
+            if new is _DEFER:
+                pending = a.get(PENDING, ()) + ((expr, v, self.broadcast),)
+                out.append({**a, PENDING: pending})
+                continue
+            b = {**a, **new}
+            if PENDING in b:
+                b = _recheck_pending(b, scope)
+                if b is None:
+                    continue
+            out.append(b)
+
+
+class VariadicDim(Dim):
+    """`*b`, `+b`, `*#b`, `*_`, `...`: any number of axes; `name` is None when anonymous."""
+
+    __slots__ = ("name", "key", "broadcast")
+
+    def __init__(self, text: str, name: str | None, min_len: int, broadcast: bool) -> None:
+        self.text = text
+        self.name = name
+        self.key = None if name is None else "*" + name
+        self.min_len = min_len
+        self.max_len = _INF
+        self.broadcast = broadcast
+
+
+def _recheck_pending(a: Assignment, scope: Any) -> Assignment | None:
+    """Re-evaluates deferred constraints; drops those now satisfied, `None` if one fails."""
+    keep = []
+    for expr, v, broadcast in a[PENDING]:
+        got = expr.evaluate(a, scope)
+        if got is _UNKNOWN:
+            keep.append((expr, v, broadcast))
+        elif not (got == v or (broadcast and (got == 1 or v == 1))):
+            return None
+    a = dict(a)
+    if keep:
+        a[PENDING] = tuple(keep)
+    else:
+        del a[PENDING]
+    return a
+
+
+def _broadcast_equal(bound: tuple[Any, ...], axes: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    out = []
+    for x, y in zip(bound, axes):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            return None
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- specs
+
+
+class Spec:
+    """A parsed shape spec. Build with `parse_spec` (cached)."""
+
+    __slots__ = (
+        "source",
+        "dims",
+        "ndim",
+        "simple",
+        "fixed",
+        "named",
+        "has_pyexpr",
+        "_min_after",
+        "_max_after",
+    )
+
+    def __init__(self, source: str, dims: tuple[Dim, ...], has_pyexpr: bool) -> None:
+        self.source = source
+        self.dims = dims
+        self.ndim = len(dims)
+        self.has_pyexpr = has_pyexpr
+        # Fast path: every dim is one axis that is a plain name, a number or anonymous.
+        self.simple = all(
+            isinstance(d, SingleDim)
+            and d.min_len == 1
+            and not d.broadcast
+            and len(d.options) <= 1
+            and (not d.options or isinstance(d.options[0], (Name, Const)))
+            for d in dims
+        )
+        self.fixed: tuple[tuple[int, int], ...] = ()
+        self.named: tuple[tuple[int, str], ...] = ()
+        if self.simple:
+            fixed, named = [], []
+            for i, d in enumerate(dims):
+                assert isinstance(d, SingleDim)
+                if d.options:
+                    opt = d.options[0]
+                    if isinstance(opt, Const):
+                        fixed.append((i, opt.value))
+                    else:
+                        assert isinstance(opt, Name)
+                        named.append((i, opt.name))
+            self.fixed = tuple(fixed)
+            self.named = tuple(named)
+        n = len(dims)
+        self._min_after = [0] * (n + 1)
+        self._max_after = [0] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            self._min_after[i] = self._min_after[i + 1] + dims[i].min_len
+            self._max_after[i] = min(_INF, self._max_after[i + 1] + dims[i].max_len)
+
+    def __repr__(self) -> str:
+        return f"Spec({self.source!r})"
+
+    def match(self, shape: tuple[Any, ...], cands: list[Assignment], scope: Any) -> list[Assignment]:
+        """Every extension of every candidate under which `shape` matches this spec."""
+        if self.simple:
+            if len(shape) != self.ndim:
+                return []
+            for i, c in self.fixed:
+                if shape[i] != c:
+                    return []
+            out: list[Assignment] = []
+            for a in cands:
+                if PENDING in a:
+                    self._match_from(0, tuple(shape), 0, a, scope, out)
+                    continue
+                new: Assignment | None = None
+                for i, name in self.named:
+                    v = shape[i]
+                    got = a.get(name)
+                    if got is None and new is not None:
+                        got = new.get(name)
+                    if got is None:
+                        if new is None:
+                            new = {name: v}
+                        else:
+                            new[name] = v
+                    elif got != v:
+                        break
+                else:
+                    out.append({**a, **new} if new else a)
+            return out if len(out) < 2 else _dedup(out)
+        shape = tuple(shape)
+        if not self._min_after[0] <= len(shape) <= self._max_after[0]:
+            return []
+        out = []
+        for a in cands:
+            self._match_from(0, shape, 0, a, scope, out)
+        return out if len(out) < 2 else _dedup(out)
+
+    def _match_from(
+        self, i: int, shape: tuple[Any, ...], j: int, a: Assignment, scope: Any, out: list[Assignment]
+    ) -> None:
+        dims = self.dims
+        n = len(shape)
+        while i < len(dims):
+            d = dims[i]
+            rest = n - j
+            if rest < self._min_after[i] or rest > self._max_after[i]:
+                return
+            if isinstance(d, SingleDim):
+                if d.min_len == 0:  # optional: try absent, then present
+                    self._match_from(i + 1, shape, j, a, scope, out)
+                    if rest == 0:
+                        return
+                if d.max_len == 1 and len(d.options) == 1 and not d.broadcast and d.min_len == 1:
+                    got = d.options[0].evaluate(a, scope)
+                    if got is not _UNKNOWN:
+                        if got != shape[j]:
+                            return
+                        i += 1
+                        j += 1
+                        continue
+                nexts: list[Assignment] = []
+                d.match_axis(shape[j], a, scope, nexts)
+                if len(nexts) == 1:
+                    a = nexts[0]
+                    i += 1
+                    j += 1
+                    continue
+                for b in nexts:
+                    self._match_from(i + 1, shape, j + 1, b, scope, out)
+                return
+            assert isinstance(d, VariadicDim)
+            key = d.key
+            bound = a.get(key) if key is not None else None
+            if bound is not None:
+                k = len(bound)
+                if k > rest:
+                    return
+                axes = shape[j : j + k]
+                if d.broadcast:
+                    merged = _broadcast_equal(bound, axes)
+                    if merged is None:
+                        return
+                    if merged != bound:
+                        a = {**a, key: merged}
+                elif axes != bound:
+                    return
+                i += 1
+                j += k
+                continue
+            lo = d.min_len
+            hi = rest - self._min_after[i + 1]
+            if i + 1 == len(dims):
+                lo = max(lo, rest)
+            for k in range(lo, hi + 1):
+                b = a if key is None else {**a, key: shape[j : j + k]}
+                if key is not None and PENDING in b:
+                    b = _recheck_pending(b, scope)
+                    if b is None:
+                        continue
+                self._match_from(i + 1, shape, j + k, b, scope, out)
+            return
+        if j == n:
+            out.append(a)
+
+    def evaluate_dim(self, d: Dim, a: Assignment, scope: Any) -> Any:
+        """The value of one single-axis dim under `a`, or `None` when unknown."""
+        if not isinstance(d, SingleDim) or len(d.options) != 1:
+            return None
+        got = d.options[0].evaluate(a, scope)
+        return None if got is _UNKNOWN else got
+
+    def evaluate(self, a: Assignment, scope: Any) -> tuple[Any, ...] | None:
+        """The concrete shape this spec describes under `a`; `None` if some dim is unknown."""
+        out: list[Any] = []
+        for d in self.dims:
+            if isinstance(d, VariadicDim):
+                bound = a.get(d.key) if d.key is not None else None
+                if bound is None:
+                    return None
+                out.extend(bound)
+                continue
+            assert isinstance(d, SingleDim)
+            if len(d.options) != 1:
+                return None
+            got = d.options[0].evaluate(a, scope)
+            if got is _UNKNOWN:
+                if d.min_len == 0:
+                    continue
+                return None
+            out.append(got)
+        return tuple(out)
+
+
+def _dedup(cands: list[Assignment]) -> list[Assignment]:
+    seen = set()
+    out = []
+    for a in cands:
+        try:
+            key = frozenset(a.items())
+        except TypeError:
+            out.append(a)
+            continue
+        if key not in seen:
+            seen.add(key)
+            out.append(a)
+    return out
+
+
+# ----------------------------------------------------------------------------- parser
+
+_SPEC_CACHE: dict[str, Spec] = {}
+
+
+def parse_spec(source: str) -> Spec:
+    """Parses (and caches) a shape spec string; raises `ShapeSpecSyntaxError`."""
+    try:
+        return _SPEC_CACHE[source]
+    except KeyError:
+        pass
+    spec = _Parser(source).parse()
+    _SPEC_CACHE[source] = spec
+    return spec
+
+
+_FUNC_NAMES = frozenset(_FUNCS)
+
+
+class _Parser:
+    __slots__ = ("src", "pos", "depth", "has_pyexpr")
+
+    def __init__(self, src: str) -> None:
+        self.src = src
+        self.pos = 0
+        self.depth = 0  # parenthesis depth: whitespace is only a separator at depth 0
+        self.has_pyexpr = False
+
+    def error(self, expected: str, pos: int | None = None) -> ShapeSpecSyntaxError:
+        return ShapeSpecSyntaxError(self.src, (self.pos if pos is None else pos) + 1, expected)
+
+    def peek(self, k: int = 0) -> str:
+        p = self.pos + k
+        return self.src[p] if p < len(self.src) else ""
+
+    def skip_inner_ws(self) -> None:
+        if self.depth:
+            while self.peek().isspace():
+                self.pos += 1
+
+    def parse(self) -> Spec:
+        dims: list[Dim] = []
+        src = self.src
+        while True:
+            while self.peek().isspace():
+                self.pos += 1
+            if self.pos >= len(src):
+                break
+            start = self.pos
+            dim = self.parse_dim()
+            dim.text = src[start : self.pos]
+            dims.append(dim)
+            if self.pos < len(src) and not self.peek().isspace():
+                raise self.error("whitespace between dims or an operator (+ - * // % ** |)")
+        return Spec(src, tuple(dims), self.has_pyexpr)
+
+    def parse_name(self) -> str:
+        src, start = self.src, self.pos
+        if not (self.peek().isascii() and self.peek().isalpha()):
+            raise self.error("a dim name")
+        self.pos += 1
+        while self.peek() and (self.peek().isascii() and (self.peek().isalnum() or self.peek() == "_")):
+            self.pos += 1
+        return src[start : self.pos]
+
+    def parse_dim(self) -> Dim:
+        src = self.src
+        if src.startswith("...", self.pos):
+            self.pos += 3
+            return VariadicDim("...", None, 0, False)
+        c = self.peek()
+        if c in "*+":
+            self.pos += 1
+            broadcast = self.peek() == "#"
+            if broadcast:
+                self.pos += 1
+            if self.peek() == "_":
+                self.pos += 1
+                if self.peek().isalpha():
+                    self.parse_name()
+                return VariadicDim("", None, 0 if c == "*" else 1, broadcast)
+            if not self.peek().isalpha():
+                raise self.error(f"a dim name after '{c}' (as in '{c}batch')")
+            name = self.parse_name()
+            return VariadicDim("", name, 0 if c == "*" else 1, broadcast)
+        if c == "#":
+            self.pos += 1
+            if self.peek().isdigit():
+                expr: Expr = self.parse_int()
+            elif self.peek().isalpha():
+                expr = Name(self.parse_name())
+            else:
+                raise self.error("a dim name or a number after '#'")
+            return SingleDim("", (expr,), True, self.parse_optional_mark())
+        if c == "_":
+            self.pos += 1
+            if self.peek().isalpha():
+                self.parse_name()
+            return SingleDim("", (), False, self.parse_optional_mark())
+        options = [self.parse_expr()]
+        while self.peek() == "|":
+            self.pos += 1
+            options.append(self.parse_expr())
+        return SingleDim("", tuple(options), False, self.parse_optional_mark())
+
+    def parse_optional_mark(self) -> bool:
+        if self.peek() == "?":
+            self.pos += 1
+            return True
+        return False
+
+    def parse_int(self) -> Const:
+        start = self.pos
+        while self.peek().isdigit():
+            self.pos += 1
+        return Const(int(self.src[start : self.pos]))
+
+    def parse_expr(self) -> Expr:
+        left = self.parse_term()
+        while True:
+            self.skip_inner_ws()
+            c = self.peek()
+            if c not in ("+", "-"):
+                return left
+            self.pos += 1
+            self.skip_inner_ws()
+            left = BinOp(c, left, self.parse_term())
+
+    def parse_term(self) -> Expr:
+        left = self.parse_unary()
+        while True:
+            self.skip_inner_ws()
+            src = self.src
+            if src.startswith("**", self.pos):
+                return left  # handled in parse_power; here it can only follow a closed unary
+            if src.startswith("//", self.pos):
+                op = "//"
+            elif self.peek() in ("*", "%", "/"):
+                op = self.peek()
+            else:
+                return left
+            self.pos += len(op)
+            self.skip_inner_ws()
+            left = BinOp(op, left, self.parse_unary())
+
+    def parse_unary(self) -> Expr:
+        if self.peek() == "-":
+            self.pos += 1
+            return Neg(self.parse_unary())
+        base = self.parse_atom()
+        self.skip_inner_ws()
+        if self.src.startswith("**", self.pos):
+            self.pos += 2
+            self.skip_inner_ws()
+            return BinOp("**", base, self.parse_unary())
+        return base
+
+    def parse_atom(self) -> Expr:
+        c = self.peek()
+        if c.isdigit():
+            return self.parse_int()
+        if c.isascii() and c.isalpha():
+            name = self.parse_name()
+            if name in _FUNC_NAMES and self.peek() == "(":
+                return self.parse_call(name)
+            return Name(name)
+        if c == "(":
+            self.pos += 1
+            self.depth += 1
+            self.skip_inner_ws()
+            inner = self.parse_expr()
+            self.skip_inner_ws()
+            if self.peek() != ")":
+                raise self.error("')' to close the '('")
+            self.pos += 1
+            self.depth -= 1
+            return inner
+        if c == "{":
+            return self.parse_pyexpr()
+        if c == "":
+            raise self.error("a dim name, a number, '(' or '{' but the spec ended")
+        raise self.error(f"a dim name, a number, '(' or '{{' but found {c!r}")
+
+    def parse_call(self, func: str) -> Expr:
+        self.pos += 1  # '('
+        self.depth += 1
+        args: list[Expr] = []
+        while True:
+            self.skip_inner_ws()
+            if self.peek() == "*":
+                self.pos += 1
+                args.append(VarRef(self.parse_name()))
+            else:
+                args.append(self.parse_expr())
+            self.skip_inner_ws()
+            if self.peek() == ",":
+                self.pos += 1
+                continue
+            if self.peek() == ")":
+                self.pos += 1
+                self.depth -= 1
+                return Call(func, tuple(args))
+            raise self.error(f"',' or ')' in the arguments of {func}(...)")
+
+    def parse_pyexpr(self) -> Expr:
+        start = self.pos
+        depth = 0
+        src = self.src
+        while self.pos < len(src):
+            ch = src[self.pos]
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            self.pos += 1
+        else:
+            raise self.error("'}' to close the '{'", start)
+        inner = src[start + 1 : self.pos].strip()
+        self.pos += 1
+        if not inner:
+            raise self.error("a Python expression inside '{}'", start + 1)
+        try:
+            code = compile(inner, "<shape spec>", "eval")
+        except SyntaxError as e:
+            raise self.error(f"a valid Python expression inside '{{}}' ({e.msg})", start + 1) from None
+        self.has_pyexpr = True
+        return PyExpr(inner, code)
