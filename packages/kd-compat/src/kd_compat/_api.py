@@ -1,18 +1,17 @@
 """`apply()`, `status()` and `undo()` over every patch in `kd_compat._patches`, under one lock.
 
-import kd_compat
-kd_compat.apply()   # installs what the installed versions need; a no-op after the first call
+Example:
+    import kd_compat
+    kd_compat.apply()  # installs what the installed versions need; a no-op after the first call
 """
 
-from __future__ import annotations
-
-import threading
+import _thread  # threading's Lock, without its ~3 ms import: `import kd_compat` stays light.
 
 from ._patch import PatchStatus
 from ._patches import PATCHES
 
 # Serialises apply/undo/status: two threads importing kd at once must not both save an "original".
-_LOCK = threading.Lock()
+_LOCK = _thread.allocate_lock()
 # What apply() decided per patch name, (needed, reason); cleared by undo().
 _decisions: dict[str, tuple[bool, str]] = {}
 
@@ -64,7 +63,8 @@ def status() -> dict[str, PatchStatus]:
 def undo() -> None:
     """Restore every original that `apply()` replaced and forget its decisions (for tests).
 
-    kd_compat.undo()  # a later apply() decides and installs afresh
+    Example:
+        kd_compat.undo()  # a later apply() decides and installs afresh
     """
     with _LOCK:
         for patch in reversed(PATCHES):

@@ -12,8 +12,6 @@
 The locking, idempotency and bookkeeping live in `kd_compat._api`; a patch only knows its target.
 """
 
-from __future__ import annotations
-
 
 class Patch:
     """One version-gated, reversible fix of a third-party library. See the README's "Adding a patch".

@@ -1,10 +1,9 @@
 """Installed-distribution versions, read from package metadata without importing the package.
 
-installed_version("etils")            # "1.14.0", or None when etils is not installed
-in_range("1.14.0", (1, 14), (1, 15))  # True
+Example:
+    installed_version("etils")  # "1.14.0", or None when etils is not installed
+    in_range("1.14.0", (1, 14), (1, 15))  # True
 """
-
-from __future__ import annotations
 
 
 def installed_version(distribution: str) -> str | None:
@@ -23,9 +22,10 @@ def installed_version(distribution: str) -> str | None:
 def release(version: str) -> tuple[int, ...]:
     """The numeric release segment of a PEP 440 version string.
 
-    release("1.14.0") == (1, 14, 0)
-    release("1.15.0rc1") == (1, 15, 0)
-    release("2!1.2.3+local") == (1, 2, 3)
+    Example:
+        release("1.14.0") == (1, 14, 0)
+        release("1.15.0rc1") == (1, 15, 0)
+        release("2!1.2.3+local") == (1, 2, 3)
     """
     numbers = []
     for piece in version.rpartition("!")[2].split("."):
@@ -45,7 +45,8 @@ def release(version: str) -> tuple[int, ...]:
 def in_range(version: str, lower: tuple[int, ...], upper: tuple[int, ...]) -> bool:
     """Whether `lower <= release(version) < upper`, treating missing trailing parts as zeros.
 
-    in_range("1.14", (1, 14, 0), (1, 15))  # True
+    Example:
+        in_range("1.14", (1, 14, 0), (1, 15))  # True
     """
     return _trimmed(lower) <= _trimmed(release(version)) < _trimmed(upper)
 

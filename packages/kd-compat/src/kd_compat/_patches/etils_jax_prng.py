@@ -28,8 +28,6 @@ How it is undone
     `remove()` puts the original function back into `etils.enp.array_spec`, if ours is still there.
 """
 
-from __future__ import annotations
-
 import sys
 from types import ModuleType
 
@@ -47,7 +45,8 @@ _PRIVATE_REACH = frozenset({"_src", "prng", "KeyTy"})
 def is_jax_prng_key_dtype(dtype: object) -> bool:
     """Whether `dtype` is a JAX PRNG key dtype, asked through JAX's public API. Never imports JAX.
 
-    is_jax_prng_key_dtype(jax.random.key(0).dtype)  # True
+    Example:
+        is_jax_prng_key_dtype(jax.random.key(0).dtype)  # True
     """
     jax = sys.modules.get("jax")
     if jax is None:  # As in etils: JAX dtypes cannot exist before JAX is imported.
