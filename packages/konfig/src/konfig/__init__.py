@@ -1,5 +1,67 @@
-"""konfig: see README.md."""
+"""konfig: configuration as data. Capture calls as plain nested dicts, resolve later.
+
+Usage:
+    import konfig
+
+    with konfig.imports():
+        import optax
+
+    cfg = konfig.ConfigDict()
+    cfg.num_train_steps = 1000
+    cfg.schedule = optax.cosine_decay_schedule(
+        init_value=0.1, decay_steps=cfg.ref.num_train_steps
+    )
+    schedule = konfig.resolve(cfg.schedule)
+"""
+
+from ._capture import imports as imports
+from ._capture import set_lazy_imported_modules as set_lazy_imported_modules
+from ._config_dict import ConfigDict as ConfigDict
+from ._config_dict import register_default_values as register_default_values
+from ._errors import ArgumentError as ArgumentError
+from ._errors import CapturedSubclassError as CapturedSubclassError
+from ._errors import ConfigValueError as ConfigValueError
+from ._errors import CycleError as CycleError
+from ._errors import DisallowedTargetError as DisallowedTargetError
+from ._errors import MissingValueError as MissingValueError
+from ._errors import RefControlFlowError as RefControlFlowError
+from ._errors import RelativeImportError as RelativeImportError
+from ._errors import ResolveError as ResolveError
+from ._errors import TargetNotFoundError as TargetNotFoundError
+from ._immutable_dict import ImmutableDict as ImmutableDict
+from ._paths import get_by_path as get_by_path
+from ._paths import set_by_path as set_by_path
+from ._placeholder import placeholder as placeholder
+from ._placeholder import required as required
+from ._refs import ref_copy as ref_copy
+from ._refs import ref_fn as ref_fn
+from ._repr import register_aliases as register_aliases
+from ._resolve import resolve as resolve
 
 __version__ = "0.1.0"
 
-__all__: list[str] = []
+__all__ = [
+    "ArgumentError",
+    "CapturedSubclassError",
+    "ConfigDict",
+    "ConfigValueError",
+    "CycleError",
+    "DisallowedTargetError",
+    "ImmutableDict",
+    "MissingValueError",
+    "RefControlFlowError",
+    "RelativeImportError",
+    "ResolveError",
+    "TargetNotFoundError",
+    "get_by_path",
+    "imports",
+    "placeholder",
+    "ref_copy",
+    "ref_fn",
+    "register_aliases",
+    "register_default_values",
+    "required",
+    "resolve",
+    "set_by_path",
+    "set_lazy_imported_modules",
+]

@@ -1,0 +1,335 @@
+"""`with konfig.imports():` turns imports and calls into config nodes.
+
+Inside the block, `import` statements of the *current thread* return proxies:
+attribute access on a proxy yields a proxy, calling one yields a call node
+`ConfigDict({"__qualname__": "module:Attr", "0": ..., **kwargs})` and storing
+an uncalled proxy in a config yields `{"__const__": "module:Attr"}`.
+
+Modules are really imported (outside capture) so that typos fail at once,
+unless their prefix is lazy (`imports(lazy=True)`,
+`set_lazy_imported_modules([...])`); lazy targets are imported by
+`konfig.resolve`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import sys
+import threading
+import types
+from typing import Any
+
+from . import _config_dict
+from ._errors import (
+    CapturedSubclassError,
+    RelativeImportError,
+    TargetNotFoundError,
+    did_you_mean,
+)
+
+_LAZY = object()  # `_Proxy._obj` of a target that was not imported.
+_MISSING = object()
+
+_state = threading.local()  # .capturing: bool, .lazy: bool
+_install_lock = threading.Lock()
+_install_count = 0
+_original_import: Any = None
+
+# Global lazy-import setting: (prefixes, except prefixes).
+_lazy_setting: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+# Module names seen in import statements: tells modules from attributes in lazy mode.
+_known_modules: set[str] = set()
+_module_proxies: dict[tuple[str, bool], _Proxy] = {}
+
+
+class _Capture:
+    __slots__ = ("_lazy", "_previous")
+
+    def __init__(self, lazy: bool) -> None:
+        self._lazy = lazy
+        self._previous: tuple[bool, bool] = (False, False)
+
+    def __enter__(self) -> None:
+        previous = (getattr(_state, "capturing", False), getattr(_state, "lazy", False))
+        self._previous = previous
+        _install()
+        _state.capturing = True
+        _state.lazy = previous[1] or self._lazy
+
+    def __exit__(self, *exc_info: Any) -> None:
+        _state.capturing, _state.lazy = self._previous
+        _uninstall()
+
+
+def imports(*, lazy: bool = False) -> _Capture:
+    """Captures imports and calls of this thread's block as config nodes.
+
+    Usage:
+        with konfig.imports():
+            import optax
+            from flax import linen as nn
+        cfg.optimizer = optax.adam(learning_rate=0.1)  # a ConfigDict
+
+    Args:
+        lazy: import nothing now; targets are imported by `konfig.resolve`.
+    """
+    return _Capture(lazy)
+
+
+class _LazySetting:
+    """Returned by `set_lazy_imported_modules`; usable as a context manager."""
+
+    __slots__ = ("_previous",)
+
+    def __init__(self, previous: tuple[tuple[str, ...], tuple[str, ...]]) -> None:
+        self._previous = previous
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc_info: Any) -> None:
+        global _lazy_setting
+        _lazy_setting = self._previous
+
+
+def set_lazy_imported_modules(
+    lazy_import: list[str] | tuple[str, ...] = ("*",), *, except_: list[str] | tuple[str, ...] = ()
+) -> _LazySetting:
+    """Defers importing these module prefixes to resolve time.
+
+    Usage: `konfig.set_lazy_imported_modules(["xmanager"])`, or
+    `with konfig.set_lazy_imported_modules(["xmanager"]): ...` to restore the
+    previous setting afterwards. `"*"` makes everything lazy; `except_` wins.
+    """
+    global _lazy_setting
+    if isinstance(lazy_import, str) or isinstance(except_, str):
+        raise TypeError("set_lazy_imported_modules expects lists of module names, not a str")
+    previous = _lazy_setting
+    _lazy_setting = (tuple(lazy_import), tuple(except_))
+    return _LazySetting(previous)
+
+
+def _matches(name: str, prefixes: tuple[str, ...]) -> bool:
+    for prefix in prefixes:
+        if prefix == "*" or name == prefix or name.startswith(prefix + "."):
+            return True
+    return False
+
+
+def _is_lazy(name: str) -> bool:
+    if getattr(_state, "lazy", False):
+        return True
+    lazy, except_ = _lazy_setting
+    return bool(lazy) and _matches(name, lazy) and not _matches(name, except_)
+
+
+def _install() -> None:
+    global _install_count, _original_import
+    with _install_lock:
+        if _install_count == 0:
+            _original_import = builtins.__import__
+            builtins.__import__ = _capturing_import
+        _install_count += 1
+
+
+def _uninstall() -> None:
+    global _install_count
+    with _install_lock:
+        _install_count -= 1
+        if _install_count == 0 and builtins.__import__ is _capturing_import:
+            builtins.__import__ = _original_import
+
+
+def _capturing_import(
+    name: str,
+    globals: dict[str, Any] | None = None,
+    locals: Any = None,
+    fromlist: Any = (),
+    level: int = 0,
+) -> Any:
+    if not getattr(_state, "capturing", False) or (
+        globals is not None and str(globals.get("__name__", "")).startswith("konfig.")
+    ):
+        return _original_import(name, globals, locals, fromlist, level)
+    if level:
+        raise _relative_import_error(name, globals, fromlist, level)
+    lazy = _is_lazy(name)
+    if not lazy:
+        _real_import(name)
+    parts = name.split(".")
+    for i in range(1, len(parts) + 1):
+        _known_modules.add(".".join(parts[:i]))
+    if fromlist:
+        module = _module_proxy(name, lazy)
+        for attr in fromlist:
+            if attr == "*":
+                raise ImportError(
+                    f"`from {name} import *` cannot be captured by konfig.imports(); import names explicitly"
+                )
+            getattr(module, attr)  # Fails now on a typo.
+        return module
+    return _module_proxy(parts[0], lazy)
+
+
+def _relative_import_error(name: str, globals: Any, fromlist: Any, level: int) -> RelativeImportError:
+    package = (globals or {}).get("__package__") or ""
+    base = package.rsplit(".", level - 1)[0] if level > 1 else package
+    absolute = ".".join(p for p in (base, name) if p)
+    names = ", ".join(fromlist or ()) or "..."
+    dots = "." * level
+    return RelativeImportError(
+        f"Relative import `from {dots}{name} import {names}` is not supported inside"
+        f" konfig.imports(): configs are data that name targets absolutely. Write"
+        f" `from {absolute or '<package>'} import {names}` instead (or move the relative"
+        " import outside the `with konfig.imports():` block)."
+    )
+
+
+def _real_import(name: str) -> types.ModuleType:
+    previous = getattr(_state, "capturing", False)
+    _state.capturing = False
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        raise _module_not_found(name, e) from e
+    finally:
+        _state.capturing = previous
+
+
+def _module_not_found(name: str, error: ModuleNotFoundError) -> TargetNotFoundError:
+    missing = error.name or name
+    parent, _, leaf = missing.rpartition(".")
+    candidates: list[str] = []
+    try:
+        import pkgutil
+
+        if parent and parent in sys.modules:
+            path = getattr(sys.modules[parent], "__path__", None)
+            candidates = [m.name for m in pkgutil.iter_modules(path)] if path else []
+        elif not parent:
+            candidates = [m.name for m in pkgutil.iter_modules()]
+            candidates += [m for m in sys.modules if "." not in m]
+    except Exception:  # Suggestions are best effort.
+        candidates = []
+    return TargetNotFoundError(
+        f"konfig.imports(): cannot import {name!r}: {error}{did_you_mean(leaf, candidates)}."
+        " If the module is only available where the config is resolved, defer it with"
+        f" `konfig.imports(lazy=True)` or `konfig.set_lazy_imported_modules([{missing.split('.')[0]!r}])`.",
+        name=name,
+    )
+
+
+def _module_proxy(name: str, lazy: bool) -> _Proxy:
+    key = (name, lazy)
+    proxy = _module_proxies.get(key)
+    if proxy is None:
+        obj = _LAZY if lazy else sys.modules.get(name, _LAZY)
+        if obj is _LAZY and not lazy:
+            obj = _real_import(name)
+        proxy = _Proxy(name, "", obj)
+        _module_proxies[key] = proxy
+    return proxy
+
+
+class _Proxy:
+    """A captured module, class, function or constant (not yet called)."""
+
+    __slots__ = ("_konfig_module", "_konfig_attrs", "_konfig_obj", "_konfig_children")
+
+    def __init__(self, module: str, attrs: str, obj: Any) -> None:
+        self._konfig_module = module
+        self._konfig_attrs = attrs
+        self._konfig_obj = obj
+        self._konfig_children: dict[str, _Proxy] = {}
+
+    @property
+    def _konfig_qualname(self) -> str:
+        if self._konfig_attrs:
+            return f"{self._konfig_module}:{self._konfig_attrs}"
+        return self._konfig_module
+
+    def __getattr__(self, name: str) -> _Proxy:
+        if name[:2] == "__" and name[-2:] == "__" or name.startswith("_konfig_"):
+            raise AttributeError(name)
+        try:
+            return self._konfig_children[name]
+        except KeyError:
+            pass
+        child = self._konfig_child(name)
+        self._konfig_children[name] = child
+        return child
+
+    def _konfig_child(self, name: str) -> _Proxy:
+        module, attrs, obj = self._konfig_module, self._konfig_attrs, self._konfig_obj
+        if not attrs:  # `self` is a module
+            submodule = f"{module}.{name}"
+            if obj is _LAZY:
+                if submodule in _known_modules:
+                    return _Proxy(submodule, "", _LAZY)
+                return _Proxy(module, name, _LAZY)
+            value = getattr(obj, name, _MISSING)
+            if value is _MISSING or (
+                isinstance(value, types.ModuleType) and sys.modules.get(submodule) is not value
+            ):
+                try:
+                    value = _real_import(submodule)
+                except TargetNotFoundError as e:
+                    if value is not _MISSING:
+                        return _Proxy(value.__name__, "", value)
+                    public = [n for n in dir(obj) if not n.startswith("_")]
+                    raise TargetNotFoundError(
+                        f"module {module!r} has no attribute or submodule {name!r}"
+                        f"{did_you_mean(name, public)}",
+                        name=submodule,
+                    ) from e.__cause__
+            if isinstance(value, types.ModuleType):
+                is_submodule = sys.modules.get(submodule) is value
+                return _Proxy(submodule if is_submodule else value.__name__, "", value)
+            return _Proxy(module, name, value)
+        if obj is _LAZY:
+            return _Proxy(module, f"{attrs}.{name}", _LAZY)
+        value = getattr(obj, name, _MISSING)
+        if value is _MISSING:
+            public = [n for n in dir(obj) if not n.startswith("_")]
+            raise TargetNotFoundError(
+                f"{module}.{attrs} has no attribute {name!r}{did_you_mean(name, public)}",
+                name=module,
+            )
+        return _Proxy(module, f"{attrs}.{name}", value)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> _config_dict.ConfigDict:
+        if not self._konfig_attrs:
+            raise TypeError(f"Captured module {self._konfig_module!r} is not callable")
+        fields: dict[Any, Any] = {_config_dict.QUALNAME: self._konfig_qualname}
+        for i, arg in enumerate(args):
+            fields[str(i)] = arg
+        if kwargs:
+            fields.update(kwargs)
+        frame = sys._getframe(1)
+        obj = self._konfig_obj
+        return _config_dict.build_node(
+            fields, (frame.f_code.co_filename, frame.f_lineno), None if obj is _LAZY else obj
+        )
+
+    def _konfig_as_const(self) -> _config_dict.ConfigDict:
+        return _config_dict.ConfigDict._raw({_config_dict.CONST: self._konfig_qualname}, None)
+
+    def __or__(self, other: Any) -> _config_dict.ConfigDict:
+        return _config_dict.make_node(_config_dict.UNION_QUALNAME, self, other)
+
+    def __ror__(self, other: Any) -> _config_dict.ConfigDict:
+        return _config_dict.make_node(_config_dict.UNION_QUALNAME, other, self)
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
+        qualname = self._konfig_qualname
+        module, _, attrs = qualname.partition(":")
+        raise CapturedSubclassError(
+            f"Cannot subclass {qualname.replace(':', '.')!r}: inside `konfig.imports()` it is"
+            " a captured placeholder, not the real class. Define the subclass in a regular"
+            f" module (`from {module} import {attrs.split('.')[0] or module}` outside the"
+            " block) and capture that module instead."
+        )
+
+    def __repr__(self) -> str:
+        return f"<konfig captured {self._konfig_qualname.replace(':', '.')}>"

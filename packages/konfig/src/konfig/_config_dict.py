@@ -1,0 +1,533 @@
+"""`ConfigDict`: a mutable tree of plain data describing objects to build.
+
+Data model
+----------
+A config is a tree of `ConfigDict`s, lists, tuples and leaves. There are
+three kinds of `ConfigDict`, distinguished only by their keys:
+
+* call node: `{"__qualname__": "module.path:Attr.sub", "0": arg0, "1": arg1,
+  "kw": value}`. The module part (importable with `importlib`) comes before
+  `:`, the attribute path after it. Positional arguments are stored under the
+  string keys `"0"`, `"1"`, ... (contiguous, inserted before keywords by
+  capture); `cfg[0]`, `cfg[-1]` map integers to them on call nodes and
+  `cfg[num_args] = x` appends one.
+* constant node: `{"__const__": "module:Attr"}`, an object used without a
+  call (enum member, function, class). A module alone is `"module.path"`.
+* plain mapping: any other `ConfigDict` (keys are usually `str`).
+
+Fields live in the insertion-ordered dict `cfg._fields` (read it directly
+for speed; write through `cfg[key] = value` so values are validated).
+`cfg._origin` is `(filename, lineno)` of the line that created the node, or
+`None`.
+
+Building programmatically without capture: `make_node("optax:adam", 0.1,
+b1=0.9)` or `ConfigDict({"__qualname__": "optax:adam", "0": 0.1})`; the
+latter validates arguments only when the target module is already imported.
+
+Leaves are `None`, `bool`, `int`, `float`, `complex`, `str`, `bytes`,
+`Ellipsis`, `slice`, `range`, `os.PathLike`, sets/frozensets of those,
+`Ref`s (see `_refs`) and `Placeholder`s (see `_placeholder`). Dicts are
+converted to `ConfigDict` on assignment; captured objects (`konfig.imports()`
+proxies) are converted to constant nodes; anything else is refused.
+
+Paths and walking: `konfig._paths` (`get_by_path`, `set_by_path`,
+`iter_leaves`, `format_path`, `parse_path`).
+Equality: `config_equal(a, b)` compares structurally (refs by expression).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import Any
+
+from . import _signature
+from ._errors import ConfigValueError, did_you_mean
+from ._placeholder import Placeholder
+from ._refs import PathRef, Ref
+
+QUALNAME = "__qualname__"
+CONST = "__const__"
+UNION_QUALNAME = "operator:or_"
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+# Types stored as they are (immutable, cheap to copy).
+LEAF_TYPES = frozenset(
+    {type(None), bool, int, float, complex, str, bytes, type(...), slice, range}
+)
+
+# qualname -> ConfigDict of default fields, see `register_default_values`.
+_DEFAULTS: dict[str, ConfigDict] = {}
+
+
+def caller_origin() -> tuple[str, int] | None:
+    """`(filename, lineno)` of the first frame outside the konfig package."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PKG_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    return (frame.f_code.co_filename, frame.f_lineno)
+
+
+class _BadValue(Exception):
+    """Internal: carries the (reversed) path of an unconfigurable value."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self.path: list[Any] = []
+
+
+class ConfigDict(MutableMapping):
+    """A mutable, attribute-accessible tree of configurable values.
+
+    Usage:
+        cfg = konfig.ConfigDict(lr=0.1)
+        cfg.model = nn.Dense(features=12)  # captured call, see konfig.imports
+        cfg.model.features = 32
+    """
+
+    __slots__ = ("_fields", "_origin", "__weakref__")
+
+    _fields: dict[Any, Any]
+    _origin: tuple[str, int] | None
+
+    def __init__(self, init: Mapping[Any, Any] | None = None, /, **kwargs: Any) -> None:
+        items: dict[Any, Any] = {}
+        if init is not None:
+            items.update(init._fields if isinstance(init, ConfigDict) else init)
+        if kwargs:
+            items.update(kwargs)
+        object.__setattr__(self, "_origin", caller_origin())
+        object.__setattr__(self, "_fields", {})
+        try:
+            _fill(self, items, None)
+        except _BadValue as e:
+            raise _value_error(e) from None
+
+    # -- construction fast paths -------------------------------------------
+
+    @classmethod
+    def _raw(cls, fields: dict[Any, Any], origin: tuple[str, int] | None) -> ConfigDict:
+        """Wraps already-valid `fields` without copying or checking them."""
+        self = object.__new__(cls)
+        object.__setattr__(self, "_fields", fields)
+        object.__setattr__(self, "_origin", origin)
+        return self
+
+    # -- mapping protocol --------------------------------------------------
+
+    def __getitem__(self, key: Any) -> Any:
+        fields = self._fields
+        try:
+            return fields[key]
+        except KeyError:
+            pass
+        except TypeError:
+            raise KeyError(key) from None
+        if type(key) is int and QUALNAME in fields:
+            return fields[self._arg_key(key)]
+        raise KeyError(_missing_message(self, key)) from None
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        fields = self._fields
+        if type(key) is int and QUALNAME in fields:
+            key = self._arg_key(key, can_append=True)
+        t = type(value)
+        if not (t in LEAF_TYPES or t is ConfigDict):
+            try:
+                value = normalize(value)
+            except _BadValue as e:
+                e.path.append(key)
+                raise _value_error(e) from None
+        qualname = fields.get(QUALNAME)
+        if qualname is not None and type(key) is str:
+            params = _signature.params_for(qualname)
+            if params is not None:
+                _signature.check_key(params, qualname, key, num_args(fields))
+        fields[key] = value
+
+    def __delitem__(self, key: Any) -> None:
+        fields = self._fields
+        if type(key) is int and QUALNAME in fields:
+            key = self._arg_key(key)
+        if key not in fields:
+            raise KeyError(_missing_message(self, key))
+        if QUALNAME in fields and type(key) is str and key.isdigit():
+            # Shift the following positional arguments down by one.
+            n = num_args(fields)
+            moved = [fields.pop(str(i)) for i in range(int(key), n)][1:]
+            others = {k: fields.pop(k) for k in list(fields) if not (type(k) is str and k.isdigit())}
+            fields.update({QUALNAME: others.pop(QUALNAME)})
+            for i in range(int(key)):
+                fields[str(i)] = fields.pop(str(i))
+            for i, v in enumerate(moved, start=int(key)):
+                fields[str(i)] = v
+            fields.update(others)
+            return
+        del fields[key]
+
+    def __contains__(self, key: object) -> bool:
+        fields = self._fields
+        try:
+            if key in fields:
+                return True
+        except TypeError:
+            return False
+        if type(key) is int and QUALNAME in fields:
+            n = num_args(fields)
+            return -n <= key < n
+        return False
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._fields)
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+    def keys(self):  # type: ignore[override]
+        return self._fields.keys()
+
+    def values(self):  # type: ignore[override]
+        return self._fields.values()
+
+    def items(self):  # type: ignore[override]
+        return self._fields.items()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except (KeyError, IndexError):
+            return default
+
+    def _arg_key(self, index: int, can_append: bool = False) -> str:
+        n = num_args(self._fields)
+        if index < 0:
+            index += n
+        if not 0 <= index < n + can_append:
+            raise IndexError(
+                f"argument index {index} out of range: "
+                f"{_signature.display_name(self._fields[QUALNAME])}() has {n} positional argument(s)"
+            )
+        return str(index)
+
+    # -- attribute access --------------------------------------------------
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("_fields", "_origin"):
+            raise AttributeError(name)  # Not initialised yet (unpickling).
+        try:
+            return self._fields[name]
+        except KeyError:
+            if name[:2] == "__" and name[-2:] == "__":
+                raise AttributeError(name) from None
+            raise AttributeError(_missing_message(self, name)) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self[name] = value
+
+    def __delattr__(self, name: str) -> None:
+        try:
+            del self[name]
+        except KeyError as e:
+            raise AttributeError(*e.args) from None
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | {k for k in self._fields if type(k) is str})
+
+    # -- refs, merging, conversion -----------------------------------------
+
+    @property
+    def ref(self) -> Any:
+        """Lazy reference into this config: `cfg.ref.a.b`, see `konfig.ref_fn`."""
+        return PathRef(self, ())
+
+    def __or__(self, other: Any) -> Any:
+        if _is_captured(other) or self._fields.get(QUALNAME) == UNION_QUALNAME:
+            return make_node(UNION_QUALNAME, self, other)
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        new = ConfigDict._raw(dict(self._fields), self._origin)
+        new.update(other)
+        return new
+
+    def __ror__(self, other: Any) -> Any:
+        if _is_captured(other) or other is None:
+            return make_node(UNION_QUALNAME, other, self)
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        new = ConfigDict(other)
+        new.update(self)
+        return new
+
+    def __ior__(self, other: Any) -> ConfigDict:
+        self.update(other)
+        return self
+
+    def to_dict(self) -> dict[Any, Any]:
+        """Plain nested dicts/lists (refs and placeholders kept; sharing kept)."""
+        memo: dict[int, Any] = {}
+
+        def convert(value: Any) -> Any:
+            if isinstance(value, ConfigDict):
+                if id(value) in memo:
+                    return memo[id(value)]
+                out: dict[Any, Any] = {}
+                memo[id(value)] = out
+                for k, v in value._fields.items():
+                    out[k] = convert(v)
+                return out
+            t = type(value)
+            if t is list or t is tuple:
+                return t(convert(v) for v in value)
+            return value
+
+        return convert(self)
+
+    def leaves(self) -> Iterator[tuple[str, Any]]:
+        """Yields `("cfg.model.layers[0].features", value)` for every leaf."""
+        from ._paths import format_path, iter_leaves
+
+        for path, value in iter_leaves(self):
+            yield format_path(path), value
+
+    def to_json(self, **kwargs: Any) -> str:
+        """Serialises the config, see `konfig.from_json`."""
+        from ._json import to_json
+
+        return to_json(self, **kwargs)
+
+    # -- python protocols --------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return config_equal(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        from ._repr import config_repr
+
+        return config_repr(self)
+
+    __str__ = __repr__
+
+    def __copy__(self) -> ConfigDict:
+        return ConfigDict._raw(dict(self._fields), self._origin)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ConfigDict:
+        new = ConfigDict._raw({}, self._origin)
+        memo[id(self)] = new
+        fields = new._fields
+        for k, v in self._fields.items():
+            fields[k] = v if type(v) in LEAF_TYPES else copy.deepcopy(v, memo)
+        return new
+
+    def __reduce__(self) -> Any:
+        return (_new_empty, (), (self._fields, self._origin))
+
+    def __setstate__(self, state: Any) -> None:
+        fields, origin = state
+        object.__setattr__(self, "_fields", dict(fields))
+        object.__setattr__(self, "_origin", origin)
+
+
+def _new_empty() -> ConfigDict:
+    return ConfigDict._raw({}, None)
+
+
+def num_args(fields: dict[Any, Any]) -> int:
+    """Number of contiguous positional arguments `"0"`, `"1"`, ... in `fields`."""
+    n = 0
+    while str(n) in fields:
+        n += 1
+    return n
+
+
+def make_node(qualname: str, *args: Any, **kwargs: Any) -> ConfigDict:
+    """Builds a call node `{"__qualname__": qualname, "0": ..., **kwargs}`.
+
+    Usage: `make_node("optax:adam", learning_rate=0.1)`.
+    """
+    fields: dict[Any, Any] = {QUALNAME: qualname}
+    for i, arg in enumerate(args):
+        fields[str(i)] = arg
+    fields.update(kwargs)
+    return build_node(fields, caller_origin())
+
+
+def make_const(qualname: str) -> ConfigDict:
+    """Builds a constant node `{"__const__": qualname}`."""
+    return ConfigDict._raw({CONST: qualname}, caller_origin())
+
+
+def build_node(
+    fields: dict[Any, Any], origin: tuple[str, int] | None, target: Any = None
+) -> ConfigDict:
+    """Validates and wraps `fields` of a call node (takes ownership of it).
+
+    `target` is the real callable when known (capture), which lets its
+    signature be inspected (once per qualname) even for not-yet-cached targets.
+    """
+    self = ConfigDict._raw({}, origin)
+    try:
+        _fill(self, fields, target)
+    except _BadValue as e:
+        raise _value_error(e) from None
+    return self
+
+
+def _fill(self: ConfigDict, items: dict[Any, Any], target: Any) -> None:
+    fields = self._fields
+    qualname = items.get(QUALNAME)
+    if qualname is not None and qualname in _DEFAULTS:
+        defaults = copy.deepcopy(_DEFAULTS[qualname]._fields)
+        defaults.update(items)
+        items = defaults
+    for key, value in items.items():
+        t = type(value)
+        if t in LEAF_TYPES or t is ConfigDict:
+            fields[key] = value
+            continue
+        try:
+            fields[key] = normalize(value)
+        except _BadValue as e:
+            e.path.append(key)
+            raise
+    if qualname is not None:
+        if type(qualname) is not str:
+            raise ConfigValueError(f"__qualname__ must be a str, got {qualname!r}")
+        params = _signature.params_for(qualname, target)
+        if params is not None:
+            _signature.check_fields(params, qualname, fields)
+
+
+def normalize(value: Any) -> Any:
+    """Returns `value` as configurable data, or raises `_BadValue`."""
+    t = type(value)
+    if t in LEAF_TYPES or t is ConfigDict:
+        return value
+    if t is dict:
+        new = ConfigDict._raw({}, None)
+        _fill(new, value, None)
+        return new
+    if t is list or t is tuple:
+        changed = False
+        items = []
+        for i, item in enumerate(value):
+            ti = type(item)
+            if ti in LEAF_TYPES or ti is ConfigDict:
+                items.append(item)
+                continue
+            try:
+                new_item = normalize(item)
+            except _BadValue as e:
+                e.path.append(i)
+                raise
+            changed = changed or new_item is not item
+            items.append(new_item)
+        return t(items) if changed else value
+    if isinstance(value, (Ref, Placeholder, ConfigDict)):
+        return value
+    if t is set or t is frozenset:
+        for item in value:
+            if type(item) not in LEAF_TYPES:
+                raise _BadValue(item)
+        return value
+    as_const = getattr(t, "_konfig_as_const", None)
+    if as_const is not None:
+        return as_const(value)
+    if isinstance(value, os.PathLike):
+        return value
+    if isinstance(value, type) and value.__module__ == "builtins":
+        return ConfigDict._raw({CONST: f"builtins:{value.__qualname__}"}, None)
+    raise _BadValue(value)
+
+
+def _value_error(e: _BadValue) -> ConfigValueError:
+    from ._paths import format_path
+
+    path = format_path(tuple(reversed(e.path)))
+    value = e.value
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    kind = type(value)
+    return ConfigValueError(
+        f"{path}: a config holds only configurable values (numbers, str, lists, dicts,"
+        f" ConfigDicts, refs, captured imports); got a live {kind.__module__}.{kind.__qualname__}"
+        f" object {text}. Capture the import instead: `with konfig.imports(): from"
+        f" {kind.__module__} import {kind.__qualname__.split('.')[0]}`, then call it in the"
+        " config (or turn an existing object into a config with `konfig.export(obj)`)."
+    )
+
+
+def _missing_message(cfg: ConfigDict, key: Any) -> str:
+    fields = cfg._fields
+    candidates = [k for k in fields if type(k) is str]
+    where = ""
+    qualname = fields.get(QUALNAME)
+    if qualname is not None:
+        where = f" of {_signature.display_name(qualname)}(...)"
+    return f"No field {key!r}{where}{did_you_mean(str(key), candidates)} (fields: {', '.join(map(str, candidates)) or 'none'})"
+
+
+def _is_captured(value: Any) -> bool:
+    return getattr(type(value), "_konfig_as_const", None) is not None
+
+
+def config_equal(a: Any, b: Any, memo: set[tuple[int, int]] | None = None) -> bool:
+    """Structural equality of config values; refs compare by expression."""
+    if a is b:
+        return True
+    if memo is None:
+        memo = set()
+    ta, tb = type(a), type(b)
+    if isinstance(a, Mapping) and isinstance(b, Mapping) and not (
+        ta in LEAF_TYPES or tb in LEAF_TYPES
+    ):
+        pair = (id(a), id(b))
+        if pair in memo:
+            return True
+        memo.add(pair)
+        fa = a._fields if isinstance(a, ConfigDict) else a
+        fb = b._fields if isinstance(b, ConfigDict) else b
+        if len(fa) != len(fb):
+            return False
+        for k, v in fa.items():
+            if k not in fb or not config_equal(v, fb[k], memo):
+                return False
+        return True
+    if isinstance(a, Ref) or isinstance(b, Ref):
+        from ._refs import refs_equal
+
+        return refs_equal(a, b, lambda x, y: config_equal(x, y, memo))
+    if (ta is list or ta is tuple) and ta is tb:
+        return len(a) == len(b) and all(config_equal(x, y, memo) for x, y in zip(a, b))
+    if ta is not tb:
+        return False
+    result = a == b
+    return result if type(result) is bool else bool(result)
+
+
+def register_default_values(default_values: ConfigDict) -> None:
+    """Merges `default_values` under every node later created with its qualname.
+
+    Usage:
+        konfig.register_default_values(Trainer(workdir=konfig.placeholder(str)))
+        cfg = Trainer()  # cfg.workdir is the placeholder
+    """
+    if not isinstance(default_values, ConfigDict) or QUALNAME not in default_values._fields:
+        raise TypeError(
+            "register_default_values expects a captured call node such as"
+            f" `Trainer(workdir=...)`, got {default_values!r}"
+        )
+    qualname = default_values._fields[QUALNAME]
+    registered = _DEFAULTS.get(qualname)
+    if registered is not None and not config_equal(registered, default_values):
+        raise ValueError(f"Default values for {qualname!r} are already registered: {registered!r}")
+    _DEFAULTS[qualname] = default_values

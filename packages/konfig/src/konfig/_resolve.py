@@ -1,0 +1,323 @@
+"""`konfig.resolve`: build the objects a config describes, bottom-up."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict
+from ._errors import CycleError, MissingValueError, ResolveError, did_you_mean
+from ._immutable_dict import ImmutableDict, register_pytree_if_jax_imported
+from ._paths import format_path, iter_leaves
+from ._placeholder import Placeholder
+from ._refs import OPS, OpRef, PathRef, Ref, ref_repr
+from ._signature import display_name
+from ._targets import import_target
+
+
+class _Failure(Exception):
+    """Internal: unwinds to `resolve`, collecting the path on the way."""
+
+    def __init__(self, message: str, cause: BaseException | None, origin: Any = None) -> None:
+        self.message = message
+        self.cause = cause
+        self.origin = origin
+        self.path: list[Any] = []  # reversed
+        self.cycle_id: int | None = None
+        self.cycle_len: int | None = None
+        self.via: list[str] = []  # references followed, innermost first
+
+
+class _MissingRequired(_Failure):
+    pass
+
+
+class _Resolver:
+    __slots__ = ("freeze", "built", "active")
+
+    def __init__(self, freeze: bool) -> None:
+        self.freeze = freeze
+        self.built: dict[int, Any] = {}
+        self.active: set[int] = set()
+
+    def value(self, v: Any) -> Any:
+        t = type(v)
+        if t in LEAF_TYPES:
+            return v
+        if t is ConfigDict:
+            try:
+                return self.built[id(v)]
+            except KeyError:
+                return self.node(v)
+        if t is list or t is tuple:
+            out = []
+            append = out.append
+            for i, item in enumerate(v):
+                ti = type(item)
+                if ti in LEAF_TYPES:
+                    append(item)
+                    continue
+                try:
+                    append(self.value(item))
+                except _Failure as f:
+                    f.path.append(i)
+                    raise
+            return tuple(out) if (self.freeze or t is tuple) else out
+        if isinstance(v, Ref):
+            try:
+                return self.built[id(v)]
+            except KeyError:
+                return self.ref(v)
+        if t is Placeholder:
+            if v.required:
+                raise _MissingRequired("required value is unset", None)
+            return self.value(v.default)
+        if isinstance(v, ConfigDict):
+            return self.node(v)
+        if t is dict:
+            return self.node(ConfigDict._raw(v, None))
+        return v
+
+    def node(self, v: ConfigDict) -> Any:
+        vid = id(v)
+        if vid in self.active:
+            f = _Failure("cycle", None, v._origin)
+            f.cycle_id = vid
+            raise f
+        fields = v._fields
+        qualname = fields.get(QUALNAME)
+        if qualname is None:
+            const = fields.get(CONST)
+            if const is not None:
+                obj = self.target(const, v)
+                self.built[vid] = obj
+                return obj
+            out: dict[Any, Any] = {}
+            self.active.add(vid)
+            for key, item in fields.items():
+                if type(item) in LEAF_TYPES:
+                    out[key] = item
+                    continue
+                try:
+                    out[key] = self.value(item)
+                except _Failure as f:
+                    self._unwind(f, key, vid)
+                    raise
+            self.active.discard(vid)
+            result: Any = ImmutableDict._wrap(out) if self.freeze else out
+            self.built[vid] = result
+            return result
+
+        target = self.target(qualname, v)
+        exclude = getattr(target, "__konfig_resolve_exclude_fields__", ())
+        positional: dict[int, Any] = {}
+        kwargs: dict[str, Any] = {}
+        self.active.add(vid)
+        for key, item in fields.items():
+            if key == QUALNAME:
+                continue
+            if type(item) not in LEAF_TYPES and key not in exclude:
+                try:
+                    item = self.value(item)
+                except _Failure as f:
+                    self._unwind(f, _arg_key(key), vid)
+                    raise
+            if type(key) is str and key.isdigit():
+                positional[int(key)] = item
+            else:
+                kwargs[key] = item
+        self.active.discard(vid)
+        try:
+            args = [positional[i] for i in range(len(positional))]
+        except KeyError:
+            raise _Failure(
+                f"positional arguments must be contiguous from [0], got {sorted(positional)}", None, v._origin
+            ) from None
+        try:
+            obj = target(*args, **kwargs)
+        except Exception as e:
+            raise _Failure(
+                f"building {display_name(qualname)}(...) raised {type(e).__name__}: {e}", e, v._origin
+            ) from None
+        post = getattr(type(obj), "__post_konfig_resolve__", None)
+        if post is not None:
+            try:
+                obj.__post_konfig_resolve__(v)
+            except Exception as e:
+                raise _Failure(
+                    f"{type(obj).__name__}.__post_konfig_resolve__ raised {type(e).__name__}: {e}",
+                    e,
+                    v._origin,
+                ) from None
+        self.built[vid] = obj
+        return obj
+
+    @staticmethod
+    def _unwind(f: _Failure, key: Any, vid: int) -> None:
+        f.path.append(key)
+        if f.cycle_id == vid and f.cycle_len is None:
+            f.cycle_len = len(f.path)
+
+    def target(self, qualname: Any, v: ConfigDict) -> Any:
+        if type(qualname) is not str:
+            raise _Failure(f"__qualname__/__const__ must be a str, got {qualname!r}", None, v._origin)
+        try:
+            return import_target(qualname)
+        except Exception as e:
+            raise _Failure(f"cannot import {qualname!r}: {e}", e, v._origin) from None
+
+    def ref(self, r: Ref) -> Any:
+        rid = id(r)
+        if rid in self.active:
+            f = _Failure("cycle", None)
+            f.cycle_id = rid
+            f.via.append(ref_repr(r))
+            raise f
+        self.active.add(rid)
+        try:
+            if type(r) is PathRef:
+                result = self.path_ref(r)
+            else:
+                result = self.op_ref(r)  # type: ignore[arg-type]
+        except _Failure as f:
+            f.via.append(ref_repr(r))
+            if f.cycle_id == rid and f.cycle_len is None:
+                f.cycle_len = len(f.path)
+            raise
+        self.active.discard(rid)
+        self.built[rid] = result
+        return result
+
+    def path_ref(self, r: PathRef) -> Any:
+        current: Any = r._konfig_root
+        path = r._konfig_path
+        built = False
+        for i, key in enumerate(path):
+            if not built:
+                if isinstance(current, ConfigDict):
+                    fields = current._fields
+                    if key in fields:
+                        current = fields[key]
+                        continue
+                    if type(key) is int and QUALNAME in fields:
+                        try:
+                            current = current[key]
+                            continue
+                        except (KeyError, IndexError):
+                            pass
+                    if QUALNAME not in fields and CONST not in fields:
+                        names = [k for k in fields if type(k) is str]
+                        raise _Failure(
+                            f"reference `{ref_repr(r)}`: {format_path(path[:i])} has no field"
+                            f" {key!r}{did_you_mean(str(key), names)}",
+                            None,
+                        )
+                elif type(current) in (list, tuple) and type(key) is int:
+                    try:
+                        current = current[key]
+                        continue
+                    except IndexError as e:
+                        raise _Failure(f"reference `{ref_repr(r)}`: {e}", e) from None
+                # Continue on the built object (attribute of a built node, ...).
+                current = self.value(current)
+                built = True
+            try:
+                if isinstance(current, Mapping) or type(key) is not str:
+                    current = current[key]
+                else:
+                    current = getattr(current, key)
+            except Exception as e:
+                raise _Failure(
+                    f"reference `{ref_repr(r)}`: cannot get {key!r} from {type(current).__name__}: {e}", e
+                ) from None
+        return current if built else self.value(current)
+
+    def op_ref(self, r: OpRef) -> Any:
+        args = [self.value(a) for a in r._konfig_args]
+        kwargs = {k: self.value(v) for k, v in r._konfig_kwargs.items()}
+        try:
+            return OPS[r._konfig_op](*args, **kwargs)
+        except Exception as e:
+            raise _Failure(
+                f"evaluating `{ref_repr(r)}` raised {type(e).__name__}: {e}", e
+            ) from None
+
+
+def _arg_key(key: Any) -> Any:
+    return int(key) if type(key) is str and key.isdigit() else key
+
+
+def resolve(cfg: Any, *, freeze: bool = True, allowed: Iterable[str] | None = None) -> Any:
+    """Builds the objects described by `cfg`, bottom-up.
+
+    A node reachable from several places is built once and shared. With
+    `freeze`, lists become tuples and dicts `ImmutableDict`s.
+
+    Usage:
+        model = konfig.resolve(cfg.model)
+        obj = konfig.resolve(untrusted_cfg, allowed=["optax", "mylib.*"])
+
+    Args:
+        cfg: a `ConfigDict` (or plain dict/list of them).
+        freeze: return immutable containers.
+        allowed: safe mode: refuse (before importing or calling anything) every
+            target outside these module patterns.
+
+    Raises:
+        ResolveError: naming the failing path, chained to the original error.
+    """
+    if type(cfg) is dict:
+        cfg = _from_plain(cfg)
+    if allowed is not None:
+        from ._safe_mode import check_allowed
+
+        check_allowed(cfg, allowed)
+    register_pytree_if_jax_imported()
+    try:
+        return _Resolver(freeze).value(cfg)
+    except _MissingRequired:
+        raise _missing_error(cfg) from None
+    except _Failure as f:
+        raise _error(f) from f.cause
+
+
+def _from_plain(data: dict[Any, Any]) -> Any:
+    try:
+        from . import _json  # Written alongside: the JSON-level dict format.
+
+        from_dict = getattr(_json, "from_dict", None)
+    except ImportError:
+        from_dict = None
+    if from_dict is not None:
+        return from_dict(data)
+    return ConfigDict(data)
+
+
+def _error(f: _Failure) -> ResolveError:
+    path = tuple(reversed(f.path))
+    where = format_path(path)
+    via = f" (through {' -> '.join(reversed(f.via))})" if f.via else ""
+    if f.cycle_id is not None:
+        n = f.cycle_len if f.cycle_len is not None else 0
+        start = format_path(path[: len(path) - n])
+        return CycleError(
+            f"In {where}: cycle: {start} depends on itself via {where}{via}. A config node"
+            " cannot contain or reference itself when resolved."
+        )
+    created = ""
+    if f.origin is not None:
+        created = f"\n  node created at {f.origin[0]}:{f.origin[1]}"
+    return ResolveError(f"In {where}{via}: {f.message}{created}")
+
+
+def _missing_error(cfg: Any) -> MissingValueError:
+    missing = []
+    for path, value in iter_leaves(cfg):
+        if type(value) is Placeholder and value.required:
+            name = getattr(value.type, "__qualname__", repr(value.type))
+            missing.append(f"{format_path(path)} ({name})")
+    listing = ", ".join(missing) or "(reached through a reference outside the config)"
+    return MissingValueError(
+        f"Required value(s) not set: {listing}. Set each one before resolving,"
+        " e.g. `cfg.<path> = ...` or `--cfg.<path>=...`."
+    )

@@ -1,0 +1,89 @@
+"""Safe mode: `konfig.resolve(cfg, allowed=[...])` for untrusted configs.
+
+Before anything is imported or called, every `__qualname__` / `__const__`
+reachable from the config (through references too) is checked against the
+allow-list; all refused targets are reported at once.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from typing import Any
+
+from ._config_dict import CONST, QUALNAME, UNION_QUALNAME, ConfigDict
+from ._errors import DisallowedTargetError
+from ._paths import format_path
+from ._refs import OpRef, PathRef
+
+# Always allowed: `A | B` of captured types is stored as a call of this.
+_BUILTIN_ALLOWED = frozenset({UNION_QUALNAME})
+
+
+def is_allowed(qualname: str, patterns: Iterable[str]) -> bool:
+    """`"optax"` allows `optax` and its submodules; `"mylib.*"` is a glob on
+    the dotted name; `"optax:adam"` allows exactly that target."""
+    if qualname in _BUILTIN_ALLOWED:
+        return True
+    module = qualname.partition(":")[0]
+    dotted = qualname.replace(":", ".")
+    for pattern in patterns:
+        if any(c in pattern for c in "*?["):
+            if fnmatch.fnmatchcase(dotted, pattern) or fnmatch.fnmatchcase(module, pattern):
+                return True
+        elif ":" in pattern:
+            if qualname == pattern:
+                return True
+        elif module == pattern or module.startswith(pattern + "."):
+            return True
+    return False
+
+
+def check_allowed(cfg: Any, allowed: Iterable[str]) -> None:
+    """Raises `DisallowedTargetError` listing every target outside `allowed`."""
+    if isinstance(allowed, str):
+        raise TypeError("allowed= expects a list of module patterns, not a str")
+    patterns = tuple(allowed)
+    refused: dict[str, list[str]] = {}
+    seen: set[int] = set()
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(cfg, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, ConfigDict):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            fields = value._fields
+            for marker in (QUALNAME, CONST):
+                target = fields.get(marker)
+                if target is not None and not (type(target) is str and is_allowed(target, patterns)):
+                    refused.setdefault(str(target), []).append(format_path(path))
+            for key, child in reversed(fields.items()):
+                if key != QUALNAME and key != CONST:
+                    stack.append((child, path + (key,)))
+        elif type(value) in (list, tuple, set, frozenset):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            stack.extend((child, path + (i,)) for i, child in enumerate(value))
+        elif isinstance(value, PathRef):
+            stack.append((value._konfig_root, path + ("<ref root>",)))
+        elif isinstance(value, OpRef):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            args = value._konfig_args
+            if value._konfig_op == "call" and callable(args[0]) and not isinstance(args[0], (ConfigDict, PathRef, OpRef)):
+                fn = args[0]
+                name = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+                if not is_allowed(name, patterns):
+                    refused.setdefault(name, []).append(format_path(path) + " (ref_fn)")
+                args = args[1:]
+            stack.extend((a, path) for a in args)
+            stack.extend((v, path) for v in value._konfig_kwargs.values())
+    if refused:
+        lines = [f"  {name}  (at {', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''})" for name, paths in sorted(refused.items())]
+        raise DisallowedTargetError(
+            f"Safe mode refused {len(refused)} target(s) outside allowed={list(patterns)!r};"
+            " nothing was imported or called:\n" + "\n".join(lines)
+        )

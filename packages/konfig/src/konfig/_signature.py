@@ -1,0 +1,126 @@
+"""Argument validation against a target's signature, cached per qualname.
+
+`inspect.signature` is slow (tens of microseconds), so each target is
+inspected once and reduced to a small `Params` record. Checking a node is
+then a few set lookups.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from typing import Any
+
+from ._errors import ArgumentError, did_you_mean
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+class Params:
+    """What a callable accepts, reduced for fast checks."""
+
+    __slots__ = ("keywords", "positional", "max_positional", "var_keyword")
+
+    def __init__(self, signature: inspect.Signature) -> None:
+        keywords: set[str] = set()
+        positional: list[str] = []
+        max_positional: int | None = 0
+        var_keyword = False
+        for p in signature.parameters.values():
+            kind = p.kind
+            if kind in _POSITIONAL:
+                positional.append(p.name)
+                if kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
+                    keywords.add(p.name)
+            elif kind is inspect.Parameter.VAR_POSITIONAL:
+                max_positional = None
+            elif kind is inspect.Parameter.KEYWORD_ONLY:
+                keywords.add(p.name)
+            else:
+                var_keyword = True
+        self.keywords = frozenset(keywords)
+        self.positional = tuple(positional)
+        self.max_positional = len(positional) if max_positional is not None else None
+        self.var_keyword = var_keyword
+
+
+# qualname -> Params, or None when the target cannot be inspected.
+_CACHE: dict[str, Params | None] = {}
+
+
+def params_for(qualname: str, target: Any = None) -> Params | None:
+    """Returns the cached `Params` of `qualname` (inspecting `target` once).
+
+    Without `target`, the target is looked up only if its module is already
+    imported: validation never imports anything.
+    """
+    try:
+        return _CACHE[qualname]
+    except KeyError:
+        pass
+    if target is None:
+        target = _lookup_imported(qualname)
+        if target is None:
+            return None  # Not cached: the module may be imported later.
+    try:
+        params: Params | None = Params(inspect.signature(target))
+    except (TypeError, ValueError):
+        params = None
+    _CACHE[qualname] = params
+    return params
+
+
+def _lookup_imported(qualname: str) -> Any:
+    module_name, sep, attrs = qualname.partition(":")
+    if not sep:
+        return None
+    obj = sys.modules.get(module_name)
+    if obj is None:
+        return None
+    for attr in attrs.split("."):
+        obj = inspect.getattr_static(obj, attr, None)
+        if obj is None:
+            return None
+    if isinstance(obj, (classmethod, staticmethod)):
+        obj = obj.__func__
+    return obj if callable(obj) else None
+
+
+def display_name(qualname: str) -> str:
+    return qualname.replace(":", ".")
+
+
+def check_key(params: Params, qualname: str, key: str, num_positional: int) -> None:
+    """Checks that `key` (a kwarg name or a positional index "3") is accepted."""
+    if key.isdigit():
+        index = int(key)
+        if params.max_positional is not None and index >= params.max_positional:
+            raise ArgumentError(
+                f"{display_name(qualname)}() takes at most {params.max_positional}"
+                f" positional argument(s), got argument [{index}]"
+            )
+        return
+    if key in params.keywords or params.var_keyword:
+        if key in params.keywords and params.positional[:num_positional].count(key):
+            raise ArgumentError(
+                f"{display_name(qualname)}() got multiple values for argument {key!r}"
+                f" (positional [{params.positional.index(key)}] and keyword)"
+            )
+        return
+    if key.startswith("__") and key.endswith("__"):
+        return  # konfig's own markers (`__qualname__`, ...).
+    raise ArgumentError(
+        f"{display_name(qualname)}() got an unexpected keyword argument {key!r}"
+        f"{did_you_mean(key, params.keywords)}"
+        f" (accepted: {', '.join(sorted(params.keywords)) or 'none'})"
+    )
+
+
+def check_fields(params: Params, qualname: str, fields: dict[Any, Any]) -> None:
+    """Checks every argument of a node's `fields` against `params`."""
+    num_positional = 0
+    while str(num_positional) in fields:
+        num_positional += 1
+    for key in fields:
+        if type(key) is str:
+            check_key(params, qualname, key, num_positional)

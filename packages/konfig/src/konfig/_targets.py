@@ -1,0 +1,70 @@
+"""Importing the object a `"module.path:Attr.sub"` qualname names."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import Any
+
+from ._errors import TargetNotFoundError, did_you_mean
+
+_CACHE: dict[str, Any] = {}
+
+
+def import_target(qualname: str) -> Any:
+    """Returns the object named by `qualname` (cached).
+
+    Usage: `import_target("optax:adam") is optax.adam`.
+    """
+    try:
+        return _CACHE[qualname]
+    except KeyError:
+        pass
+    module_name, sep, attrs = qualname.partition(":")
+    if not sep:
+        try:
+            obj = _import_module(module_name)
+        except TargetNotFoundError:
+            if "." not in module_name:
+                raise
+            module_name, _, attrs = module_name.rpartition(".")
+            obj = _get_attrs(_import_module(module_name), module_name, attrs)
+    else:
+        obj = _get_attrs(_import_module(module_name), module_name, attrs)
+    _CACHE[qualname] = obj
+    return obj
+
+
+def _import_module(name: str) -> types.ModuleType:
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        raise TargetNotFoundError(f"Cannot import module {name!r}: {e}", name=name) from e
+
+
+def _get_attrs(obj: Any, module_name: str, attrs: str) -> Any:
+    if not attrs:
+        return obj
+    path = module_name
+    for attr in attrs.split("."):
+        value = getattr(obj, attr, _MISSING)
+        if value is _MISSING and isinstance(obj, types.ModuleType):
+            try:
+                value = importlib.import_module(f"{obj.__name__}.{attr}")
+            except ModuleNotFoundError:
+                value = _MISSING
+        if value is _MISSING:
+            public = [n for n in dir(obj) if not n.startswith("_")]
+            raise TargetNotFoundError(
+                f"{path} has no attribute {attr!r}{did_you_mean(attr, public)}", name=module_name
+            )
+        obj = value
+        path = f"{path}.{attr}"
+    return obj
+
+
+_MISSING = object()
