@@ -1,0 +1,117 @@
+"""One level of a tree: which children a node has, under which path part.
+
+Containers are recognised by duck typing so that no library is imported: mappings (anything with
+``keys`` and ``__getitem__``: dict, FrozenDict, ConfigDict), lists and tuples (by index), named tuples
+and dataclasses (by field name) and, only when JAX is already imported, any registered JAX pytree node
+(flax structs, equinox modules, ``register_dataclass``), read with its own key paths.
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+Children = list  # list[tuple[part, child]]
+
+_ATOMS = frozenset({str, bytes, int, float, bool, complex, type(None), type(...)})
+# type -> whether JAX flattens its instances into children (JAX registrations happen at class creation).
+_JAX_NODE: dict[type, bool] = {}
+
+
+def children_of(obj: object) -> Children | None:
+    """``[(part, child), ...]`` of a container, ``None`` for a leaf.
+
+    Usage: ``children_of({"a": 1}) == [("a", 1)]``; ``children_of(3) is None``.
+    """
+    kind = type(obj)
+    if kind is dict:
+        return list(obj.items())  # type: ignore[attr-defined]
+    if kind is list or kind is tuple:
+        return list(enumerate(obj))  # type: ignore[call-overload]
+    if kind in _ATOMS:
+        return None
+    if isinstance(obj, tuple):
+        fields = getattr(kind, "_fields", None)
+        if fields is not None:  # namedtuple
+            return [(name, value) for name, value in zip(fields, obj, strict=False)]
+        return list(enumerate(obj))
+    if isinstance(obj, list):
+        return list(enumerate(obj))
+    if _is_array(kind):
+        return None
+    if hasattr(kind, "keys") and hasattr(kind, "__getitem__"):
+        try:
+            return [(key, obj[key]) for key in obj.keys()]  # type: ignore[attr-defined,index]
+        except Exception:  # noqa: BLE001 - a `keys` that is not a mapping's: treat as a leaf.
+            return None
+    if "jax" in sys.modules:
+        found = jax_children(obj)
+        if found is not None:
+            return found
+    if hasattr(kind, "__dataclass_fields__") and not isinstance(obj, type):
+        import dataclasses  # Already imported: `obj` is a dataclass.
+
+        return [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)]  # type: ignore[arg-type]
+    return None
+
+
+def _is_array(kind: type) -> bool:
+    return hasattr(kind, "shape") and hasattr(kind, "dtype")
+
+
+def jax_children(obj: object) -> Children | None:
+    """Children of a registered JAX pytree node, keyed by its key paths; ``None`` if JAX sees a leaf."""
+    kind = type(obj)
+    if _JAX_NODE.get(kind) is False:
+        return None
+    tree_util = sys.modules.get("jax.tree_util")
+    if tree_util is None:
+        import jax.tree_util as tree_util  # `jax` is in sys.modules: this import is free.
+
+    is_child: Callable[[object], bool] = lambda x: x is not obj  # noqa: E731
+    flat, _ = tree_util.tree_flatten_with_path(obj, is_leaf=is_child)
+    if len(flat) == 1 and flat[0][0] == () and flat[0][1] is obj:
+        _JAX_NODE[kind] = False
+        return None
+    _JAX_NODE[kind] = True
+    return [(part_from_jax_key(key_path[0]), child) for key_path, child in flat]
+
+
+def part_from_jax_key(entry: object) -> object:
+    """The path part of one JAX key entry (GetAttrKey, DictKey, SequenceKey, FlattenedIndexKey)."""
+    name = type(entry).__name__
+    if name == "GetAttrKey":
+        return entry.name  # type: ignore[attr-defined]
+    if name == "DictKey":
+        return entry.key  # type: ignore[attr-defined]
+    if name == "SequenceKey":
+        return entry.idx  # type: ignore[attr-defined]
+    if name == "FlattenedIndexKey":
+        return entry.key  # type: ignore[attr-defined]
+    if isinstance(entry, (str, int)):
+        return entry
+    raise TypeError(f"Unknown JAX key entry {entry!r} of type {name}.")
+
+
+def describe_available(obj: object) -> tuple[str, ...]:
+    """What a node offers, for error messages: keys, an index range or attribute names."""
+    kind = type(obj)
+    if isinstance(obj, (list, tuple)) and getattr(kind, "_fields", None) is None:
+        n = len(obj)
+        return (f"indices 0..{n - 1} (or -{n}..-1)",) if n else ("nothing (empty sequence)",)
+    if _is_array(kind):
+        return (f"an array of shape {getattr(obj, 'shape', '?')}: numpy-style indexing only",)
+    found = children_of(obj)
+    if found is not None:
+        return tuple(_part_text(part) for part, _ in found)
+    names = getattr(obj, "__dict__", None)
+    if isinstance(names, dict):
+        return tuple(name for name in names if not name.startswith("_"))
+    return (f"nothing: {kind.__name__} is a leaf",)
+
+
+def _part_text(part: object) -> str:
+    return part if type(part) is str else repr(part)  # type: ignore[return-value]

@@ -1,0 +1,274 @@
+"""Keys: fields annotated ``kontext.Key`` hold paths; ``resolve_from_keyed_obj`` turns them into values."""
+
+from __future__ import annotations
+
+import sys
+import typing
+from typing import Annotated, Any, TypeVar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+from ._errors import KeySignatureError, PathNotFoundError, RequiredKeyError, UnresolvedKeysError
+from ._lookup import lookup, not_found
+from ._parser import format_parts, parse_parts
+from ._paths import AbstractPath, to_parts
+
+Context = Any  # A nested structure: dicts, lists, dataclasses, pytrees, plain objects...
+
+
+class _KeyMarker:
+    """The metadata that makes ``Annotated[X, marker]`` a key annotation."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "kontext.Key"
+
+
+_KEY = _KeyMarker()
+_T = TypeVar("_T")
+
+Key = Annotated[Any, _KEY]
+"""A field holding one path (``"batch.image"``), ``None`` (optional input) or ``REQUIRED``."""
+
+KeyTree = Annotated[_T, _KEY]
+"""A field holding a tree of paths, e.g. ``KeyTree[dict[str, str]]``; resolved leaf by leaf."""
+
+REQUIRED = "__KEY_REQUIRED__"
+"""Default of a key that must be set before resolving: ``image: kontext.Key = kontext.REQUIRED``."""
+
+_PROTOCOL = "__kontext_keys__"
+_KEY_FIELDS: dict[type, tuple[str, ...]] = {}
+_SIGNATURES: dict[Any, tuple[tuple[str, ...], frozenset[str], frozenset[str], bool, str]] = {}
+
+
+def get_keypaths(keyed_obj: Any) -> dict[str, Any]:
+    """``{field name: path}`` of the Key-annotated fields of ``keyed_obj`` (or its ``__kontext_keys__()``).
+
+    Usage: ``get_keypaths(L2(preds="preds.logits", targets="batch.label")) == {"preds": ..., "targets": ...}``.
+
+    Annotations are read through ``Optional``, ``Union`` and containers (``dict[str, Key]``), from
+    dataclasses, flax modules or any annotated class; wrappers return their inner object's keys with the
+    ``__kontext_keys__`` protocol.
+    """
+    kind = type(keyed_obj)
+    if hasattr(kind, _PROTOCOL):
+        return dict(getattr(keyed_obj, _PROTOCOL)())
+    names = _KEY_FIELDS.get(kind)
+    if names is None:
+        names = _key_fields(kind)
+    return {name: getattr(keyed_obj, name) for name in names}
+
+
+def is_key_annotated(cls_or_obj: Any) -> bool:
+    """Whether a class (or an instance's class) has Key-annotated fields or ``__kontext_keys__``."""
+    cls = cls_or_obj if isinstance(cls_or_obj, type) else type(cls_or_obj)
+    return hasattr(cls, _PROTOCOL) or bool(_KEY_FIELDS.get(cls) or _key_fields(cls))
+
+
+def _key_fields(cls: type) -> tuple[str, ...]:
+    names = tuple(name for name, hint in _hints_with_extras(cls).items() if _is_key_hint(hint))
+    _KEY_FIELDS[cls] = names
+    return names
+
+
+def _hints_with_extras(cls: type) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(cls, include_extras=True)
+    except Exception:  # noqa: BLE001 - unresolvable string annotations: resolve field by field below.
+        pass
+    hints: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        module = sys.modules.get(klass.__module__)
+        namespace = dict(vars(module)) if module is not None else {}
+        namespace.update(vars(klass))
+        for name, annotation in klass.__dict__.get("__annotations__", {}).items():
+            if isinstance(annotation, str):
+                try:
+                    annotation = eval(annotation, namespace)  # noqa: S307 - an annotation, as typing does.
+                except Exception:  # noqa: BLE001 - a name only known where the class was defined.
+                    annotation = Key if _mentions_key(annotation) else None
+            hints[name] = annotation
+    return hints
+
+
+def _mentions_key(annotation: str) -> bool:
+    """For an annotation string that cannot be evaluated: does it use ``Key`` / ``KeyTree``?"""
+    word = []
+    for ch in annotation + " ":
+        if ch.isalnum() or ch == "_":
+            word.append(ch)
+            continue
+        if "".join(word) in ("Key", "KeyTree"):
+            return True
+        word = []
+    return False
+
+
+def _is_key_hint(hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if origin is None:
+        return False
+    if origin is Annotated and any(meta is _KEY for meta in hint.__metadata__):
+        return True
+    return any(_is_key_hint(arg) for arg in typing.get_args(hint))
+
+
+def resolve_from_keyed_obj(
+    context: Context,
+    keyed_obj: Any,
+    func: Callable[..., Any] | None = None,
+) -> dict[str, Any]:
+    """The keyword arguments for ``func``: each key of ``keyed_obj`` looked up in ``context``.
+
+    Usage: ``loss(**resolve_from_keyed_obj({"preds": p, "batch": b}, loss, func=loss.get_values))``.
+
+    Keys set to ``None`` are skipped, so ``func``'s default applies. A key may hold a tree (dict / list /
+    tuple) of paths, resolved into the same tree. Every error names the class of ``keyed_obj``.
+
+    Raises:
+      RequiredKeyError: a key is still ``kontext.REQUIRED``.
+      KeySignatureError: ``func`` lacks an argument for a key, or needs one that no key provides.
+      UnresolvedKeysError: paths missing from ``context``; all of them, each with suggestions.
+    """
+    owner = type(keyed_obj).__qualname__
+    keypaths = {name: path for name, path in get_keypaths(keyed_obj).items() if path is not None}
+    unset = [name for name, path in keypaths.items() if _has_required(path)]
+    if unset:
+        listed = ", ".join(repr(name) for name in unset)
+        raise RequiredKeyError(
+            f"{owner}: key(s) {listed} are REQUIRED but were not set. Set them when building the object, "
+            f"e.g. {owner}({unset[0]}='<path in the context>'), or set them to None if the input is optional."
+        )
+    if func is not None:
+        _check_signature(owner, keypaths, func)
+    return _resolve(context, keypaths, owner)
+
+
+def resolve_from_keypaths(context: Context, key_paths: dict[str, Any]) -> dict[str, Any]:
+    """``{name: value}`` for ``{name: path or tree of paths}``; every missing path reported at once.
+
+    Usage: ``resolve_from_keypaths({"batch": {"x": 1}}, {"x": "batch.x"}) == {"x": 1}``.
+    """
+    return _resolve(context, key_paths, "")
+
+
+def _has_required(path: Any) -> bool:
+    kind = type(path)
+    if kind is str:
+        return path == REQUIRED  # type: ignore[no-any-return]
+    if kind is dict:
+        return any(_has_required(p) for p in path.values())
+    if kind is list or kind is tuple:
+        return any(_has_required(p) for p in path)
+    return False
+
+
+def _resolve(context: Context, key_paths: dict[str, Any], owner: str) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    errors: dict[str, PathNotFoundError] = {}
+    for name, path in key_paths.items():
+        if type(path) is str:
+            parts = parse_parts(path)
+            value, failed = lookup(context, parts)
+            if failed >= 0:
+                errors[name] = not_found(context, parts, value, failed)
+            values[name] = value
+        else:
+            values[name] = _resolve_tree(context, path, name, errors, owner)
+    if errors:
+        raise _unresolved(owner, key_paths, errors)
+    return values
+
+
+def _resolve_tree(context: Context, path: Any, name: str, errors: dict[str, PathNotFoundError], owner: str) -> Any:
+    kind = type(path)
+    if kind is dict:
+        return {k: _resolve_tree(context, p, f"{name}{format_parts((k,))}", errors, owner) for k, p in path.items()}
+    if kind is list or kind is tuple:
+        resolved = [_resolve_tree(context, p, f"{name}[{i}]", errors, owner) for i, p in enumerate(path)]
+        return resolved if kind is list else tuple(resolved)
+    if path is None:
+        return None
+    if kind is str or isinstance(path, AbstractPath) or hasattr(kind, "__kontext_path__"):
+        parts = to_parts(path)
+        value, failed = lookup(context, parts)
+        if failed >= 0:
+            errors[name] = not_found(context, parts, value, failed)
+        return value
+    where = f"{owner}: key" if owner else "Key"
+    raise TypeError(
+        f"{where} {name!r} must be a path string (or a dict / list / tuple of them), got "
+        f"{type(path).__name__}: {path!r}."
+    )
+
+
+def _unresolved(owner: str, key_paths: dict[str, Any], errors: dict[str, PathNotFoundError]) -> UnresolvedKeysError:
+    head = f"{owner}: " if owner else ""
+    count = len(errors)
+    lines = [f"{head}{count} key{'s' if count > 1 else ''} could not be resolved from the context:"]
+    for name, error in errors.items():
+        detail = error.message.replace("\n", "\n      ")
+        lines.append(f"  - {name} = {error.path!r}:\n      {detail}")
+    return UnresolvedKeysError("\n".join(lines), errors)
+
+
+def _check_signature(owner: str, keypaths: dict[str, Any], func: Callable[..., Any]) -> None:
+    names, required, positional_only, var_keyword, text = _signature(func)
+    given = set(keypaths)
+    missing = [name for name in names if name in required and name not in given]
+    extra = [] if var_keyword else [key for key in keypaths if key not in names or key in positional_only]
+    if not missing and not extra:
+        return
+    import difflib
+
+    func_name = getattr(func, "__qualname__", type(func).__qualname__)
+    lines = [f"{owner}: its keys do not match the signature of {func_name}{text}:"]
+    if missing:
+        lines.append(
+            "  missing argument(s) with no default, which no key provides: " + ", ".join(repr(m) for m in missing)
+        )
+    for key in extra:
+        if key in positional_only:
+            lines.append(f"  key {key!r} names a positional-only argument, which cannot be passed by keyword")
+            continue
+        close = difflib.get_close_matches(key, [n for n in names if n not in given], n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        lines.append(f"  key {key!r} is not an argument of {func_name}{hint}")
+    lines.append("  keys given (not None): " + (", ".join(keypaths) or "none"))
+    raise KeySignatureError("\n".join(lines))
+
+
+def _signature(func: Callable[..., Any]) -> tuple[tuple[str, ...], frozenset[str], frozenset[str], bool, str]:
+    underlying = getattr(func, "__func__", func)
+    cache_key = (underlying, hasattr(func, "__self__"))
+    try:
+        cached = _SIGNATURES.get(cache_key)
+    except TypeError:  # An unhashable callable.
+        cached, cache_key = None, None
+    if cached is not None:
+        return cached
+    import inspect
+
+    sig = inspect.signature(func)
+    names: list[str] = []
+    required: set[str] = set()
+    positional_only: set[str] = set()
+    var_keyword = False
+    for param in sig.parameters.values():
+        if param.kind is param.VAR_KEYWORD:
+            var_keyword = True
+        elif param.kind is param.VAR_POSITIONAL:
+            continue
+        else:
+            names.append(param.name)
+            if param.default is param.empty:
+                required.add(param.name)
+            if param.kind is param.POSITIONAL_ONLY:
+                positional_only.add(param.name)
+    info = (tuple(names), frozenset(required), frozenset(positional_only), var_keyword, str(sig))
+    if cache_key is not None:
+        _SIGNATURES[cache_key] = info
+    return info

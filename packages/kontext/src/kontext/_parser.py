@@ -1,0 +1,394 @@
+"""Reading and writing path strings: a small hand-written recursive-descent parser.
+
+Grammar (whitespace is allowed inside ``[]`` only)::
+
+    path      := [ first ( "." name | "[" subscript "]" )* ]
+    first     := name | "[" subscript "]"
+    name      := identifier | integer | "*" | "**"
+    subscript := item ( "," item )* [","]          # several items form a tuple key
+    item      := literal | slice | "..."
+    slice     := [int] ":" [int] [ ":" [int] ]
+    literal   := int | float | 'str' | "str" | None | True | False | "(" [literal ("," literal)* [","]] ")"
+
+``format_parts`` writes the canonical form, which ``parse_parts`` reads back to the same parts.
+"""
+
+from __future__ import annotations
+
+
+_NAME_STOP = ".[]"
+_TOKEN_STOP = ",:])([ \t\n\r"
+_WHITESPACE = " \t\n\r"
+
+
+class Wildcard:
+    """A glob wildcard: ``Wildcard.STAR`` (``*``, one level) or ``Wildcard.DOUBLE_STAR`` (``**``, any depth)."""
+
+    __slots__ = ("symbol",)
+    STAR: Wildcard
+    DOUBLE_STAR: Wildcard
+
+    def __new__(cls, symbol: str) -> Wildcard:
+        existing = _WILDCARDS.get(symbol)
+        if existing is not None:
+            return existing
+        if symbol not in ("*", "**") or _WILDCARDS_FROZEN:
+            raise ValueError(f"Unknown wildcard {symbol!r}: expected '*' or '**'.")
+        self = object.__new__(cls)
+        self.symbol = symbol
+        return self
+
+    def __repr__(self) -> str:
+        return "Wildcard.STAR" if self.symbol == "*" else "Wildcard.DOUBLE_STAR"
+
+    def __str__(self) -> str:
+        return self.symbol
+
+    def __reduce__(self) -> tuple[type[Wildcard], tuple[str]]:
+        return (Wildcard, (self.symbol,))
+
+
+_WILDCARDS: dict[str, Wildcard] = {}
+_WILDCARDS_FROZEN = False
+STAR = _WILDCARDS["*"] = Wildcard("*")
+DOUBLE_STAR = _WILDCARDS["**"] = Wildcard("**")
+_WILDCARDS_FROZEN = True
+Wildcard.STAR = STAR
+Wildcard.DOUBLE_STAR = DOUBLE_STAR
+
+_CACHE: dict[str, tuple[object, ...]] = {}
+_CACHE_MAX = 8192
+
+
+def parse_parts(text: str) -> tuple[object, ...]:
+    """Parses a path string into its parts (cached): ``parse_parts("a[0].b") == ("a", 0, "b")``."""
+    parts = _CACHE.get(text)
+    if parts is None:
+        parts = _parse_dotted(text)
+        if parts is None:
+            parts = _Parser(text).parse()
+        if len(_CACHE) >= _CACHE_MAX:
+            _CACHE.clear()
+        _CACHE[text] = parts
+    return parts
+
+
+def _parse_dotted(text: str) -> tuple[object, ...] | None:
+    """Fast path for the common ``a.b.0.c`` form; ``None`` hands over to the full parser."""
+    if not text or "[" in text or "]" in text:
+        return None
+    parts: list[object] = []
+    for name in text.split("."):
+        if name.isidentifier():
+            parts.append(name)
+        elif name.isdigit() and name.isascii():
+            parts.append(int(name))
+        else:
+            return None
+    return tuple(parts)
+
+
+def _name_part(token: str) -> object:
+    if token.isidentifier():
+        return token
+    if token == "*":
+        return STAR
+    if token == "**":
+        return DOUBLE_STAR
+    digits = token[1:] if token[:1] in "+-" else token
+    if digits and digits.isascii() and digits.isdigit():
+        return int(token)
+    return _INVALID
+
+
+_INVALID = object()
+
+
+class _Parser:
+    __slots__ = ("n", "pos", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.n = len(text)
+
+    def error(self, expected: str, position: int | None = None) -> Exception:
+        from ._errors import PathSyntaxError
+
+        return PathSyntaxError(self.text, self.pos if position is None else position, expected)
+
+    def parse(self) -> tuple[object, ...]:
+        text, n = self.text, self.n
+        parts: list[object] = []
+        if n == 0:
+            return ()
+        if text[0] != "[":
+            parts.append(self.name())
+        while self.pos < n:
+            c = text[self.pos]
+            if c == ".":
+                self.pos += 1
+                parts.append(self.name())
+            elif c == "[":
+                self.pos += 1
+                parts.append(self.subscript())
+                if self.pos >= n or text[self.pos] != "]":
+                    raise self.error("expected ',' or ']'")
+                self.pos += 1
+            else:
+                raise self.error("expected '.' or '[' between parts")
+        return tuple(parts)
+
+    def name(self) -> object:
+        text, start = self.text, self.pos
+        end = start
+        while end < self.n and text[end] not in _NAME_STOP:
+            end += 1
+        token = text[start:end]
+        part = _name_part(token)
+        if part is _INVALID:
+            what = "an empty name" if not token else f"{token!r}"
+            raise self.error(f"expected a name (identifier, integer, '*' or '**'), got {what}")
+        self.pos = end
+        return part
+
+    def skip_ws(self) -> None:
+        while self.pos < self.n and self.text[self.pos] in _WHITESPACE:
+            self.pos += 1
+
+    def peek(self) -> str:
+        return self.text[self.pos] if self.pos < self.n else ""
+
+    def subscript(self) -> object:
+        items: list[object] = []
+        trailing_comma = False
+        while True:
+            self.skip_ws()
+            items.append(self.item())
+            self.skip_ws()
+            if self.peek() != ",":
+                break
+            self.pos += 1
+            self.skip_ws()
+            if self.peek() == "]":
+                trailing_comma = True
+                break
+        if len(items) == 1 and not trailing_comma:
+            return items[0]
+        return tuple(items)
+
+    def item(self) -> object:
+        start_pos = self.pos
+        start: object = None
+        if self.peek() != ":":
+            start = self.literal()
+            self.skip_ws()
+            if self.peek() != ":":
+                return start
+        # A slice: [start] ":" [stop] [":" [step]]
+        self.pos += 1
+        self.skip_ws()
+        stop: object = None
+        step: object = None
+        if self.peek() not in (":", ",", "]", ""):
+            stop = self.literal()
+            self.skip_ws()
+        if self.peek() == ":":
+            self.pos += 1
+            self.skip_ws()
+            if self.peek() not in (",", "]", ""):
+                step = self.literal()
+        for bound in (start, stop, step):
+            if bound is not None and type(bound) is not int:
+                raise self.error(f"slice bounds must be integers, got {bound!r}", start_pos)
+        return slice(start, stop, step)
+
+    def literal(self) -> object:
+        c = self.peek()
+        if c == "'" or c == '"':
+            return self.string(c)
+        if c == "(":
+            return self.tuple_literal()
+        text, start = self.text, self.pos
+        end = start
+        while end < self.n and text[end] not in _TOKEN_STOP:
+            end += 1
+        token = text[start:end]
+        if not token:
+            raise self.error("expected a key (integer, quoted string, slice, ..., None, True, False or tuple)")
+        value = _literal_token(token)
+        if value is _INVALID:
+            hint = f"; did you mean [{token!r}]?" if token.isidentifier() else ""
+            raise self.error(f"expected a key, got {token!r} (strings need quotes inside []){hint}")
+        self.pos = end
+        return value
+
+    def string(self, quote: str) -> str:
+        text, start = self.text, self.pos
+        end = start + 1
+        escaped = False
+        while end < self.n:
+            ch = text[end]
+            if ch == "\\":
+                escaped = True
+                end += 2
+                continue
+            if ch == quote:
+                break
+            end += 1
+        if end >= self.n:
+            raise self.error("unterminated string", start)
+        self.pos = end + 1
+        if not escaped:
+            return text[start + 1 : end]
+        import ast  # Only escaped strings need Python's literal rules.
+
+        try:
+            value = ast.literal_eval(text[start : end + 1])
+        except (ValueError, SyntaxError) as e:
+            raise self.error(f"invalid string literal ({e})", start) from None
+        return value
+
+    def tuple_literal(self) -> object:
+        self.pos += 1
+        items: list[object] = []
+        trailing_comma = False
+        self.skip_ws()
+        while self.peek() != ")":
+            items.append(self.literal())
+            self.skip_ws()
+            c = self.peek()
+            if c == ",":
+                self.pos += 1
+                self.skip_ws()
+                trailing_comma = True
+            elif c == ")":
+                trailing_comma = False
+            else:
+                raise self.error("expected ',' or ')' in a tuple")
+        self.pos += 1
+        if len(items) == 1 and not trailing_comma:
+            return items[0]  # A parenthesised key, as in Python.
+        return tuple(items)
+
+
+def _literal_token(token: str) -> object:
+    if token == "...":
+        return ...
+    if token == "None":
+        return None
+    if token == "True":
+        return True
+    if token == "False":
+        return False
+    if not token.isascii():
+        return _INVALID
+    try:
+        return int(token)
+    except ValueError:
+        pass
+    try:
+        value = float(token)
+    except ValueError:
+        return _INVALID
+    return value if _is_finite(value) else _INVALID
+
+
+_INF = float("inf")
+
+
+def _is_finite(value: float) -> bool:
+    return value == value and value != _INF and value != -_INF  # noqa: PLR0124 - NaN check without math.
+
+
+def format_parts(parts: tuple[object, ...]) -> str:
+    """Canonical string of a sequence of parts: ``format_parts(("a", 0, "b c")) == "a[0]['b c']"``."""
+    out: list[str] = []
+    for part in parts:
+        kind = type(part)
+        if kind is str:
+            if part.isidentifier():  # type: ignore[union-attr]
+                out.append("." + part if out else part)  # type: ignore[operator]
+            else:
+                out.append(f"[{part!r}]")
+        elif kind is Wildcard:
+            out.append("." + part.symbol if out else part.symbol)  # type: ignore[union-attr]
+        elif kind is tuple:
+            if not part:
+                out.append("[()]")
+            elif len(part) == 1:  # type: ignore[arg-type]
+                out.append(f"[{_format_item(part[0])},]")  # type: ignore[index]
+            else:
+                out.append("[" + ", ".join(_format_item(p) for p in part) + "]")  # type: ignore[union-attr]
+        else:
+            out.append(f"[{_format_item(part)}]")
+    return "".join(out)
+
+
+def _format_item(item: object) -> str:
+    kind = type(item)
+    if kind is slice:
+        start, stop, step = item.start, item.stop, item.step  # type: ignore[attr-defined]
+        text = ("" if start is None else str(start)) + ":" + ("" if stop is None else str(stop))
+        return text if step is None else f"{text}:{step}"
+    if item is ...:
+        return "..."
+    if kind is tuple:
+        if len(item) == 1:  # type: ignore[arg-type]
+            return f"({_format_item(item[0])},)"  # type: ignore[index]
+        return "(" + ", ".join(_format_item(i) for i in item) + ")"  # type: ignore[union-attr]
+    return repr(item)
+
+
+_KEY_TYPES = (str, int, float, bool, type(None))
+
+
+def check_part(part: object, glob_ok: bool) -> object:
+    """Validates one part given to ``Path(*parts)`` and normalises int/str subclasses."""
+    kind = type(part)
+    if kind is str or kind is int or kind is bool or part is None or part is ...:
+        return part
+    if kind is Wildcard:
+        if glob_ok:
+            return part
+        from ._errors import GlobPathError
+
+        raise GlobPathError(f"Wildcard {part} is not allowed in a Path; use kontext.GlobPath.")
+    if kind is slice:
+        for bound in (part.start, part.stop, part.step):  # type: ignore[attr-defined]
+            if bound is not None and (type(bound) is not int):
+                raise TypeError(f"Invalid path part {part!r}: slice bounds must be int or None.")
+        return part
+    if kind is tuple:
+        for item in part:  # type: ignore[attr-defined]
+            if type(item) is not slice:
+                _check_key(item, part)
+        return part
+    if kind is float:
+        _check_key(part, part)
+        return part
+    if isinstance(part, bool):
+        return bool(part)
+    if isinstance(part, int):
+        return int(part)
+    if isinstance(part, str):
+        return str(part)
+    raise TypeError(
+        f"Invalid path part {part!r} of type {kind.__name__}: expected str, int, float, bool, None, "
+        "..., slice or a tuple of those."
+    )
+
+
+def _check_key(item: object, whole: object) -> None:
+    kind = type(item)
+    if kind is tuple:
+        for inner in item:  # type: ignore[attr-defined]
+            _check_key(inner, whole)
+    elif kind is float:
+        if not _is_finite(item):  # type: ignore[arg-type]
+            raise TypeError(f"Invalid path part {whole!r}: floats must be finite.")
+    elif not (kind in _KEY_TYPES or item is ...):
+        raise TypeError(
+            f"Invalid path part {whole!r}: tuple items must be str, int, float, bool, None, ... or tuples "
+            f"(slices only at the top level), got {type(item).__name__}."
+        )

@@ -1,0 +1,158 @@
+"""Typed path builders: ``path_builder_from("batch", Batch).image`` is the path ``"batch.image"``."""
+
+from __future__ import annotations
+
+import typing
+from typing import Any, TypeVar
+
+from ._parser import check_part, format_parts, parse_parts
+
+_T = TypeVar("_T")
+_NO_HINTS: dict[str, Any] = {}
+_HINTS: dict[Any, dict[str, Any]] = {}
+
+
+def path_builder_from(prefix: str, cls: type[_T] | Any = None) -> _T:
+    """A path builder rooted at ``prefix`` that type checkers and IDEs see as an instance of ``cls``.
+
+    Usage::
+
+        batch = kontext.path_builder_from("batch", Batch)
+        loss = L2(preds=preds.logits, targets=batch.label)   # keys "preds.logits", "batch.label"
+
+    When ``cls`` has annotated fields (dataclass, flax struct, NamedTuple, TypedDict, annotated class),
+    unknown attribute names raise ``AttributeError`` with the close matches, and the builder follows the
+    field types (``Optional``, ``list[X]`` / ``dict[str, X]`` items). Otherwise any name is accepted.
+    ``str(builder)`` is the path; the builder can be passed wherever kontext takes a path.
+    """
+    return PathBuilder(parse_parts(prefix) if prefix else (), cls)  # type: ignore[return-value]
+
+
+class PathBuilder:
+    """A path under construction; attribute and item access extend it."""
+
+    __slots__ = ("_kontext_cls", "_kontext_parts")
+
+    def __init__(self, parts: tuple[object, ...] = (), cls: Any = None) -> None:
+        object.__setattr__(self, "_kontext_parts", parts)
+        object.__setattr__(self, "_kontext_cls", cls)
+
+    def __getattr__(self, name: str) -> PathBuilder:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # Protocols (copy, pickle, IPython) must not become paths.
+        cls = self._kontext_cls
+        hints = _hints(cls)
+        if hints:
+            if name not in hints:
+                raise AttributeError(_unknown_field(self, cls, name, hints))
+            child = _unwrap(hints[name])
+        else:
+            child = None
+        return PathBuilder((*self._kontext_parts, name), child)
+
+    def __getitem__(self, key: Any) -> PathBuilder:
+        cls = self._kontext_cls
+        hints = _hints(cls)
+        if hints and _is_typed_dict(cls):
+            if key not in hints:
+                raise KeyError(_unknown_field(self, cls, key, hints))
+            child = _unwrap(hints[key])
+        else:
+            child = _item_type(cls, key)
+        return PathBuilder((*self._kontext_parts, check_part(key, False)), child)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Path builders are read-only: cannot set {name!r} on {self}.")
+
+    def __kontext_path__(self) -> str:
+        return format_parts(self._kontext_parts)
+
+    def __as_konfig__(self) -> str:
+        return format_parts(self._kontext_parts)
+
+    def __str__(self) -> str:
+        return format_parts(self._kontext_parts)
+
+    def __fspath__(self) -> str:
+        raise TypeError("A kontext path builder is not a file system path.")
+
+    def __repr__(self) -> str:
+        return f"PathBuilder({format_parts(self._kontext_parts)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PathBuilder):
+            return self._kontext_parts == other._kontext_parts
+        if isinstance(other, str):
+            return format_parts(self._kontext_parts) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(format_parts(self._kontext_parts))
+
+    def __dir__(self) -> list[str]:
+        return sorted(_hints(self._kontext_cls))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (PathBuilder, (self._kontext_parts, None))
+
+
+def _hints(cls: Any) -> dict[str, Any]:
+    if cls is None or not isinstance(cls, type):
+        return _NO_HINTS
+    found = _HINTS.get(cls)
+    if found is None:
+        try:
+            found = dict(typing.get_type_hints(cls))
+        except Exception:  # noqa: BLE001 - unresolvable annotations: names only, types unknown.
+            found = {}
+            for klass in reversed(cls.__mro__):
+                for name in klass.__dict__.get("__annotations__", {}):
+                    found[name] = None
+        found = {n: h for n, h in found.items() if typing.get_origin(h) is not typing.ClassVar}
+        _HINTS[cls] = found
+    return found
+
+
+def _unwrap(hint: Any) -> Any:
+    """``Optional[X]``/``Annotated[X, ...]`` -> ``X``; other unions -> unknown (``None``)."""
+    while True:
+        origin = typing.get_origin(hint)
+        if origin is typing.Annotated:
+            hint = typing.get_args(hint)[0]
+            continue
+        if origin is typing.Union or type(hint).__name__ == "UnionType":
+            options = [a for a in typing.get_args(hint) if a is not type(None)]
+            if len(options) != 1:
+                return None
+            hint = options[0]
+            continue
+        return hint
+
+
+def _item_type(cls: Any, key: Any) -> Any:
+    origin = typing.get_origin(cls)
+    args = typing.get_args(cls)
+    if origin is None or not args:
+        return None
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return _unwrap(args[0])
+        return _unwrap(args[key]) if type(key) is int and -len(args) <= key < len(args) else None
+    if isinstance(origin, type) and hasattr(origin, "keys"):
+        return _unwrap(args[-1])
+    return _unwrap(args[0])
+
+
+def _is_typed_dict(cls: Any) -> bool:
+    return isinstance(cls, type) and issubclass(cls, dict) and hasattr(cls, "__total__")
+
+
+def _unknown_field(builder: PathBuilder, cls: type, name: Any, hints: dict[str, Any]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(str(name), list(hints), n=3)
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return (
+        f"{cls.__qualname__} has no field {name!r} (building the path {str(builder)!r}). "
+        f"Its fields: {', '.join(hints)}.{hint}"
+    )
