@@ -7,8 +7,8 @@
 
 import kd_compat as _kd_compat
 import konfig as konfig
-import ktyping as ktyping
 import kontext as kontext
+import ktyping as ktyping
 
 # Before any of kd touches etils: fixes known etils/JAX breakage where installed versions need it.
 _kd_compat.apply()
