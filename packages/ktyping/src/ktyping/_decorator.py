@@ -20,9 +20,13 @@ from ._scope import _STACK, Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, TypeVar
+    from typing import Any, Callable, TypeVar, overload
 
     T = TypeVar("T")
+else:
+
+    def overload(fn):  # typing.overload without importing typing at runtime
+        return fn
 
 __all__ = ["check_dataclass_fields", "typechecked"]
 
@@ -492,6 +496,14 @@ class _TypecheckedBlock:
 
     def __call__(self, obj: T) -> T:
         return typechecked(obj)
+
+
+@overload
+def typechecked(obj: None = None) -> _TypecheckedBlock: ...
+
+
+@overload
+def typechecked(obj: T) -> T: ...
 
 
 def typechecked(obj: Any = None) -> Any:
