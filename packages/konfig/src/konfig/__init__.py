@@ -37,6 +37,23 @@ from ._refs import ref_copy as ref_copy
 from ._refs import ref_fn as ref_fn
 from ._repr import register_aliases as register_aliases
 from ._resolve import resolve as resolve
+from ._cli import apply_overrides as apply_overrides
+from ._cli import build_config as build_config
+from ._cli import load_config_module as load_config_module
+from ._cli import parse_flags as parse_flags
+from ._cli import parse_value as parse_value
+from ._diff import ConfigDiff as ConfigDiff
+from ._diff import diff as diff
+from ._export import export as export
+from ._export import export_qualname as export_qualname
+from ._json import JsonFormatError as JsonFormatError
+from ._json import from_json as from_json
+from ._json import to_json as to_json
+from ._override_error import OverrideError as OverrideError
+from ._py_expr import parse_py_expression as parse_py_expression
+from ._sweep import SweepItem as SweepItem
+from ._sweep import expand_sweep as expand_sweep
+from ._sweep import sweep_items as sweep_items
 
 __version__ = "0.1.0"
 
@@ -64,4 +81,21 @@ __all__ = [
     "resolve",
     "set_by_path",
     "set_lazy_imported_modules",
+    "apply_overrides",
+    "build_config",
+    "load_config_module",
+    "parse_flags",
+    "parse_value",
+    "ConfigDiff",
+    "diff",
+    "export",
+    "export_qualname",
+    "JsonFormatError",
+    "from_json",
+    "to_json",
+    "OverrideError",
+    "parse_py_expression",
+    "SweepItem",
+    "expand_sweep",
+    "sweep_items",
 ]

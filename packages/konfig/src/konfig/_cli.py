@@ -20,7 +20,6 @@ Each flag may also be written `--cfg.a.b VALUE`.
 
 from __future__ import annotations
 
-import ast
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -49,6 +48,8 @@ def parse_value(text: str) -> Any:
     """
     if text.startswith(PY_PREFIX):
         return parse_py_expression(text[len(PY_PREFIX) :])
+    import ast
+
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

@@ -32,7 +32,6 @@ and then checked with `konfig.resolve(cfg, allowed=[...])`.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ._config_dict import CONST, QUALNAME, ConfigDict
@@ -81,6 +80,8 @@ def to_json(value: Any, **dumps_kwargs: Any) -> str:
 
     Usage: `path.write_text(cfg.to_json(indent=2))`.
     """
+    import json
+
     return json.dumps(encode(value), **dumps_kwargs)
 
 
@@ -197,6 +198,8 @@ class _Encoder:
 
             return {_BYTES: base64.b64encode(value).decode("ascii")}
         if t is set or t is frozenset:
+            import json
+
             items = [self.value(v) for v in value]
             items.sort(key=lambda item: json.dumps(item, sort_keys=True))
             return {_SET if t is set else _FROZENSET: items}
@@ -274,6 +277,8 @@ def from_json(text: str | bytes) -> Any:
 
     Usage: `cfg = konfig.from_json(path.read_text())`.
     """
+    import json
+
     try:
         data = json.loads(text)
     except ValueError as e:

@@ -12,7 +12,6 @@ closest existing paths. Call nodes accept new keys their signature allows.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
@@ -42,6 +41,8 @@ def parse_override_path(text: str) -> tuple[Any, ...]:
 
     Usage: `parse_override_path("**.batch_size") == (ANY_DEPTH, "batch_size")`.
     """
+    import ast
+
     keys: list[Any] = []
     i, n = 0, len(text)
     expect_name = True

@@ -6,7 +6,8 @@
 Supported: calls with positional and keyword arguments (`module.Name(1, x=2)`),
 constants (`module.Name` -> `{'__const__': 'module:Name'}`), an explicit module
 boundary with a colon (`mylib.models:Trainer.eval_only(...)`, the only way to
-reach a classmethod or an enum member), literals, negative numbers, lists,
+reach a classmethod or an enum member), the aliases `repr(cfg)` prints
+(`nn.Dense` is `flax.linen:Dense`), literals, negative numbers, lists,
 tuples, sets and dicts of those. Without a colon the last dotted name is the
 attribute and the rest the module; a bare name is a builtin (`dict(a=1)`).
 Nothing is imported or called while parsing.
@@ -14,10 +15,10 @@ Nothing is imported or called while parsing.
 
 from __future__ import annotations
 
-import ast
-import io
-import tokenize
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import ast
 
 from ._override_error import OverrideError
 
@@ -32,6 +33,8 @@ def parse_py_expression(expr: str) -> Any:
 
     Usage: `cfg.model = parse_py_expression("mylib.Dense(features=12)")`.
     """
+    import ast
+
     source = _mark_module_boundaries(expr.strip())
     try:
         tree = ast.parse(source, mode="eval")
@@ -42,6 +45,9 @@ def parse_py_expression(expr: str) -> Any:
 
 def _mark_module_boundaries(expr: str) -> str:
     """Rewrites `a.b:C.D` (no spaces around `:`) as an attribute chain with a marker."""
+    import io
+    import tokenize
+
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(expr).readline))
     except (tokenize.TokenError, SyntaxError):
@@ -78,6 +84,8 @@ class _Reader:
         )
 
     def read(self, node: ast.expr) -> Any:
+        import ast
+
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -102,6 +110,8 @@ class _Reader:
         raise self.error(node, f"`{ast.unparse(node)}` ({type(node).__name__}) is not supported")
 
     def call(self, node: ast.Call) -> Any:
+        import ast
+
         fields: dict[str, Any] = {"__qualname__": self.qualname(node.func)}
         for index, arg in enumerate(node.args):
             if isinstance(arg, ast.Starred):
@@ -114,6 +124,8 @@ class _Reader:
         return _node(fields)
 
     def qualname(self, node: ast.expr) -> str:
+        import ast
+
         parts: list[str] = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
@@ -133,9 +145,17 @@ class _Reader:
 
 
 def _expand_alias(module: str, attr: str) -> str:
-    from . import _aliases_hook
+    """`nn` -> `flax.linen` for the aliases `repr(cfg)` prints, so printed nodes parse back."""
+    import sys
 
-    return _aliases_hook.expand(module, attr)
+    from ._repr import _ALIASES
+
+    if module not in sys.modules:
+        for full, alias in _ALIASES.items():
+            if module == alias or module.startswith(alias + "."):
+                module = full + module[len(alias) :]
+                break
+    return f"{module}:{attr}"
 
 
 def _node(fields: dict[str, Any]) -> Any:

@@ -1,0 +1,200 @@
+"""`konfig.export(obj)`: a config that resolves back to an object equal to `obj`.
+
+    cfg = konfig.export(trainer)          # e.g. a dataclass holding enums and arrays
+    cfg.to_json()                         # ship it, diff it, edit it
+    assert konfig.resolve(cfg, freeze=False) == trainer
+
+Supported: plain values, lists, tuples, dicts (any hashable literal keys),
+sets, dataclasses (their `init` fields), named tuples, enum members, classes
+and module-level functions (constant nodes), numpy / JAX arrays, scalars and
+dtypes (recognised by their module, without importing numpy or JAX), and any
+object with a `__konfig_export__()` method returning a dict with a
+`"__qualname__"` key (see `export_qualname`). An object reached twice becomes
+one shared node, so it is built once.
+
+As with Kauldron, compare with `freeze=False`: `freeze=True` turns the
+exported lists into tuples and dicts into `ImmutableDict`s.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict, build_node
+from ._errors import ConfigValueError
+
+__all__ = ["export", "export_qualname"]
+
+
+def export_qualname(obj: Any) -> str:
+    """`"module:Class"` of `obj`'s type, for `__konfig_export__` methods.
+
+    Usage: `return {"__qualname__": konfig.export_qualname(self), "a": self.a}`.
+    """
+    return _qualname(type(obj))
+
+
+def _qualname(obj: Any) -> str:
+    module = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None)
+    if not module or not qualname or "<" in qualname:
+        raise _NotExportable(obj, "it is not importable by name (a lambda or a local class or function)")
+    return f"{module}:{qualname}"
+
+
+class _NotExportable(Exception):
+    def __init__(self, value: Any, reason: str = "") -> None:
+        self.value = value
+        self.reason = reason
+        self.path: list[Any] = []
+
+
+def export(obj: Any) -> Any:
+    """Turns a live object into config data that `konfig.resolve` builds back.
+
+    Usage: `cfg = konfig.export(model_config_dataclass)`.
+    """
+    try:
+        return _Exporter().value(obj)
+    except _NotExportable as e:
+        from ._paths import format_path
+
+        path = format_path(tuple(reversed(e.path)), root="obj")
+        kind = type(e.value)
+        reason = e.reason or (
+            f"konfig does not know how to export {kind.__module__}.{kind.__qualname__}; give it a "
+            "`__konfig_export__(self)` method returning "
+            '`{"__qualname__": konfig.export_qualname(self), **constructor_arguments}`'
+        )
+        raise ConfigValueError(f"{path}: cannot export {e.value!r}: {reason}.") from None
+
+
+class _Exporter:
+    __slots__ = ("memo", "active")
+
+    def __init__(self) -> None:
+        self.memo: dict[int, tuple[Any, ConfigDict]] = {}  # keeps the object alive with its node
+        self.active: set[int] = set()
+
+    def value(self, obj: Any) -> Any:
+        t = type(obj)
+        if t in LEAF_TYPES:
+            return obj
+        if t is list:
+            return self.items(obj, list)
+        if t is tuple:
+            return self.items(obj, tuple)
+        key = id(obj)
+        seen = self.memo.get(key)
+        if seen is not None:
+            return seen[1]
+        if key in self.active:
+            raise _NotExportable(obj, "it contains itself (a cycle cannot be rebuilt by calls)")
+        self.active.add(key)
+        result = self.convert(obj, t)
+        self.active.discard(key)
+        if type(result) is ConfigDict:
+            self.memo[key] = (obj, result)
+        return result
+
+    def items(self, items: Any, kind: type) -> Any:
+        key = id(items)
+        if key in self.active:
+            raise _NotExportable(items, "it contains itself")
+        self.active.add(key)
+        out = []
+        for i, item in enumerate(items):
+            try:
+                out.append(self.value(item))
+            except _NotExportable as e:
+                e.path.append(i)
+                raise
+        self.active.discard(key)
+        return kind(out)
+
+    def fields(self, pairs: Any) -> dict[Any, Any]:
+        out = {}
+        for k, v in pairs:
+            try:
+                out[k] = self.value(v)
+            except _NotExportable as e:
+                e.path.append(k)
+                raise
+        return out
+
+    def node(self, qualname: str, fields: dict[Any, Any], target: Any = None) -> ConfigDict:
+        return build_node({QUALNAME: qualname, **fields}, None, target)
+
+    def convert(self, obj: Any, t: type) -> Any:
+        hook = getattr(t, "__konfig_export__", None)
+        if hook is not None and not isinstance(obj, type):
+            return self.custom(obj, hook(obj))
+        if isinstance(obj, ConfigDict):
+            return obj
+        array = self.array_like(obj, t)
+        if array is not None:
+            return array
+        dataclass_fields = getattr(t, "__dataclass_fields__", None)
+        if dataclass_fields is not None and not isinstance(obj, type):
+            import dataclasses
+
+            pairs = [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init]
+            return self.node(_qualname(t), self.fields(pairs), t)
+        if isinstance(obj, tuple) and hasattr(t, "_fields"):  # named tuple
+            return self.node(_qualname(t), self.fields(zip(t._fields, obj)), t)
+        if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__"):
+            return ConfigDict._raw({CONST: _qualname(obj)}, None)
+        enum = sys.modules.get("enum")
+        if enum is not None and isinstance(obj, enum.Enum):
+            return ConfigDict._raw({CONST: f"{_qualname(t)}.{obj.name}"}, None)
+        if t is dict or isinstance(obj, Mapping):
+            return self.mapping(obj, t)
+        if t is set or t is frozenset:
+            if all(type(item) in LEAF_TYPES for item in obj):
+                return obj
+            return self.node(f"builtins:{t.__name__}", {"0": self.items(list(obj), list)})
+        import os
+
+        if isinstance(obj, os.PathLike):
+            return obj
+        raise _NotExportable(obj)
+
+    def custom(self, obj: Any, exported: Any) -> ConfigDict:
+        if not isinstance(exported, Mapping) or QUALNAME not in exported:
+            raise _NotExportable(
+                obj,
+                f"its `__konfig_export__()` returned {exported!r}; expected a dict with a "
+                f'"__qualname__" key, e.g. {{"__qualname__": "{export_qualname(obj)}", ...}}',
+            )
+        fields = self.fields((k, v) for k, v in exported.items() if k != QUALNAME)
+        return self.node(exported[QUALNAME], fields)
+
+    def mapping(self, obj: Mapping[Any, Any], t: type) -> Any:
+        plain_keys = all(type(k) in LEAF_TYPES or type(k) is tuple for k in obj) and QUALNAME not in obj
+        if t is dict and plain_keys and CONST not in obj:
+            return ConfigDict._raw(self.fields(obj.items()), None)
+        # Other mappings (or keys a ConfigDict cannot hold): rebuild from (key, value) pairs.
+        pairs = [[self.value(k), v] for k, v in obj.items()]
+        for pair, (k, v) in zip(pairs, obj.items()):
+            try:
+                pair[1] = self.value(v)
+            except _NotExportable as e:
+                e.path.append(k)
+                raise
+        return self.node(_qualname(t), {"0": pairs}, t)
+
+    def array_like(self, obj: Any, t: type) -> Any:
+        module = t.__module__ or ""
+        root = module.partition(".")[0]
+        if root == "numpy":
+            if hasattr(obj, "tolist") and hasattr(obj, "shape") and t.__name__ == "ndarray":
+                return self.node("numpy:asarray", {"0": obj.tolist(), "dtype": obj.dtype.name})
+            if hasattr(obj, "item") and hasattr(obj, "dtype") and not hasattr(obj, "__len__"):
+                return self.node(f"numpy:{obj.dtype.name}", {"0": obj.item()})
+            if hasattr(obj, "kind") and hasattr(obj, "itemsize") and hasattr(obj, "name"):
+                return self.node("numpy:dtype", {"0": obj.name})
+        if root in ("jax", "jaxlib") and hasattr(obj, "tolist") and hasattr(obj, "dtype") and hasattr(obj, "shape"):
+            return self.node("jax.numpy:asarray", {"0": obj.tolist(), "dtype": obj.dtype.name})
+        return None

@@ -1,0 +1,51 @@
+"""Real, importable targets for the CLI / sweep / JSON example configs (no ML libraries).
+
+`cosine_decay_schedule` stands in for optax's: it records its arguments so a
+test can check which `decay_steps` reached it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    init_value: float
+    decay_steps: int
+    alpha: float = 0.0
+
+
+def cosine_decay_schedule(init_value: float, decay_steps: int, alpha: float = 0.0) -> Schedule:
+    return Schedule(init_value, decay_steps, alpha)
+
+
+@dataclasses.dataclass
+class Dense:
+    features: int
+    activation: str = "relu"
+    dropout: float = 0.0
+
+
+@dataclasses.dataclass
+class Sequential:
+    layers: list
+    name: str = ""
+
+
+class Activation(enum.Enum):
+    RELU = "relu"
+    GELU = "gelu"
+
+
+@dataclasses.dataclass
+class Trainer:
+    num_train_steps: int
+    schedule: object = None
+    model: object = None
+    eval_only: bool = False
+
+    @classmethod
+    def for_eval(cls, model: object) -> Trainer:
+        return cls(num_train_steps=0, model=model, eval_only=True)

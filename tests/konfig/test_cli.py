@@ -1,0 +1,341 @@
+"""The command line: override paths, values, `py::`, globs, config files and `ConfigArgs`."""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import konfig
+from konfig._override_paths import ANY, ANY_DEPTH, format_keys, parse_override_path
+
+EXAMPLES = pathlib.Path(__file__).parent / "example_configs"
+# The example configs capture `konfig_example_targets`, which must be importable.
+if str(EXAMPLES) not in sys.path:
+    sys.path.insert(0, str(EXAMPLES))
+HEADLINE = str(EXAMPLES / "headline.py")
+NO_ARGS = str(EXAMPLES / "no_args.py")
+
+
+# --- Path grammar -----------------------------------------------------------------
+
+
+def test_path_with_attributes_and_index_parses_to_keys():
+    assert parse_override_path("a.b[0].c") == ("a", "b", 0, "c")
+
+
+def test_path_with_quoted_key_keeps_the_string():
+    assert parse_override_path("a['x.y]z'][-1]") == ("a", "x.y]z", -1)
+
+
+def test_dotted_digits_are_indices():
+    assert parse_override_path("layers.0.features") == ("layers", 0, "features")
+
+
+def test_globs_parse_to_markers():
+    assert parse_override_path("**.batch_size") == (ANY_DEPTH, "batch_size")
+    assert parse_override_path("model.*.features") == ("model", ANY, "features")
+
+
+@pytest.mark.parametrize("bad", ["", "a..b", "a.", "a[0", "a[foo]", "a-b", "a[0]b"])
+def test_malformed_path_is_an_override_error(bad):
+    with pytest.raises(konfig.OverrideError):
+        parse_override_path(bad)
+
+
+keys_strategy = st.lists(
+    st.one_of(
+        st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True),
+        st.integers(min_value=0, max_value=99),
+        st.text(alphabet="ab ]['\".\\", min_size=1, max_size=5),
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@given(keys_strategy)
+def test_formatted_path_parses_back_to_the_same_keys(keys):
+    assert parse_override_path(format_keys(keys, root="root")) == ("root", *keys)
+
+
+# --- Values -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1", 1),
+        ("1e-3", 1e-3),
+        ("-2", -2),
+        ("'quoted'", "quoted"),
+        ("[1, 2]", [1, 2]),
+        ("(1, 'a')", (1, "a")),
+        ("None", None),
+        ("True", True),
+        ("true", True),
+        ("null", None),
+        ('{"a": [1, 2]}', {"a": [1, 2]}),
+        ("relu", "relu"),
+        ("/tmp/workdir", "/tmp/workdir"),
+        ("2024-01-01", "2024-01-01"),
+        ("", ""),
+    ],
+)
+def test_value_is_python_literal_else_json_else_string(text, value):
+    parsed = konfig.parse_value(text)
+    assert parsed == value and type(parsed) is type(value)
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), lambda c: st.lists(c) | st.tuples(c, c)))
+def test_repr_of_a_python_literal_parses_back(value):
+    assert konfig.parse_value(repr(value)) == value
+
+
+# --- py:: expressions -----------------------------------------------------------------
+
+
+def test_py_call_becomes_a_node_with_the_last_name_as_attribute():
+    node = konfig.parse_value("py::flax.linen.Dense(features=12)")
+    assert isinstance(node, konfig.ConfigDict)
+    assert node.to_dict() == {"__qualname__": "flax.linen:Dense", "features": 12}
+
+
+def test_py_positional_arguments_are_numbered():
+    node = konfig.parse_py_expression("mylib.Point(1, -2.5, label='p')")
+    assert node.to_dict() == {"__qualname__": "mylib:Point", "0": 1, "1": -2.5, "label": "p"}
+
+
+def test_py_explicit_colon_reaches_a_classmethod():
+    node = konfig.parse_py_expression("mylib.models:Trainer.eval_only(steps=3)")
+    assert node["__qualname__"] == "mylib.models:Trainer.eval_only"
+
+
+def test_py_uncalled_name_is_a_constant():
+    node = konfig.parse_py_expression("mylib.enums:Color.RED")
+    assert node.to_dict() == {"__const__": "mylib.enums:Color.RED"}
+
+
+def test_py_nested_containers_hold_nodes():
+    value = konfig.parse_py_expression("[a.B(), (1, a.C), {'k': a.D(x=[1])}]")
+    assert value[0]["__qualname__"] == "a:B"
+    assert value[1][0] == 1 and value[1][1]["__const__"] == "a:C"
+    assert value[2]["k"]["x"] == [1]
+
+
+def test_py_bare_name_is_a_builtin():
+    assert konfig.parse_py_expression("dict(a=1)")["__qualname__"] == "builtins:dict"
+
+
+def test_py_colon_inside_a_string_is_kept():
+    assert konfig.parse_py_expression("a.B(x='c:d')")["x"] == "c:d"
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["__import__('os').system('echo hi')", "a.B(*xs)", "a.B(**kw)", "lambda: 0", "x[0]", "1 + f()", "a.B()()"],
+)
+def test_py_rejects_anything_but_calls_names_and_literals(expr):
+    with pytest.raises(konfig.OverrideError, match="py::"):
+        konfig.parse_py_expression(expr)
+
+
+def test_py_syntax_error_names_the_expression():
+    with pytest.raises(konfig.OverrideError, match=r"py::a\.B\("):
+        konfig.parse_py_expression("a.B(")
+
+
+# --- Applying overrides ---------------------------------------------------------------
+
+
+def _cfg() -> konfig.ConfigDict:
+    return konfig.build_config(HEADLINE)
+
+
+def test_override_sets_a_nested_list_item_field():
+    cfg = _cfg()
+    konfig.apply_overrides(cfg, {"model.layers[0].features": "64"}, from_strings=True)
+    assert cfg.model.layers[0].features == 64
+
+
+def test_override_with_negative_index_reaches_the_last_item():
+    cfg = _cfg()
+    konfig.apply_overrides(cfg, {"model.layers[-1].activation": "gelu"}, from_strings=True)
+    assert cfg.model.layers[1].activation == "gelu"
+
+
+def test_override_tuple_item_rebuilds_the_tuple():
+    cfg = konfig.build_config(NO_ARGS)
+    konfig.apply_overrides(cfg, {"pair[1]": "5"}, from_strings=True)
+    assert cfg.pair == (1, 5)
+
+
+def test_override_py_value_becomes_a_config_node():
+    cfg = _cfg()
+    konfig.apply_overrides(cfg, {"model": "py::konfig_example_targets.Dense(features=12)"}, from_strings=True)
+    assert isinstance(cfg.model, konfig.ConfigDict)
+    assert konfig.resolve(cfg).model.features == 12
+
+
+def test_glob_sets_every_matching_key_at_any_depth():
+    cfg = _cfg()
+    konfig.apply_overrides(cfg, {"**.batch_size": "128"}, from_strings=True)
+    assert (cfg.batch_size, cfg.eval.batch_size) == (128, 128)
+
+
+def test_single_star_matches_one_level():
+    cfg = _cfg()
+    konfig.apply_overrides(cfg, {"model.layers.*.features": "5"}, from_strings=True)
+    assert [layer.features for layer in cfg.model.layers] == [5, 5]
+
+
+def test_glob_matching_nothing_suggests_close_keys():
+    with pytest.raises(konfig.OverrideError, match="batch_size"):
+        konfig.apply_overrides(_cfg(), {"**.batch_sise": "1"}, from_strings=True)
+
+
+def test_unknown_path_names_it_and_the_closest_existing_path():
+    with pytest.raises(konfig.OverrideError) as info:
+        konfig.apply_overrides(_cfg(), {"num_train_step": "5"}, from_strings=True)
+    message = str(info.value)
+    assert "cfg.num_train_step" in message and "`cfg.num_train_steps`" in message
+
+
+def test_unknown_intermediate_key_is_an_error():
+    with pytest.raises(konfig.OverrideError, match=r"cfg\.modle"):
+        konfig.apply_overrides(_cfg(), {"modle.layers[0].features": "1"}, from_strings=True)
+
+
+def test_index_out_of_range_says_how_many_items_exist():
+    with pytest.raises(konfig.OverrideError, match="2 items"):
+        konfig.apply_overrides(_cfg(), {"model.layers[5].features": "1"}, from_strings=True)
+
+
+def test_plus_prefix_creates_a_new_key():
+    cfg = _cfg()
+    konfig.apply_overrides(cfg, {"+eval.seed": "3"}, from_strings=True)
+    assert cfg.eval.seed == 3
+
+
+def test_call_node_accepts_an_unset_argument_of_its_signature():
+    cfg = _cfg()
+    konfig.apply_overrides(cfg, {"schedule.alpha": "0.5"}, from_strings=True)
+    assert konfig.resolve(cfg).schedule.alpha == 0.5
+
+
+def test_call_node_rejects_an_argument_outside_its_signature():
+    with pytest.raises(TypeError, match="alpah"):
+        konfig.apply_overrides(_cfg(), {"schedule.alpah": "0.5"}, from_strings=True)
+
+
+def test_later_override_wins():
+    cfg = _cfg()
+    konfig.apply_overrides(cfg, [("batch_size", 1), ("batch_size", 2)])
+    assert cfg.batch_size == 2
+
+
+def test_code_overrides_keep_plain_strings_as_strings():
+    cfg = _cfg()
+    konfig.apply_overrides(cfg, {"name": "123"})
+    assert cfg.name == "123"
+
+
+# --- The headline case through the CLI ------------------------------------------------
+
+
+def test_cli_override_of_num_train_steps_reaches_the_schedule():
+    cfg, _ = konfig.parse_flags([f"--cfg={HEADLINE}", "--cfg.num_train_steps=5"])
+    assert konfig.resolve(cfg).schedule.decay_steps == 5
+
+
+def test_cli_override_of_the_ref_target_keeps_the_ref_live():
+    cfg, _ = konfig.parse_flags([f"--cfg={HEADLINE}", "--cfg.num_train_steps=5"])
+    cfg.num_train_steps = 7
+    assert konfig.resolve(cfg).schedule.decay_steps == 7
+
+
+# --- Flags, files and ConfigArgs ------------------------------------------------------
+
+
+def test_parse_flags_returns_config_and_the_other_arguments():
+    cfg, rest = konfig.parse_flags(["--workdir=/tmp/w", f"--cfg={HEADLINE}", "--cfg.batch_size", "64", "-v"])
+    assert cfg.batch_size == 64
+    assert rest == ["--workdir=/tmp/w", "-v"]
+
+
+def test_parse_flags_works_in_front_of_argparse():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--workdir")
+    cfg, rest = konfig.parse_flags(["--workdir", "/tmp/w", f"--cfg={HEADLINE}", "--cfg.name=run1"])
+    args = parser.parse_args(rest)
+    assert (args.workdir, cfg.name) == ("/tmp/w", "run1")
+
+
+def test_parse_flags_with_another_flag_name():
+    cfg, rest = konfig.parse_flags([f"--config={NO_ARGS}", "--config.lr=0.5", "--cfg.x=1"], name="config")
+    assert cfg.lr == 0.5 and rest == ["--cfg.x=1"]
+
+
+def test_parse_flags_default_config_path():
+    cfg, _ = konfig.parse_flags(["--cfg.lr=0.2"], default=NO_ARGS)
+    assert cfg.lr == 0.2
+
+
+def test_parse_flags_without_a_config_is_an_error():
+    with pytest.raises(konfig.OverrideError, match="--cfg=path"):
+        konfig.parse_flags(["--cfg.lr=0.2"])
+
+
+def test_config_args_override_reaches_get_config():
+    cfg, _ = konfig.parse_flags([f"--cfg={HEADLINE}", "--cfg.__args__.width=48"])
+    assert cfg.model.layers[0].features == 48
+
+
+def test_config_args_str_field_keeps_numeric_text():
+    cfg, _ = konfig.parse_flags([f"--cfg={HEADLINE}", "--cfg.__args__.name=007"])
+    assert cfg.name == "007"
+
+
+def test_unknown_config_arg_suggests_the_field():
+    with pytest.raises(konfig.OverrideError, match="__args__.width"):
+        konfig.parse_flags([f"--cfg={HEADLINE}", "--cfg.__args__.widht=1"])
+
+
+def test_config_args_without_a_config_args_class_is_an_error():
+    with pytest.raises(konfig.OverrideError, match="ConfigArgs"):
+        konfig.parse_flags([f"--cfg={NO_ARGS}", "--cfg.__args__.x=1"])
+
+
+def test_missing_config_file_suggests_a_sibling():
+    with pytest.raises(konfig.OverrideError, match="headline.py"):
+        konfig.load_config_module(str(EXAMPLES / "headlin.py"))
+
+
+def test_config_module_by_import_name():
+    module = konfig.load_config_module("json")
+    assert module.__name__ == "json"
+
+
+def test_json_config_file_loads_with_overrides(tmp_path):
+    path = tmp_path / "cfg.json"
+    path.write_text(_cfg().to_json())
+    cfg, _ = konfig.parse_flags([f"--cfg={path}", "--cfg.num_train_steps=3"])
+    assert konfig.resolve(cfg).schedule.decay_steps == 3
+
+
+def test_absl_flags_parser_hands_the_rest_to_absl():
+    flags = pytest.importorskip("absl.flags")
+    values = flags.FlagValues()
+    flags.DEFINE_string("workdir", None, "", flag_values=values)
+
+    def flags_parser(argv):  # what `app.run(main, flags_parser=...)` receives
+        cfg, rest = konfig.parse_flags(argv[1:])
+        values(argv[:1] + rest)
+        return cfg
+
+    cfg = flags_parser(["prog", f"--cfg={HEADLINE}", "--cfg.batch_size=3", "--workdir=/w"])
+    assert (cfg.batch_size, values.workdir) == (3, "/w")
