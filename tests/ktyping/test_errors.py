@@ -1,0 +1,158 @@
+"""Error messages read like a compiler's: what failed, where, with what, under which dims."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import ktyping
+from ktyping import Bool, Float, Int, KTypeCheckError
+from ktyping._format import compact
+
+
+@ktyping.typechecked
+def cross_entropy(preds: Float["*b d"], targets: Int["*b 1"], mask: Bool["*b 1"] | None = None) -> Float[""]:
+    return np.float32(0.0)
+
+
+def message_of(call) -> str:
+    with pytest.raises(KTypeCheckError) as info:
+        call()
+    return str(info.value)
+
+
+def bad_mask_message() -> str:
+    return message_of(
+        lambda: cross_entropy(np.zeros((4, 7, 10), np.float32), np.zeros((4, 7, 1), np.int64), np.zeros((4, 1), bool))
+    )
+
+
+def test_headline_names_the_argument_its_value_and_the_spec() -> None:
+    first = bad_mask_message().splitlines()[0]
+    assert first.startswith("argument mask = np.bool[4 1] ")
+    assert "'*b 1'" in bad_mask_message()
+
+
+def test_message_gives_function_and_file_line() -> None:
+    line = cross_entropy.__wrapped__.__code__.co_firstlineno
+    assert f"Origin: function 'cross_entropy' at {__file__}:{line}" in bad_mask_message()
+
+
+def test_message_lists_every_argument_with_annotation_and_marks_the_failing_one() -> None:
+    msg = bad_mask_message()
+    assert "  preds: Float['*b d'] = np.f32[4 7 10]" in msg
+    assert "  targets: Int['*b 1'] = np.i64[4 7 1]" in msg
+    assert "> mask: Bool['*b 1'] | None = np.bool[4 1]" in msg
+    assert "Return: Float['']" in msg
+
+
+def test_message_shows_dim_assignments() -> None:
+    assert "Dim assignments:\n - {*b: (4, 7), d: 10}" in bad_mask_message()
+
+
+def test_message_shows_every_candidate_assignment() -> None:
+    @ktyping.typechecked
+    def f(x: Float["b n"] | Float["b m"], y: Float["b"]) -> None:
+        pass
+
+    msg = message_of(lambda: f(np.zeros((2, 3)), np.zeros(5)))
+    assert "Dim assignments (2 candidates):\n - {b: 2, n: 3}\n - {b: 2, m: 3}" in msg
+
+
+def test_message_explains_which_axis_disagrees() -> None:
+    @ktyping.typechecked
+    def f(x: Float["b n"], y: Float["n"]) -> None:
+        pass
+
+    msg = message_of(lambda: f(np.zeros((2, 3)), np.zeros(4)))
+    assert "axis 0 has size 4, but n = 3" in msg
+
+
+def test_message_explains_rank_mismatch() -> None:
+    @ktyping.typechecked
+    def f(x: Float["b n"]) -> None:
+        pass
+
+    assert "1 axes given, 2 expected" in message_of(lambda: f(np.zeros(3)))
+
+
+def test_message_explains_dtype_mismatch_with_accepted_dtypes() -> None:
+    @ktyping.typechecked
+    def f(x: Int["n"]) -> None:
+        pass
+
+    msg = message_of(lambda: f(np.zeros(3)))
+    assert "has dtype float64, but Int needs one of: " in msg
+    assert "int32" in msg and "uint8" in msg
+
+
+def test_message_for_non_array_value() -> None:
+    @ktyping.typechecked
+    def f(x: Float["n"]) -> None:
+        pass
+
+    assert "argument x = [1.0, 2.0] is a list, not an array" in message_of(lambda: f([1.0, 2.0]))
+
+
+def test_message_for_union_lists_each_member() -> None:
+    @ktyping.typechecked
+    def f(x: Float["n"] | str) -> None:
+        pass
+
+    msg = message_of(lambda: f(3))
+    assert "matches no member of the union" in msg
+    assert "str: is a int, not a str" in msg
+
+
+def test_return_value_failure_is_marked() -> None:
+    @ktyping.typechecked
+    def f(x: Float["n"]) -> Float["n"]:
+        return x[1:]
+
+    msg = message_of(lambda: f(np.zeros(3)))
+    assert msg.startswith("return value = np.f64[2] ")
+    assert "> Return: Float['n']" in msg
+
+
+def test_dataclass_failure_names_field_and_class() -> None:
+    @ktyping.typechecked
+    @dataclasses.dataclass
+    class Pair:
+        a: Float["n"]
+        b: Float["n"]
+
+    msg = message_of(lambda: Pair(np.zeros(2), np.zeros(3)))
+    assert msg.startswith("field b = np.f64[3] ")
+    assert "Origin: dataclass" in msg and "Pair" in msg
+    assert "> b: Float['n'] = np.f64[3]" in msg
+
+
+def test_check_type_failure_says_where_it_was_called() -> None:
+    with ktyping.typechecked():
+        ktyping.check_type(np.zeros(2), Float["n"])
+        msg = message_of(lambda: ktyping.check_type(np.zeros(3), Float["n"]))
+    assert f"Checked at: {__file__}:" in msg
+    assert "- {n: 2}" in msg
+
+
+def test_errors_are_type_errors() -> None:
+    assert issubclass(KTypeCheckError, TypeError)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (np.zeros((2, 3), np.float32), "np.f32[2 3]"),
+        (np.zeros((), np.int64), "np.i64[]"),
+        (np.zeros((1,), np.uint8), "np.u8[1]"),
+        (3, "3"),
+        ("x" * 100, "'" + "x" * 56 + "..."),
+    ],
+)
+def test_values_are_printed_compactly(value: object, text: str) -> None:
+    assert compact(value) == text
+
+
+def test_bad_spec_in_annotation_raises_at_decoration_time() -> None:
+    with pytest.raises(ktyping.ShapeSpecSyntaxError, match="column 4"):
+        Float["b +"]
