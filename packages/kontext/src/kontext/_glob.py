@@ -41,14 +41,15 @@ class GlobPath(AbstractPath):
         return [Path._trusted(parts) for parts, _ in match_nodes(context, self.parts)]
 
 
-def match_nodes(root: object, parts: tuple[object, ...]) -> list[Match]:
+def match_nodes(root: object, parts: tuple[object, ...], suffix: tuple[object, ...] = ()) -> list[Match]:
     """Every ``(concrete parts, node)`` of ``root`` matching ``parts``, in tree order, without duplicates.
 
     Steps before the first wildcard are strict: a missing key raises ``PathNotFoundError``. After a
-    wildcard, branches that do not match (missing keys, leaves) are skipped.
+    wildcard, branches that do not match (missing keys, leaves) are skipped. ``suffix`` completes the
+    path named in errors (the part ``set_by_path`` is about to write).
     """
     out: list[Match] = []
-    _match(root, root, parts, 0, (), False, out, set(), set())
+    _match(root, root, parts, suffix, 0, (), False, out, set(), set())
     return out
 
 
@@ -56,6 +57,7 @@ def _match(
     root: object,
     node: object,
     parts: tuple[object, ...],
+    suffix: tuple[object, ...],
     i: int,
     prefix: tuple[object, ...],
     lenient: bool,
@@ -75,15 +77,15 @@ def _match(
     part = parts[i]
     if part is DOUBLE_STAR or part is STAR:
         if part is DOUBLE_STAR:
-            _match(root, node, parts, i + 1, prefix, True, out, seen, ancestors)
+            _match(root, node, parts, suffix, i + 1, prefix, True, out, seen, ancestors)
         found = children_of(node)
         if found is None:
             if lenient or part is DOUBLE_STAR:
                 return
             raise PathNotFoundError(
-                f"Cannot expand '*' in {format_parts(parts)!r} at {format_parts(prefix) or 'the root'!r}: "
+                f"Cannot expand '*' in {format_parts((*parts, *suffix))!r} at {format_parts(prefix) or 'the root'!r}: "
                 f"{type(node).__name__} is a leaf, not a container.",
-                path=format_parts(parts),
+                path=format_parts((*parts, *suffix)),
                 failed_part=part,
                 parent=format_parts(prefix),
                 available=describe_available(node),
@@ -94,7 +96,7 @@ def _match(
         ancestors.add(ident)
         next_i = i if part is DOUBLE_STAR else i + 1
         for key, child in found:
-            _match(root, child, parts, next_i, (*prefix, key), True, out, seen, ancestors)
+            _match(root, child, parts, suffix, next_i, (*prefix, key), True, out, seen, ancestors)
         ancestors.discard(ident)
         return
     if type(node) is dict:
@@ -107,8 +109,8 @@ def _match(
     if child is MISSING:
         if lenient:
             return
-        raise not_found(root, (*prefix, *parts[i:]), node, len(prefix))
-    _match(root, child, parts, i + 1, (*prefix, part), lenient, out, seen, ancestors)
+        raise not_found(root, (*prefix, *parts[i:], *suffix), node, len(prefix))
+    _match(root, child, parts, suffix, i + 1, (*prefix, part), lenient, out, seen, ancestors)
 
 
 def set_by_path(obj: Context, path: Any, value: Any) -> list[str]:
@@ -143,7 +145,7 @@ def set_parts(obj: Context, parts: tuple[object, ...], value: Any, text: str) ->
             f"(it would replace whole containers); name the key, e.g. {format_parts((*parts[:-1], 'key'))!r}."
         )
     lenient = any(type(p) is Wildcard for p in parts[:-1])
-    targets = match_nodes(obj, parts[:-1])
+    targets = match_nodes(obj, parts[:-1], (last,))
     written: list[str] = []
     done: set[str] = set()
     for prefix, parent in targets:

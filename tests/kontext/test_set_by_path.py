@@ -1,0 +1,170 @@
+"""``set_by_path`` and ``GlobPath.match``: in-place writes through globs, and their errors."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+
+import pytest
+
+from kontext import (
+    GlobPath,
+    GlobPathError,
+    Path,
+    PathIndexError,
+    PathMutationError,
+    PathNotFoundError,
+    set_by_path,
+)
+
+
+def _params() -> dict:
+    return {
+        "encoder": {"dense": {"kernel": 1, "bias": 2}, "norm": {"scale": 3, "bias": 4}},
+        "head": {"kernel": 5, "bias": 6},
+        "layers": [{"kernel": 7, "bias": 8}, {"kernel": 9}],
+    }
+
+
+def test_concrete_path_sets_one_value_in_place_and_returns_it() -> None:
+    tree = _params()
+    assert set_by_path(tree, "head.bias", 0) == ["head.bias"]
+    assert tree["head"]["bias"] == 0
+
+
+def test_concrete_path_may_create_a_new_dict_key() -> None:
+    tree = _params()
+    assert set_by_path(tree, "head.extra", "new") == ["head.extra"]
+    assert tree["head"]["extra"] == "new"
+
+
+def test_star_matches_exactly_one_level() -> None:
+    tree = _params()
+    assert set_by_path(tree, "encoder.*.bias", 0) == ["encoder.dense.bias", "encoder.norm.bias"]
+    assert tree["head"]["bias"] == 6
+
+
+def test_double_star_matches_any_depth_including_zero_levels() -> None:
+    tree = _params()
+    changed = set_by_path(tree, "**.bias", 0)
+    assert changed == ["encoder.dense.bias", "encoder.norm.bias", "head.bias", "layers[0].bias"]
+    assert set_by_path({"bias": 1}, "**.bias", 0) == ["bias"]
+
+
+def test_after_a_wildcard_branches_without_the_key_are_skipped_not_created() -> None:
+    tree = _params()
+    set_by_path(tree, "layers.*.bias", 0)
+    assert tree["layers"][1] == {"kernel": 9}
+
+
+def test_glob_that_matches_nothing_changes_nothing() -> None:
+    tree = _params()
+    assert set_by_path(tree, "**.missing", 0) == []
+    assert tree == _params()
+
+
+def test_list_items_are_set_by_index_including_negative() -> None:
+    tree = {"xs": [1, 2, 3]}
+    assert set_by_path(tree, "xs[-1]", 0) == ["xs[-1]"]
+    assert tree["xs"] == [1, 2, 0]
+
+
+def test_index_out_of_range_is_a_clear_error() -> None:
+    tree = {"xs": [1, 2, 3]}
+    with pytest.raises(PathIndexError, match=r"index 5 is out of range for the list of length 3") as info:
+        set_by_path(tree, "xs[5]", 0)
+    assert isinstance(info.value, IndexError)
+    assert isinstance(info.value, KeyError)
+
+
+def test_wildcard_at_the_end_is_refused() -> None:
+    with pytest.raises(GlobPathError, match="wildcard cannot be the last part"):
+        set_by_path(_params(), "encoder.*", 0)
+    with pytest.raises(GlobPathError):
+        set_by_path(_params(), "**", 0)
+
+
+def test_setting_inside_a_leaf_is_refused() -> None:
+    with pytest.raises(PathMutationError, match=r"'head.kernel' is a leaf \(int\)"):
+        set_by_path(_params(), "head.kernel.value", 0)
+
+
+def test_setting_inside_a_tuple_is_refused_as_immutable() -> None:
+    with pytest.raises(PathMutationError, match="immutable"):
+        set_by_path({"t": (1, 2)}, "t[0]", 0)
+
+
+def test_setting_a_field_of_a_frozen_dataclass_is_refused() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Frozen:
+        x: int
+
+    with pytest.raises(PathMutationError, match="frozen"):
+        set_by_path({"f": Frozen(1)}, "f.x", 2)
+
+
+def test_dataclass_and_object_attributes_are_set() -> None:
+    @dataclasses.dataclass
+    class Layer:
+        kernel: int
+        bias: int
+
+    tree = {"layers": [Layer(1, 2), Layer(3, 4)]}
+    assert set_by_path(tree, "layers.*.bias", 0) == ["layers[0].bias", "layers[1].bias"]
+    assert tree["layers"] == [Layer(1, 0), Layer(3, 0)]
+
+
+def test_unknown_attribute_of_an_object_is_not_created() -> None:
+    @dataclasses.dataclass
+    class Layer:
+        kernel: int
+
+    with pytest.raises(PathNotFoundError, match="kernal"):
+        set_by_path({"l": Layer(1)}, "l.kernal", 0)
+
+
+def test_missing_intermediate_step_is_a_path_not_found_error_with_suggestions() -> None:
+    with pytest.raises(PathNotFoundError) as info:
+        set_by_path(_params(), "encoder.dense_.kernel", 0)
+    assert "encoder.dense.kernel" in info.value.suggestions
+
+
+def test_match_inside_a_replaced_subtree_is_not_reported() -> None:
+    tree = {"b": {"b": 1}}
+    assert set_by_path(tree, "**.b", 0) == ["b"]
+    assert tree == {"b": 0}
+
+
+def test_empty_path_is_refused() -> None:
+    with pytest.raises(PathMutationError, match="empty path"):
+        set_by_path({}, "", 0)
+
+
+def test_mapping_types_other_than_dict_are_written_through_setitem() -> None:
+    tree = collections.OrderedDict(a=collections.OrderedDict(b=1))
+    assert set_by_path(tree, "a.b", 2) == ["a.b"]
+    assert tree["a"]["b"] == 2
+
+
+def test_set_in_is_the_method_form() -> None:
+    tree = _params()
+    assert GlobPath.from_str("**.kernel").set_in(tree, 0) == [
+        "encoder.dense.kernel",
+        "head.kernel",
+        "layers[0].kernel",
+        "layers[1].kernel",
+    ]
+    assert Path.from_str("head.bias").set_in(tree, 1) == ["head.bias"]
+
+
+def test_glob_match_lists_concrete_paths() -> None:
+    assert GlobPath.from_str("layers.*.kernel").match(_params()) == [
+        Path.from_str("layers[0].kernel"),
+        Path.from_str("layers[1].kernel"),
+    ]
+
+
+def test_double_star_terminates_on_cyclic_trees() -> None:
+    tree: dict = {"a": {"x": 1}}
+    tree["a"]["self"] = tree
+    assert set_by_path(tree, "**.x", 0) == ["a.x"]
