@@ -16,9 +16,8 @@ from __future__ import annotations
 import builtins
 import importlib
 import sys
-import threading
+from _thread import _local, allocate_lock
 import types
-from typing import Any
 
 from . import _config_dict
 from ._errors import (
@@ -28,11 +27,15 @@ from ._errors import (
     did_you_mean,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 _LAZY = object()  # `_Proxy._obj` of a target that was not imported.
 _MISSING = object()
 
-_state = threading.local()  # .capturing: bool, .lazy: bool
-_install_lock = threading.Lock()
+_state = _local()  # .capturing: bool, .lazy: bool
+_install_lock = allocate_lock()
 _install_count = 0
 _original_import: Any = None
 

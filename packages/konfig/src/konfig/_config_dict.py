@@ -40,13 +40,17 @@ from __future__ import annotations
 import copy
 import os
 import sys
-from collections.abc import Iterator, Mapping, MutableMapping
-from typing import Any
+from collections.abc import Mapping, MutableMapping
 
 from . import _signature
-from ._errors import ConfigValueError, did_you_mean
+from ._errors import ArgumentError, ConfigValueError, did_you_mean
 from ._placeholder import Placeholder
 from ._refs import PathRef, Ref
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from collections.abc import Iterator
 
 QUALNAME = "__qualname__"
 CONST = "__const__"
@@ -128,8 +132,12 @@ class ConfigDict(MutableMapping):
             pass
         except TypeError:
             raise KeyError(key) from None
-        if type(key) is int and QUALNAME in fields:
-            return fields[self._arg_key(key)]
+        if QUALNAME in fields:
+            if type(key) is int:
+                return fields[self._arg_key(key)]
+            alias = self._positional_name(key)
+            if alias is not None:
+                return fields[alias]
         raise KeyError(_missing_message(self, key)) from None
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -144,16 +152,22 @@ class ConfigDict(MutableMapping):
                 e.path.append(key)
                 raise _value_error(e) from None
         qualname = fields.get(QUALNAME)
-        if qualname is not None and type(key) is str:
-            params = _signature.params_for(qualname)
-            if params is not None:
-                _signature.check_key(params, qualname, key, num_args(fields))
+        if qualname is not None and type(key) is str and key not in fields:
+            alias = self._positional_name(key)
+            if alias is not None:
+                key = alias  # `node.features = 8` where `features` was given positionally.
+            else:
+                params = _signature.params_for(qualname)
+                if params is not None:
+                    _signature.check_key(params, qualname, key, num_args(fields))
         fields[key] = value
 
     def __delitem__(self, key: Any) -> None:
         fields = self._fields
         if type(key) is int and QUALNAME in fields:
             key = self._arg_key(key)
+        if key not in fields:
+            key = self._positional_name(key) or key
         if key not in fields:
             raise KeyError(_missing_message(self, key))
         if QUALNAME in fields and type(key) is str and key.isdigit():
@@ -203,6 +217,21 @@ class ConfigDict(MutableMapping):
         except (KeyError, IndexError):
             return default
 
+    def _positional_name(self, name: Any) -> str | None:
+        """`"1"` if `name` is the parameter a node's positional argument 1 fills."""
+        fields = self._fields
+        qualname = fields.get(QUALNAME)
+        if qualname is None or type(name) is not str:
+            return None
+        params = _signature.params_for(qualname)
+        if params is None or name not in params.keywords:
+            return None
+        try:
+            index = params.positional.index(name)
+        except ValueError:
+            return None
+        return str(index) if str(index) in fields else None
+
     def _arg_key(self, index: int, can_append: bool = False) -> str:
         n = num_args(self._fields)
         if index < 0:
@@ -224,7 +253,10 @@ class ConfigDict(MutableMapping):
         except KeyError:
             if name[:2] == "__" and name[-2:] == "__":
                 raise AttributeError(name) from None
-            raise AttributeError(_missing_message(self, name)) from None
+        alias = self._positional_name(name)
+        if alias is not None:
+            return self._fields[alias]
+        raise AttributeError(_missing_message(self, name))
 
     def __setattr__(self, name: str, value: Any) -> None:
         self[name] = value
@@ -246,7 +278,7 @@ class ConfigDict(MutableMapping):
         return PathRef(self, ())
 
     def __or__(self, other: Any) -> Any:
-        if _is_captured(other) or self._fields.get(QUALNAME) == UNION_QUALNAME:
+        if _is_captured(other) or self._is_type_like():
             return make_node(UNION_QUALNAME, self, other)
         if not isinstance(other, Mapping):
             return NotImplemented
@@ -255,13 +287,18 @@ class ConfigDict(MutableMapping):
         return new
 
     def __ror__(self, other: Any) -> Any:
-        if _is_captured(other) or other is None:
+        if _is_captured(other) or (other is None and self._is_type_like()):
             return make_node(UNION_QUALNAME, other, self)
         if not isinstance(other, Mapping):
             return NotImplemented
         new = ConfigDict(other)
         new.update(self)
         return new
+
+    def _is_type_like(self) -> bool:
+        """Constant nodes and unions combine with `|` into unions (PEP 604)."""
+        fields = self._fields
+        return CONST in fields or fields.get(QUALNAME) == UNION_QUALNAME
 
     def __ior__(self, other: Any) -> ConfigDict:
         self.update(other)
@@ -403,7 +440,12 @@ def _fill(self: ConfigDict, items: dict[Any, Any], target: Any) -> None:
             raise ConfigValueError(f"__qualname__ must be a str, got {qualname!r}")
         params = _signature.params_for(qualname, target)
         if params is not None:
-            _signature.check_fields(params, qualname, fields)
+            try:
+                _signature.check_fields(params, qualname, fields)
+            except ArgumentError as e:
+                origin = self._origin
+                where = f" (node created at {origin[0]}:{origin[1]})" if origin else ""
+                raise ArgumentError(f"{e}{where}") from None
 
 
 def normalize(value: Any) -> Any:

@@ -6,8 +6,10 @@ Each refines the builtin a caller would naturally catch, so
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 class ConfigValueError(TypeError):
@@ -56,6 +58,8 @@ class DisallowedTargetError(ResolveError):
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     """Returns `"; did you mean 'x'?"` for the closest candidate, else `""`."""
+    import difflib
+
     matches = difflib.get_close_matches(str(name), [str(c) for c in candidates], n=3)
     if not matches:
         return ""

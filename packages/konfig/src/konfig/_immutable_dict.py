@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from collections.abc import Iterator
 
 
 class ImmutableDict(Mapping):

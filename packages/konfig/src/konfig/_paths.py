@@ -8,10 +8,13 @@ Usage: `set_by_path(cfg, parse_path("model.layers[0]"), value)`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
 
-Path = tuple[Any, ...]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from collections.abc import Iterator
+
+Path = tuple  # of keys: str fields, int items / positional arguments
 
 
 def format_path(path: Path, root: str = "cfg") -> str:

@@ -24,14 +24,15 @@ internal names are prefixed `_konfig_` to stay out of the way.
 
 from __future__ import annotations
 
-import functools
 import operator
-from collections.abc import Callable
-from typing import Any, TypeVar
 
 from ._errors import RefControlFlowError
 
-_T = TypeVar("_T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from collections.abc import Callable
+
 
 
 def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -241,7 +242,7 @@ def refs_equal(a: Any, b: Any, equal: Callable[[Any, Any], bool]) -> bool:
     )
 
 
-def ref_fn(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> Any:
+def ref_fn(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Calls `fn` lazily at resolve time, with references replaced by values.
 
     Usage:
@@ -255,6 +256,8 @@ def ref_fn(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> Any:
     if args or kwargs:
         return OpRef("call", (fn, *args), kwargs)
 
+    import functools
+
     @functools.wraps(fn)
     def lazy(*args: Any, **kwargs: Any) -> Any:
         return OpRef("call", (fn, *args), kwargs)
@@ -262,7 +265,7 @@ def ref_fn(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> Any:
     return lazy
 
 
-def ref_copy(cfg: _T) -> _T:
+def ref_copy(cfg: Any) -> Any:
     """One-way copy: the copy follows later changes of `cfg`, not the reverse.
 
     Every leaf of the copy is a reference to the same field of `cfg`; nested

@@ -7,13 +7,16 @@ list reached twice is printed once as `&id001 ...` and then as `*id001`
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
 
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, UNION_QUALNAME, ConfigDict
 from ._paths import format_path
 from ._placeholder import Placeholder
 from ._refs import BINARY_SYMBOLS, UNARY_SYMBOLS, OpRef, PathRef, Ref
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from collections.abc import Callable
 
 _ALIASES: dict[str, str] = {
     "numpy": "np",

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict
 from ._errors import CycleError, MissingValueError, ResolveError, did_you_mean
@@ -13,6 +12,11 @@ from ._placeholder import Placeholder
 from ._refs import OPS, OpRef, PathRef, Ref, ref_repr
 from ._signature import display_name
 from ._targets import import_target
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from collections.abc import Iterable
 
 
 class _Failure(Exception):
@@ -298,11 +302,16 @@ def _error(f: _Failure) -> ResolveError:
     where = format_path(path)
     via = f" (through {' -> '.join(reversed(f.via))})" if f.via else ""
     if f.cycle_id is not None:
+        if f.via:
+            chain = " -> ".join(reversed(f.via))
+            return CycleError(
+                f"In {where}: reference cycle {chain}. A reference cannot depend on itself."
+            )
         n = f.cycle_len if f.cycle_len is not None else 0
         start = format_path(path[: len(path) - n])
         return CycleError(
-            f"In {where}: cycle: {start} depends on itself via {where}{via}. A config node"
-            " cannot contain or reference itself when resolved."
+            f"In {where}: cycle: {start} contains itself at {where}. A config node"
+            " cannot contain itself when resolved (share it from two places instead)."
         )
     created = ""
     if f.origin is not None:

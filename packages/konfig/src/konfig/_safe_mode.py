@@ -8,13 +8,16 @@ allow-list; all refused targets are reported at once.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
-from typing import Any
 
 from ._config_dict import CONST, QUALNAME, UNION_QUALNAME, ConfigDict
 from ._errors import DisallowedTargetError
 from ._paths import format_path
 from ._refs import OpRef, PathRef
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from collections.abc import Iterable
 
 # Always allowed: `A | B` of captured types is stored as a call of this.
 _BUILTIN_ALLOWED = frozenset({UNION_QUALNAME})

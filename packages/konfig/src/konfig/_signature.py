@@ -7,13 +7,14 @@ then a few set lookups.
 
 from __future__ import annotations
 
-import inspect
 import sys
-from typing import Any
 
 from ._errors import ArgumentError, did_you_mean
 
-_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import inspect
+    from typing import Any
 
 
 class Params:
@@ -22,19 +23,22 @@ class Params:
     __slots__ = ("keywords", "positional", "max_positional", "var_keyword")
 
     def __init__(self, signature: inspect.Signature) -> None:
+        import inspect
+
+        kinds = inspect.Parameter
         keywords: set[str] = set()
         positional: list[str] = []
         max_positional: int | None = 0
         var_keyword = False
         for p in signature.parameters.values():
             kind = p.kind
-            if kind in _POSITIONAL:
+            if kind is kinds.POSITIONAL_ONLY or kind is kinds.POSITIONAL_OR_KEYWORD:
                 positional.append(p.name)
-                if kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
+                if kind is kinds.POSITIONAL_OR_KEYWORD:
                     keywords.add(p.name)
-            elif kind is inspect.Parameter.VAR_POSITIONAL:
+            elif kind is kinds.VAR_POSITIONAL:
                 max_positional = None
-            elif kind is inspect.Parameter.KEYWORD_ONLY:
+            elif kind is kinds.KEYWORD_ONLY:
                 keywords.add(p.name)
             else:
                 var_keyword = True
@@ -62,6 +66,8 @@ def params_for(qualname: str, target: Any = None) -> Params | None:
         target = _lookup_imported(qualname)
         if target is None:
             return None  # Not cached: the module may be imported later.
+    import inspect
+
     try:
         params: Params | None = Params(inspect.signature(target))
     except (TypeError, ValueError):
@@ -77,6 +83,8 @@ def _lookup_imported(qualname: str) -> Any:
     obj = sys.modules.get(module_name)
     if obj is None:
         return None
+    import inspect
+
     for attr in attrs.split("."):
         obj = inspect.getattr_static(obj, attr, None)
         if obj is None:
@@ -101,7 +109,7 @@ def check_key(params: Params, qualname: str, key: str, num_positional: int) -> N
             )
         return
     if key in params.keywords or params.var_keyword:
-        if key in params.keywords and params.positional[:num_positional].count(key):
+        if key in params.keywords and key in params.positional[:num_positional]:
             raise ArgumentError(
                 f"{display_name(qualname)}() got multiple values for argument {key!r}"
                 f" (positional [{params.positional.index(key)}] and keyword)"

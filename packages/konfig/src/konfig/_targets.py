@@ -5,9 +5,12 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from typing import Any
 
 from ._errors import TargetNotFoundError, did_you_mean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _CACHE: dict[str, Any] = {}
 
