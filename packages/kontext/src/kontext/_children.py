@@ -72,7 +72,10 @@ def jax_children(obj: object) -> Children | None:
         import jax.tree_util as tree_util  # `jax` is in sys.modules: this import is free.
 
     is_child: Callable[[object], bool] = lambda x: x is not obj  # noqa: E731
-    flat, _ = tree_util.tree_flatten_with_path(obj, is_leaf=is_child)
+    try:
+        flat, _ = tree_util.tree_flatten_with_path(obj, is_leaf=is_child)
+    except Exception:  # noqa: BLE001 - a node JAX cannot flatten (e.g. unsortable keys): no children.
+        return None
     if len(flat) == 1 and flat[0][0] == () and flat[0][1] is obj:
         _JAX_NODE[kind] = False
         return None

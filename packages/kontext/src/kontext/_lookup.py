@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from ._children import children_of, describe_available, jax_children
+from ._children import _ATOMS, children_of, describe_available, jax_children
 from ._errors import PathNotFoundError
 from ._parser import format_parts
 
 MISSING = object()
+_NOT_JAX_NODES = _ATOMS
 _ITEM_ERRORS = (LookupError, TypeError, ValueError, AttributeError)
 _MAX_SUGGESTION_NODES = 20_000
 
@@ -27,7 +28,7 @@ def step(obj: object, part: object) -> object:
             return getattr(obj, part)
         except AttributeError:
             pass
-    if "jax" in sys.modules:
+    if "jax" in sys.modules and kind not in _NOT_JAX_NODES and not isinstance(obj, (dict, list, tuple)):
         found = jax_children(obj)
         if found:
             for key, child in found:
