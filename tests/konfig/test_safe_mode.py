@@ -1,0 +1,83 @@
+"""Safe mode: resolve(cfg, allowed=[...]) refuses untrusted targets up front."""
+
+import sys
+
+import pytest
+
+import konfig
+
+with konfig.imports():
+    import fake_lib as fl
+
+
+def test_allowed_targets_resolve():
+    assert konfig.resolve(fl.add(1, 2), allowed=["fake_lib"]) == 3
+
+
+def test_disallowed_targets_are_all_listed():
+    cfg = konfig.ConfigDict(
+        {
+            "a": {"__qualname__": "os:system", "0": "echo hi"},
+            "b": {"__const__": "subprocess:run"},
+            "c": fl.add(1),
+        }
+    )
+    with pytest.raises(konfig.DisallowedTargetError) as info:
+        konfig.resolve(cfg, allowed=["fake_lib"])
+    message = str(info.value)
+    assert "os:system  (at cfg.a)" in message
+    assert "subprocess:run  (at cfg.b)" in message
+    assert "fake_lib" not in message.split("\n", 1)[1]
+
+
+def test_nothing_is_imported_before_refusing():
+    cfg = konfig.ConfigDict({"x": {"__qualname__": "konfig_never_imported_mod:Thing"}})
+    with pytest.raises(konfig.DisallowedTargetError):
+        konfig.resolve(cfg, allowed=["fake_lib"])
+    assert "konfig_never_imported_mod" not in sys.modules
+
+
+def test_nothing_is_called_before_refusing():
+    import fake_lib
+
+    before = fake_lib.Recorder.builds
+    cfg = konfig.ConfigDict(first=fl.Recorder(value=1), bad={"__qualname__": "os:getcwd"})
+    with pytest.raises(konfig.DisallowedTargetError):
+        konfig.resolve(cfg, allowed=["fake_lib"])
+    assert fake_lib.Recorder.builds == before
+
+
+def test_glob_pattern_allows_submodules():
+    cfg = konfig.ConfigDict(m={"__const__": "email.mime.text:MIMEText"})
+    assert konfig.resolve(cfg, allowed=["email.*"]).m.__name__ == "MIMEText"
+
+
+def test_module_name_does_not_allow_a_longer_module_name():
+    cfg = konfig.ConfigDict(m={"__const__": "fake_lib_evil:x"})
+    with pytest.raises(konfig.DisallowedTargetError, match="fake_lib_evil:x"):
+        konfig.resolve(cfg, allowed=["fake_lib"])
+
+
+def test_exact_qualname_allows_only_that_target():
+    assert konfig.resolve(fl.add(2), allowed=["fake_lib:add"]) == 2
+    with pytest.raises(konfig.DisallowedTargetError, match="fake_lib:Dense"):
+        konfig.resolve(fl.Dense(1), allowed=["fake_lib:add"])
+
+
+def test_targets_reached_through_references_are_checked():
+    other = konfig.ConfigDict(evil={"__qualname__": "os:getcwd"})
+    cfg = konfig.ConfigDict(x=other.ref.evil)
+    with pytest.raises(konfig.DisallowedTargetError, match="os:getcwd"):
+        konfig.resolve(cfg, allowed=["fake_lib"])
+
+
+def test_ref_fn_function_outside_the_list_is_refused():
+    cfg = konfig.ConfigDict(a=1)
+    cfg.b = konfig.ref_fn(print, cfg.ref.a)
+    with pytest.raises(konfig.DisallowedTargetError, match="builtins:print"):
+        konfig.resolve(cfg, allowed=["fake_lib"])
+
+
+def test_safe_mode_error_is_a_resolve_error():
+    with pytest.raises(konfig.ResolveError):
+        konfig.resolve(konfig.ConfigDict(a={"__const__": "os:sep"}), allowed=[])
