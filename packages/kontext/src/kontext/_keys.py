@@ -133,7 +133,7 @@ def resolve_from_keyed_obj(
       KeySignatureError: ``func`` lacks an argument for a key, or needs one that no key provides.
       UnresolvedKeysError: paths missing from ``context``; all of them, each with suggestions.
     """
-    owner = type(keyed_obj).__qualname__
+    owner = _readable_name(type(keyed_obj))
     keypaths = {name: path for name, path in get_keypaths(keyed_obj).items() if path is not None}
     unset = [name for name, path in keypaths.items() if _has_required(path)]
     if unset:
@@ -153,6 +153,11 @@ def resolve_from_keypaths(context: Context, key_paths: dict[str, Any]) -> dict[s
     Usage: ``resolve_from_keypaths({"batch": {"x": 1}}, {"x": "batch.x"}) == {"x": 1}``.
     """
     return _resolve(context, key_paths, "")
+
+
+def _readable_name(obj: Any) -> str:
+    """``__qualname__`` without the ``outer.<locals>.`` of classes and functions defined in functions."""
+    return str(getattr(obj, "__qualname__", obj)).rsplit("<locals>.", 1)[-1]
 
 
 def _has_required(path: Any) -> bool:
@@ -177,18 +182,20 @@ def _resolve(context: Context, key_paths: dict[str, Any], owner: str) -> dict[st
                 errors[name] = not_found(context, parts, value, failed)
             values[name] = value
         else:
-            values[name] = _resolve_tree(context, path, name, errors, owner)
+            values[name] = _resolve_tree(context, path, (name,), errors, owner)
     if errors:
         raise _unresolved(owner, key_paths, errors)
     return values
 
 
-def _resolve_tree(context: Context, path: Any, name: str, errors: dict[str, PathNotFoundError], owner: str) -> Any:
+def _resolve_tree(
+    context: Context, path: Any, where: tuple[object, ...], errors: dict[str, PathNotFoundError], owner: str
+) -> Any:
     kind = type(path)
     if kind is dict:
-        return {k: _resolve_tree(context, p, f"{name}{format_parts((k,))}", errors, owner) for k, p in path.items()}
+        return {k: _resolve_tree(context, p, (*where, k), errors, owner) for k, p in path.items()}
     if kind is list or kind is tuple:
-        resolved = [_resolve_tree(context, p, f"{name}[{i}]", errors, owner) for i, p in enumerate(path)]
+        resolved = [_resolve_tree(context, p, (*where, i), errors, owner) for i, p in enumerate(path)]
         return resolved if kind is list else tuple(resolved)
     if path is None:
         return None
@@ -196,11 +203,11 @@ def _resolve_tree(context: Context, path: Any, name: str, errors: dict[str, Path
         parts = to_parts(path)
         value, failed = lookup(context, parts)
         if failed >= 0:
-            errors[name] = not_found(context, parts, value, failed)
+            errors[format_parts(where)] = not_found(context, parts, value, failed)
         return value
-    where = f"{owner}: key" if owner else "Key"
+    prefix = f"{owner}: key" if owner else "Key"
     raise TypeError(
-        f"{where} {name!r} must be a path string (or a dict / list / tuple of them), got "
+        f"{prefix} {format_parts(where)!r} must be a path string (or a dict / list / tuple of them), got "
         f"{type(path).__name__}: {path!r}."
     )
 
@@ -224,7 +231,7 @@ def _check_signature(owner: str, keypaths: dict[str, Any], func: Callable[..., A
         return
     import difflib
 
-    func_name = getattr(func, "__qualname__", type(func).__qualname__)
+    func_name = _readable_name(func if hasattr(func, "__qualname__") else type(func))
     lines = [f"{owner}: its keys do not match the signature of {func_name}{text}:"]
     if missing:
         lines.append(

@@ -38,8 +38,9 @@ class PathBuilder:
         object.__setattr__(self, "_kontext_cls", cls)
 
     def __getattr__(self, name: str) -> PathBuilder:
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)  # Protocols (copy, pickle, IPython) must not become paths.
+        if name.startswith("__") and name.endswith("__") and name != "__call__":
+            # Protocols (copy, pickle, IPython) must not become paths; `__call__` is flax's intermediates key.
+            raise AttributeError(name)
         cls = self._kontext_cls
         hints = _hints(cls)
         if hints:
