@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import typing
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,3 +50,36 @@ class Trainer:
     @classmethod
     def for_eval(cls, model: object) -> Trainer:
         return cls(num_train_steps=0, model=model, eval_only=True)
+
+
+class Point(typing.NamedTuple):
+    x: float
+    y: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    name: str
+    layers: list
+    activation: Activation = Activation.RELU
+    shape: tuple = (1, 2)
+    ids: dict = dataclasses.field(default_factory=dict)
+    origin: Point = Point(0.0, 0.0)
+    steps: int = dataclasses.field(default=0, init=True)
+    derived: int = dataclasses.field(default=0, init=False)
+
+
+class Vocabulary:
+    """Not a dataclass: exports itself through `__konfig_export__`."""
+
+    def __init__(self, words: tuple, lowercase: bool = True) -> None:
+        self.words = tuple(words)
+        self.lowercase = lowercase
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Vocabulary) and (self.words, self.lowercase) == (other.words, other.lowercase)
+
+    def __konfig_export__(self) -> dict:
+        import konfig
+
+        return {"__qualname__": konfig.export_qualname(self), "words": self.words, "lowercase": self.lowercase}

@@ -168,23 +168,15 @@ class _Differ:
 
 
 def _is_ref(value: Any) -> bool:
-    from ._refs import is_ref
+    from ._refs import Ref
 
-    return is_ref(value)
+    return isinstance(value, Ref)
 
 
 def _equal(a: Any, b: Any) -> bool:
     """Equality that never evaluates lazy references and tells `1`, `1.0` and `True` apart."""
-    if a is b:
+    if isinstance(a, float) and type(b) is float and a != a and b != b:  # nan
         return True
-    if _is_ref(a) or _is_ref(b):
-        from ._refs import same_ref
+    from ._config_dict import config_equal
 
-        return same_ref(a, b)
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float) and a != a and b != b:  # nan
-        return True
-    if isinstance(a, Mapping) or isinstance(a, (list, tuple)):
-        return not diff(a, b)
-    return bool(a == b)
+    return config_equal(a, b)

@@ -166,7 +166,7 @@ class _Exporter:
             raise _NotExportable(
                 obj,
                 f"its `__konfig_export__()` returned {exported!r}; expected a dict with a "
-                f'"__qualname__" key, e.g. {{"__qualname__": "{export_qualname(obj)}", ...}}',
+                f'"__qualname__" key, e.g. {{"__qualname__": "{type(obj).__module__}:{type(obj).__qualname__}", ...}}',
             )
         fields = self.fields((k, v) for k, v in exported.items() if k != QUALNAME)
         return self.node(exported[QUALNAME], fields)

@@ -1,0 +1,119 @@
+"""`konfig.diff`: added, removed and changed paths, printable."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import konfig
+
+EXAMPLES = pathlib.Path(__file__).parent / "example_configs"
+if str(EXAMPLES) not in sys.path:
+    sys.path.insert(0, str(EXAMPLES))
+
+with konfig.imports():
+    import konfig_example_targets as targets
+
+
+def _base() -> konfig.ConfigDict:
+    cfg = konfig.ConfigDict()
+    cfg.num_train_steps = 1000
+    cfg.schedule = targets.cosine_decay_schedule(init_value=0.1, decay_steps=cfg.ref.num_train_steps)
+    cfg.model = targets.Sequential(layers=[targets.Dense(features=4), targets.Dense(8)])
+    cfg.tags = ("a", "b")
+    return cfg
+
+
+def test_equal_configs_have_no_differences():
+    d = konfig.diff(_base(), _base())
+    assert not d and len(d) == 0 and str(d) == "(no differences)"
+
+
+def test_changed_value_is_listed_by_path():
+    b = _base()
+    b.schedule.init_value = 0.01
+    assert konfig.diff(_base(), b).changed == ["cfg.schedule.init_value"]
+
+
+def test_added_and_removed_keys():
+    a, b = _base(), _base()
+    del b.tags
+    b.seed = 3
+    d = konfig.diff(a, b)
+    assert (d.added, d.removed, d.changed) == (["cfg.seed"], ["cfg.tags"], [])
+
+
+def test_list_items_are_compared_by_index():
+    b = _base()
+    b.model.layers[1].activation = "gelu"
+    b.model.layers.append(targets.Dense(2))
+    d = konfig.diff(_base(), b)
+    assert d.added == ["cfg.model.layers[1].activation", "cfg.model.layers[2]"]
+
+
+def test_positional_argument_path_uses_an_index():
+    b = _base()
+    b.model.layers[1][0] = 16
+    assert konfig.diff(_base(), b).changed == ["cfg.model.layers[1][0]"]
+
+
+def test_changed_target_is_one_change_for_the_node():
+    b = _base()
+    b.model.layers[0] = targets.Sequential(layers=[])
+    assert konfig.diff(_base(), b).changed == ["cfg.model.layers[0]"]
+
+
+def test_values_of_different_types_differ():
+    a = konfig.ConfigDict(x=1, y=1, z=(1,))
+    b = konfig.ConfigDict(x=1.0, y=True, z=[1])
+    assert konfig.diff(a, b).changed == ["cfg.x", "cfg.y", "cfg.z"]
+
+
+def test_nan_equals_nan():
+    assert not konfig.diff(konfig.ConfigDict(x=float("nan")), konfig.ConfigDict(x=float("nan")))
+
+
+def test_reference_replaced_by_its_value_is_a_change():
+    b = _base()
+    b.schedule.decay_steps = 1000
+    d = konfig.diff(_base(), b)
+    assert d.changed == ["cfg.schedule.decay_steps"]
+    assert "cfg.ref.num_train_steps -> 1000" in str(d)
+
+
+def test_references_to_the_same_path_are_equal():
+    a, b = _base(), _base()
+    assert not konfig.diff(a.schedule, b.schedule)
+
+
+def test_printed_diff_marks_each_kind():
+    a, b = _base(), _base()
+    b.num_train_steps = 10
+    b.seed = 0
+    del b.tags
+    lines = str(konfig.diff(a, b)).splitlines()
+    assert lines == [
+        "~ cfg.num_train_steps: 1000 -> 10",
+        "- cfg.tags: ('a', 'b')",
+        "+ cfg.seed: 0",
+    ]
+
+
+def test_cyclic_configs_terminate():
+    a, b = konfig.ConfigDict(x=1), konfig.ConfigDict(x=2)
+    a.self_ = a
+    b.self_ = b
+    assert konfig.diff(a, b).changed == ["cfg.x"]
+
+
+def test_plain_json_data_can_be_compared():
+    a = _base()
+    b = konfig.from_json(a.to_json())
+    b.model.layers[0].features = 5
+    assert konfig.diff(a, b).changed == ["cfg.model.layers[0].features"]
+
+
+def test_diff_of_a_sweep_item_against_the_base():
+    items = konfig.expand_sweep(str(EXAMPLES / "headline.py"), "lr")
+    base = konfig.build_config(str(EXAMPLES / "headline.py"))
+    assert [konfig.diff(base, item.config).changed for item in items] == [[], ["cfg.schedule.init_value"]]

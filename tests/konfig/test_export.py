@@ -1,0 +1,158 @@
+"""`konfig.export(obj)`: live objects to configs that resolve back to equal objects."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import pytest
+
+import konfig
+
+EXAMPLES = pathlib.Path(__file__).parent / "example_configs"
+if str(EXAMPLES) not in sys.path:
+    sys.path.insert(0, str(EXAMPLES))
+
+import konfig_example_targets as t  # noqa: E402  (the real classes, not captured)
+
+
+def _experiment() -> t.Experiment:
+    return t.Experiment(
+        name="mnist",
+        layers=[t.Dense(16), t.Dense(10, activation="softmax", dropout=0.1)],
+        activation=t.Activation.GELU,
+        shape=(28, (28, 1)),
+        ids={0: "zero", (1, 2): "pair", "s": {"nested": [1, 2]}},
+        origin=t.Point(1.5, -2.0),
+        steps=3,
+    )
+
+
+def _back(obj, *, freeze=False):
+    return konfig.resolve(konfig.export(obj), freeze=freeze)
+
+
+def test_dataclass_tree_resolves_back_to_an_equal_object():
+    assert _back(_experiment()) == _experiment()
+
+
+def test_export_is_a_config_of_calls():
+    cfg = konfig.export(t.Dense(16))
+    assert isinstance(cfg, konfig.ConfigDict)
+    assert cfg.to_dict() == {
+        "__qualname__": "konfig_example_targets:Dense",
+        "features": 16,
+        "activation": "relu",
+        "dropout": 0.0,
+    }
+
+
+def test_enum_member_is_a_constant():
+    assert konfig.export(t.Activation.GELU).to_dict() == {"__const__": "konfig_example_targets:Activation.GELU"}
+    assert _back(t.Activation.GELU) is t.Activation.GELU
+
+
+def test_tuples_stay_tuples():
+    value = (1, (2, "x"), [3])
+    assert _back(value) == value and type(_back(value)[1]) is tuple
+
+
+def test_dict_with_non_str_keys_resolves_back():
+    value = {1: "a", (2, 3): "b", None: [1], "k": {"n": 1}}
+    assert _back(value) == value
+
+
+def test_named_tuple_keeps_its_type():
+    back = _back(t.Point(1.0, 2.0))
+    assert back == t.Point(1.0, 2.0) and type(back) is t.Point
+
+
+def test_init_false_fields_are_left_to_the_constructor():
+    assert "derived" not in konfig.export(_experiment())
+
+
+def test_custom_export_hook_is_used():
+    vocab = t.Vocabulary(("a", "b"), lowercase=False)
+    cfg = konfig.export(vocab)
+    assert cfg["__qualname__"] == "konfig_example_targets:Vocabulary"
+    assert _back(vocab) == vocab
+
+
+def test_custom_export_hook_without_qualname_is_an_error():
+    class Bad:
+        def __konfig_export__(self):
+            return {"a": 1}
+
+    with pytest.raises(konfig.ConfigValueError, match="__qualname__"):
+        konfig.export(Bad())
+
+
+def test_shared_object_becomes_one_shared_node():
+    layer = t.Dense(4)
+    cfg = konfig.export([layer, layer])
+    assert cfg[0] is cfg[1]
+    built = konfig.resolve(cfg, freeze=False)
+    assert built[0] is built[1]
+
+
+def test_classes_and_functions_are_constants():
+    assert konfig.export(t.Dense).to_dict() == {"__const__": "konfig_example_targets:Dense"}
+    assert _back(t.cosine_decay_schedule) is t.cosine_decay_schedule
+
+
+def test_sets_and_special_leaves_survive():
+    value = {"s": {1, 2}, "f": frozenset({"a"}), "b": b"x", "sl": slice(1, 2), "e": ..., "c": 1j}
+    assert _back(value) == value
+
+
+def test_export_then_json_then_resolve_round_trips():
+    text = konfig.export(_experiment()).to_json()
+    assert konfig.resolve(konfig.from_json(text), freeze=False) == _experiment()
+
+
+def test_unknown_object_names_its_path_and_the_hook():
+    class Opaque:
+        pass
+
+    with pytest.raises(konfig.ConfigValueError, match=r"obj\.layers\[1\].*__konfig_export__"):
+        konfig.export(t.Sequential(layers=[1, Opaque()]))
+
+
+def test_lambda_cannot_be_exported():
+    with pytest.raises(konfig.ConfigValueError, match="lambda"):
+        konfig.export({"f": lambda x: x})
+
+
+def test_cycle_is_an_error():
+    items: list = []
+    items.append(items)
+    with pytest.raises(konfig.ConfigValueError, match="contains itself"):
+        konfig.export(items)
+
+
+def test_numpy_array_resolves_back_with_its_dtype():
+    np = pytest.importorskip("numpy")
+    array = np.arange(6, dtype=np.float32).reshape(2, 3)
+    back = _back(array)
+    assert back.dtype == np.float32 and back.shape == (2, 3)
+    np.testing.assert_array_equal(back, array)
+
+
+def test_numpy_array_resolves_back_when_frozen():
+    np = pytest.importorskip("numpy")
+    array = np.array([[1, 2], [3, 4]], dtype=np.int8)
+    np.testing.assert_array_equal(_back(array, freeze=True), array)
+
+
+def test_numpy_scalar_and_dtype_resolve_back():
+    np = pytest.importorskip("numpy")
+    scalar = _back(np.float16(1.5))
+    assert scalar == np.float16(1.5) and type(scalar) is np.float16
+    assert _back(np.dtype("int32")) == np.dtype("int32")
+
+
+def test_jax_array_resolves_back():
+    jnp = pytest.importorskip("jax.numpy")
+    array = jnp.arange(4, dtype=jnp.int32)
+    back = _back(array)
+    assert back.dtype == jnp.int32 and (back == array).all()

@@ -1,0 +1,76 @@
+"""Properties over generated config trees: JSON round trips, resolve equality, diff."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+from hypothesis import given, settings
+
+import konfig
+
+if str(pathlib.Path(__file__).parent) not in sys.path:
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from strategies import configs, values  # noqa: E402
+
+# Trees are small but slow to draw; the default deadline flakes on a loaded CPU.
+examples = settings(deadline=None, max_examples=60)
+
+
+@examples
+@given(configs())
+def test_json_round_trip_gives_an_equal_config(cfg):
+    assert konfig.from_json(cfg.to_json()) == cfg
+
+
+@examples
+@given(configs())
+def test_json_round_trip_resolves_to_equal_objects(cfg):
+    assert konfig.resolve(konfig.from_json(cfg.to_json())) == konfig.resolve(cfg)
+
+
+@examples
+@given(configs())
+def test_plain_json_dict_resolves_like_the_config(cfg):
+    assert konfig.resolve(json.loads(cfg.to_json())) == konfig.resolve(cfg)
+
+
+@examples
+@given(configs())
+def test_json_text_is_a_fixed_point(cfg):
+    text = cfg.to_json()
+    assert konfig.from_json(text).to_json() == text
+
+
+@examples
+@given(configs())
+def test_round_trip_keeps_shared_nodes_shared(cfg):
+    loaded = konfig.from_json(cfg.to_json())
+    assert loaded.shared_a is loaded.holder.shared_b is loaded.holder["items"][0]
+
+
+@examples
+@given(configs())
+def test_round_trip_keeps_references_live(cfg):
+    loaded = konfig.from_json(cfg.to_json())
+    loaded.n = 12345
+    assert konfig.resolve(loaded).ref_plain == 12345
+
+
+@examples
+@given(configs())
+def test_config_has_no_diff_with_its_round_trip(cfg):
+    assert not konfig.diff(cfg, konfig.from_json(cfg.to_json()))
+
+
+@examples
+@given(values())
+def test_any_value_round_trips(value):
+    assert konfig.from_json(konfig.to_json(konfig.ConfigDict(v=value))) == konfig.ConfigDict(v=value)
+
+
+@examples
+@given(configs(), configs())
+def test_diff_is_empty_exactly_when_configs_are_equal(a, b):
+    assert (not konfig.diff(a, b)) == (a == b)
