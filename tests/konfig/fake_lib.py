@@ -87,3 +87,18 @@ class Point:
 
 
 MAX_STEPS = 1000
+
+
+class Job:
+    """Only used by the default-values tests (the registry is global)."""
+
+    def __init__(self, workdir: str | None = None, cpus: int = 1) -> None:
+        self.workdir = workdir
+        self.cpus = cpus
+
+
+class Launcher:
+    """Only used by the default-values conflict test."""
+
+    def __init__(self, name: str = "") -> None:
+        self.name = name

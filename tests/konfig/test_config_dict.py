@@ -256,16 +256,33 @@ def test_captured_constant_is_stored_as_const_node():
     assert cfg.color.to_dict() == {"__const__": "fake_lib:Color.RED"}
 
 
-def test_register_default_values_fills_new_nodes():
-    konfig.register_default_values(fl.Trainer(workdir="/tmp/default", steps=5))
-    node = fl.Trainer(steps=7)
-    assert node.workdir == "/tmp/default" and node.steps == 7
+@pytest.fixture
+def restore_default_values():
+    from konfig import _config_dict
+
+    saved = dict(_config_dict._DEFAULTS)
+    yield
+    _config_dict._DEFAULTS.clear()
+    _config_dict._DEFAULTS.update(saved)
 
 
-def test_register_default_values_rejects_a_conflicting_registration():
-    konfig.register_default_values(fl.Sequential(name="default"))
+def test_register_default_values_fills_new_nodes(restore_default_values):
+    konfig.register_default_values(fl.Job(workdir="/tmp/default", cpus=5))
+    node = fl.Job(cpus=7)
+    assert node.workdir == "/tmp/default" and node.cpus == 7
+
+
+def test_default_values_are_copied_into_each_node(restore_default_values):
+    konfig.register_default_values(fl.Job(workdir={"path": "/tmp"}))
+    first, second = fl.Job(), fl.Job()
+    first.workdir.path = "/changed"
+    assert second.workdir.path == "/tmp"
+
+
+def test_register_default_values_rejects_a_conflicting_registration(restore_default_values):
+    konfig.register_default_values(fl.Launcher(name="default"))
     with pytest.raises(ValueError, match="already registered"):
-        konfig.register_default_values(fl.Sequential(name="other"))
+        konfig.register_default_values(fl.Launcher(name="other"))
 
 
 def test_dir_lists_fields_for_completion():

@@ -1,5 +1,7 @@
 """repr(cfg): a readable Python-like call tree."""
 
+import pytest
+
 import konfig
 
 with konfig.imports():
@@ -26,7 +28,18 @@ def test_long_call_is_split_one_argument_per_line():
     )
 
 
-def test_registered_alias_shortens_the_module():
+@pytest.fixture
+def restore_aliases():
+    from konfig import _repr
+
+    saved = dict(_repr._ALIASES)
+    yield
+    _repr._ALIASES.clear()
+    _repr._ALIASES.update(saved)
+    _repr._DISPLAY_CACHE.clear()
+
+
+def test_registered_alias_shortens_the_module(restore_aliases):
     konfig.register_aliases({"email.mime": "mime"})
     assert repr(text.MIMEText("hi")) == "mime.text.MIMEText('hi')"
 
