@@ -171,3 +171,11 @@ def test_required_value_once_set_resolves():
     cfg = konfig.ConfigDict(n=konfig.required(int))
     cfg.n = 3
     assert konfig.resolve(cfg).n == 3
+
+
+def test_ref_to_a_positional_argument_by_parameter_name():
+    cfg = konfig.ConfigDict()
+    cfg.layer = fl.Dense(4)
+    cfg.double = cfg.ref.layer.features * 2
+    cfg.layer.features = 5
+    assert konfig.resolve(cfg).double == 10

@@ -146,3 +146,14 @@ def test_resolve_does_not_import_jax():
         "assert 'numpy' not in sys.modules, 'numpy imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_values_appended_to_lists_after_validation_still_resolve():
+    import fake_lib
+
+    cfg = konfig.ConfigDict(items=[])
+    cfg["items"].append(fl.Color)
+    cfg["items"].append({"a": fl.add(1, 1)})
+    resolved = konfig.resolve(cfg)
+    assert resolved["items"][0] is fake_lib.Color
+    assert resolved["items"][1].a == 2

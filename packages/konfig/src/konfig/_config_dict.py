@@ -159,7 +159,10 @@ class ConfigDict(MutableMapping):
             else:
                 params = _signature.params_for(qualname)
                 if params is not None:
-                    _signature.check_key(params, qualname, key, num_args(fields))
+                    try:
+                        _signature.check_key(params, qualname, key, num_args(fields))
+                    except ArgumentError as e:
+                        raise ArgumentError(f"Setting {key!r}: {e}{_created_at(self)}") from None
         fields[key] = value
 
     def __delitem__(self, key: Any) -> None:
@@ -443,9 +446,7 @@ def _fill(self: ConfigDict, items: dict[Any, Any], target: Any) -> None:
             try:
                 _signature.check_fields(params, qualname, fields)
             except ArgumentError as e:
-                origin = self._origin
-                where = f" (node created at {origin[0]}:{origin[1]})" if origin else ""
-                raise ArgumentError(f"{e}{where}") from None
+                raise ArgumentError(f"{e}{_created_at(self)}") from None
 
 
 def normalize(value: Any) -> Any:
@@ -506,6 +507,11 @@ def _value_error(e: _BadValue) -> ConfigValueError:
         f" {kind.__module__} import {kind.__qualname__.split('.')[0]}`, then call it in the"
         " config (or turn an existing object into a config with `konfig.export(obj)`)."
     )
+
+
+def _created_at(cfg: ConfigDict) -> str:
+    origin = cfg._origin
+    return f" (node created at {origin[0]}:{origin[1]})" if origin else ""
 
 
 def _missing_message(cfg: ConfigDict, key: Any) -> str:

@@ -37,12 +37,13 @@ class _MissingRequired(_Failure):
 
 
 class _Resolver:
-    __slots__ = ("freeze", "built", "active")
+    __slots__ = ("freeze", "built", "active", "keepalive")
 
     def __init__(self, freeze: bool) -> None:
         self.freeze = freeze
         self.built: dict[int, Any] = {}
         self.active: set[int] = set()
+        self.keepalive: list[ConfigDict] = []
 
     def value(self, v: Any) -> Any:
         t = type(v)
@@ -78,9 +79,16 @@ class _Resolver:
             return self.value(v.default)
         if isinstance(v, ConfigDict):
             return self.node(v)
+        # Values that bypassed `ConfigDict` validation (e.g. `cfg.items.append(x)`).
         if t is dict:
-            return self.node(ConfigDict._raw(v, None))
-        return v
+            node = ConfigDict._raw(v, None)
+        else:
+            as_const = getattr(t, "_konfig_as_const", None)
+            if as_const is None:
+                return v
+            node = as_const(v)
+        self.keepalive.append(node)  # Its id() keys `built` until resolve returns.
+        return self.node(node)
 
     def node(self, v: ConfigDict) -> Any:
         vid = id(v)
@@ -203,9 +211,9 @@ class _Resolver:
                     if key in fields:
                         current = fields[key]
                         continue
-                    if type(key) is int and QUALNAME in fields:
+                    if QUALNAME in fields:
                         try:
-                            current = current[key]
+                            current = current[key]  # positional: by index or by name
                             continue
                         except (KeyError, IndexError):
                             pass
