@@ -294,3 +294,9 @@ def test_positional_argument_is_readable_and_settable_by_parameter_name():
     assert node.features == 3
     node.features = 8
     assert node[0] == 8 and "features" not in node.keys()
+
+
+def test_kauldron_annotation_helpers_exist():
+    assert konfig.ConfigDictLike[int] is int
+    with pytest.raises(RuntimeError, match="only works on configs"):
+        konfig.WithRef().ref

@@ -14,6 +14,8 @@ Usage:
     schedule = konfig.resolve(cfg.schedule)
 """
 
+from ._annotations import ConfigDictLike as ConfigDictLike
+from ._annotations import WithRef as WithRef
 from ._capture import imports as imports
 from ._capture import set_lazy_imported_modules as set_lazy_imported_modules
 from ._config_dict import ConfigDict as ConfigDict
@@ -61,6 +63,7 @@ __all__ = [
     "ArgumentError",
     "CapturedSubclassError",
     "ConfigDict",
+    "ConfigDictLike",
     "ConfigValueError",
     "CycleError",
     "DisallowedTargetError",
@@ -70,6 +73,7 @@ __all__ = [
     "RelativeImportError",
     "ResolveError",
     "TargetNotFoundError",
+    "WithRef",
     "get_by_path",
     "imports",
     "placeholder",
