@@ -1,3 +1,4 @@
+# ruff: noqa: F821 - single-name shape specs like Float["n"] are not forward references
 """ktyping with JAX: concrete arrays, traced arrays under jit, symbolic dims from jax.export."""
 
 import dataclasses

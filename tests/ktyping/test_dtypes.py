@@ -1,9 +1,8 @@
 """Dtype families: which dtype names each annotation accepts."""
 
+import ktyping
 import numpy as np
 import pytest
-
-import ktyping
 from ktyping import _dtypes
 
 

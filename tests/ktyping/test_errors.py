@@ -1,11 +1,11 @@
+# ruff: noqa: F821 - single-name shape specs like Float["n"] are not forward references
 """Error messages read like a compiler's: what failed, where, with what, under which dims."""
 
 import dataclasses
 
+import ktyping
 import numpy as np
 import pytest
-
-import ktyping
 from ktyping import Bool, Float, Int, KTypeCheckError
 from ktyping._format import compact
 
@@ -23,7 +23,9 @@ def message_of(call) -> str:
 
 def bad_mask_message() -> str:
     return message_of(
-        lambda: cross_entropy(np.zeros((4, 7, 10), np.float32), np.zeros((4, 7, 1), np.int64), np.zeros((4, 1), bool))
+        lambda: cross_entropy(
+            np.zeros((4, 7, 10), np.float32), np.zeros((4, 7, 1), np.int64), np.zeros((4, 1), bool)
+        )
     )
 
 

@@ -1,9 +1,8 @@
 """Manual scopes, check_type, isinstance, and reading dims with dim / shape."""
 
+import ktyping
 import numpy as np
 import pytest
-
-import ktyping
 from ktyping import AmbiguousDimensionError, Float, Int, KTypeCheckError, NoActiveScopeError
 
 

@@ -3,7 +3,6 @@
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from ktyping import ShapeSpecSyntaxError
 from ktyping._spec import BinOp, Call, Const, Name, PyExpr, SingleDim, VariadicDim, VarRef, parse_spec
 
@@ -15,10 +14,15 @@ def test_dims_are_separated_by_whitespace() -> None:
 def test_named_and_fixed_dims() -> None:
     n, three = parse_spec("n 3").dims
     assert isinstance(n, SingleDim) and isinstance(n.options[0], Name) and n.options[0].name == "n"
-    assert isinstance(three, SingleDim) and isinstance(three.options[0], Const) and three.options[0].value == 3
+    assert (
+        isinstance(three, SingleDim) and isinstance(three.options[0], Const) and three.options[0].value == 3
+    )
 
 
-@pytest.mark.parametrize(("text", "name", "min_len"), [("*b", "b", 0), ("+b", "b", 1), ("*_", None, 0), ("...", None, 0), ("+_", None, 1)])
+@pytest.mark.parametrize(
+    ("text", "name", "min_len"),
+    [("*b", "b", 0), ("+b", "b", 1), ("*_", None, 0), ("...", None, 0), ("+_", None, 1)],
+)
 def test_variadic_dims(text: str, name: str | None, min_len: int) -> None:
     (dim,) = parse_spec(text).dims
     assert isinstance(dim, VariadicDim)
@@ -121,7 +125,9 @@ atoms = st.one_of(names, st.integers(0, 99).map(str))
 exprs = st.recursive(
     atoms,
     lambda inner: st.one_of(
-        st.tuples(inner, st.sampled_from(["+", "-", "*", "//", "%"]), inner).map(lambda t: f"({t[0]}{t[1]}{t[2]})"),
+        st.tuples(inner, st.sampled_from(["+", "-", "*", "//", "%"]), inner).map(
+            lambda t: f"({t[0]}{t[1]}{t[2]})"
+        ),
         st.tuples(st.sampled_from(["min", "max"]), inner, inner).map(lambda t: f"{t[0]}({t[1]},{t[2]})"),
     ),
     max_leaves=5,

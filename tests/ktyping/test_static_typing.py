@@ -1,16 +1,16 @@
+# ruff: noqa: F821 - single-name shape specs like Float["n"] are not forward references
 """The `ktyping.static` form is accepted by mypy without per-line ignores."""
 
 import subprocess
 import sys
 from pathlib import Path
 
+import ktyping
 import numpy as np
 import pytest
-
-import ktyping
 from ktyping.static import Float, Int
 
-SAMPLE = '''
+SAMPLE = """
 import numpy as np
 import ktyping
 from ktyping.static import Float, Int
@@ -24,7 +24,7 @@ def gather(x: Float[np.ndarray, "b n"], idx: Int[np.ndarray, "b"]) -> Float[np.n
 
 with ktyping.typechecked():
     y: np.ndarray = gather(np.zeros((2, 3)), np.zeros(2, int))
-'''
+"""
 
 
 def run_mypy(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
@@ -32,7 +32,15 @@ def run_mypy(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "sample.py"
     path.write_text(source)
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--no-error-summary", "--cache-dir", str(tmp_path / ".mypy_cache"), str(path)],
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--no-error-summary",
+            "--cache-dir",
+            str(tmp_path / ".mypy_cache"),
+            str(path),
+        ],
         capture_output=True,
         text=True,
         check=False,

@@ -1,13 +1,13 @@
+# ruff: noqa: F821 - single-name shape specs like Float["n"] are not forward references
 """Torch-like arrays are recognised by duck typing (torch itself is never imported)."""
 
-import pytest
-
 import ktyping
+import pytest
 from ktyping import Float, Int, KTypeCheckError
 from ktyping._format import compact
 
 
-class dtype:  # noqa: N801 - mirrors torch.dtype
+class dtype:
     def __init__(self, name: str) -> None:
         self._name = name
 

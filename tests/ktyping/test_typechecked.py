@@ -1,13 +1,13 @@
+# ruff: noqa: F821 - single-name shape specs like Float["n"] are not forward references
 """@typechecked on functions, methods, generators, dataclasses and classes."""
 
 import dataclasses
-from collections.abc import Iterator
-from typing import Generator, NamedTuple, Optional, TypedDict
-
-import numpy as np
-import pytest
+from collections.abc import Generator, Iterator
+from typing import NamedTuple, TypedDict
 
 import ktyping
+import numpy as np
+import pytest
 from ktyping import Array, Float, Int, KTypeCheckError, Shape, UInt8
 
 
@@ -59,7 +59,7 @@ def test_every_call_gets_a_fresh_scope() -> None:
 
 def test_defaults_are_checked() -> None:
     @ktyping.typechecked
-    def f(x: Float["n"], y: Optional[Float["n"]] = None) -> int:
+    def f(x: Float["n"], y: Float["n"] | None = None) -> int:
         return 0
 
     assert f(f32(3)) == 0
@@ -188,7 +188,7 @@ def test_methods_classmethods_staticmethods_and_properties() -> None:
     with pytest.raises(KTypeCheckError, match="argument x"):
         Model.norm(f32(3, 3))
     with pytest.raises(KTypeCheckError, match="return value"):
-        Model(f32(2, 2)).weights
+        _ = Model(f32(2, 2)).weights
 
 
 def test_decorating_a_class_checks_all_its_methods() -> None:

@@ -1,9 +1,9 @@
+# ruff: noqa: F821 - single-name shape specs like Float["n"] are not forward references
 """Switching checks off globally, per block and per module (Kauldron's names)."""
 
+import ktyping
 import numpy as np
 import pytest
-
-import ktyping
 from ktyping import Float, KTypeCheckError
 
 
@@ -35,7 +35,9 @@ def test_global_config_switch() -> None:
 
 
 def test_module_override_matches_the_function_module() -> None:
-    override = ktyping.add_config_override(__name__.replace(".", r"\."), ktyping.Config(typechecking_enabled=False))
+    override = ktyping.add_config_override(
+        __name__.replace(".", r"\."), ktyping.Config(typechecking_enabled=False)
+    )
     try:
         assert needs_vector(np.zeros((2, 2))).shape == (2, 2)
     finally:

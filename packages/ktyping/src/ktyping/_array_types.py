@@ -16,7 +16,8 @@ from ._spec import Spec, parse_spec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from collections.abc import Callable
+    from typing import Any, ClassVar
 
     Check = Callable[[Any, list[dict[str, Any]], Any], list[dict[str, Any]]]
 
@@ -68,7 +69,9 @@ class ArrayMeta(type):
                 f"{cls._kt_base_name}['b n'], got {spec_text!r}"
             )
         spec = parse_spec(spec_text)
-        sub = _make(cls._kt_base_name, cls._kt_family, spec, cls._kt_kind, array_type, cls._kt_scalar_types, cls)
+        sub = _make(
+            cls._kt_base_name, cls._kt_family, spec, cls._kt_kind, array_type, cls._kt_scalar_types, cls
+        )
         try:
             cls._kt_subscripts[item] = sub
         except TypeError:
@@ -244,7 +247,9 @@ def is_ktyping_annotation(tp: Any) -> bool:
     return isinstance(tp, ArrayMeta)
 
 
-def array_type(name: str, family: _dtypes.DtypeFamily, kind: str = _ARRAY, scalar_types: tuple[type, ...] = ()) -> Any:
+def array_type(
+    name: str, family: _dtypes.DtypeFamily, kind: str = _ARRAY, scalar_types: tuple[type, ...] = ()
+) -> Any:
     """Creates a new unsubscripted annotation such as `Float`."""
     return _make(name, family, None, kind, None, scalar_types, None)
 
@@ -292,7 +297,7 @@ class PyTree(metaclass=_PyTreeMeta):
     """
 
     _kt_leaf: Any = None
-    _kt_subscripts: dict[Any, Any] = {}
+    _kt_subscripts: ClassVar[dict[Any, Any]] = {}
 
 
 def tree_leaves(value: Any) -> list[Any]:

@@ -17,7 +17,8 @@ from ._array_types import ArrayMeta, PyTree, tree_leaves
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from collections.abc import Callable
+    from typing import Any
 
     Check = Callable[[Any, list[dict[str, Any]], Any], list[dict[str, Any]]]
 
@@ -262,7 +263,7 @@ def resolve_hints(obj: Any) -> dict[str, Any]:
 
     try:
         return typing.get_type_hints(obj, include_extras=True)
-    except Exception:  # noqa: BLE001 - fall back to resolving one by one
+    except Exception:
         pass
     raw = dict(getattr(obj, "__annotations__", {}) or {})
     module = sys.modules.get(getattr(obj, "__module__", "") or "")
@@ -271,8 +272,8 @@ def resolve_hints(obj: Any) -> dict[str, Any]:
     for name, hint in raw.items():
         if isinstance(hint, str):
             try:
-                hint = eval(hint, globalns)  # noqa: S307 - the user's own annotation
-            except Exception:  # noqa: BLE001
+                hint = eval(hint, globalns)
+            except Exception:
                 pass
         out[name] = hint
     return out

@@ -1,9 +1,9 @@
 """Checks inside a scope: `check_type`, `isinstance`, and reading dims with `dim` / `shape`.
 
-    >>> @typechecked
-    ... def f(x: Float["b n"]):
-    ...     y = check_type(encode(x), Float["b n d"])
-    ...     return np.zeros(shape("b n+1")), dim["d"]
+>>> @typechecked
+... def f(x: Float["b n"]):
+...     y = check_type(encode(x), Float["b n d"])
+...     return np.zeros(shape("b n+1")), dim["d"]
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from ._spec import PENDING, VariadicDim, parse_spec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Iterator, TypeVar
+    from collections.abc import Iterator
+    from typing import Any, TypeVar
 
     T = TypeVar("T")
 
@@ -88,7 +89,9 @@ def _lookup(cands: list[dict[str, Any]], name: str) -> Any:
     known = sorted({k for a in cands for k in a if k != PENDING})
     near = difflib.get_close_matches(name, known, n=1)
     hint = f"; did you mean {near[0]!r}?" if near else ""
-    raise KeyError(f"dim {name!r} is not bound in the active scope (bound: {', '.join(known) or 'none'}){hint}")
+    raise KeyError(
+        f"dim {name!r} is not bound in the active scope (bound: {', '.join(known) or 'none'}){hint}"
+    )
 
 
 class _DimView:
@@ -133,7 +136,7 @@ class _DimView:
 
         try:
             cands = current_scope().cands
-        except Exception:  # noqa: BLE001 - repr must not raise
+        except Exception:
             return "dims = <no active scope>"
         if len(cands) == 1:
             body = "".join(f"  {k}: {v}\n" for k, v in cands[0].items() if k != PENDING)

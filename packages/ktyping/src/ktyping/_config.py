@@ -41,7 +41,7 @@ class Config:
     Used as a context manager it overrides the config for every module inside the block.
     """
 
-    __slots__ = ("typechecking_enabled", "_tokens")
+    __slots__ = ("_tokens", "typechecking_enabled")
 
     def __init__(self, *, typechecking_enabled: bool | Any = MISSING) -> None:
         object.__setattr__(self, "_tokens", [])

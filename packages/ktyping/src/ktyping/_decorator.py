@@ -19,14 +19,18 @@ from ._errors import KTypeCheckError
 from ._scope import _STACK, Scope
 
 TYPE_CHECKING = False
+if not TYPE_CHECKING:
+
+    def overload(fn):  # typing.overload, without importing typing at runtime
+        return fn
+
+
 if TYPE_CHECKING:
-    from typing import Any, Callable, TypeVar, overload
+    from collections.abc import Callable
+    from typing import Any, TypeVar, overload
 
     T = TypeVar("T")
-else:
-
-    def overload(fn):  # typing.overload without importing typing at runtime
-        return fn
+    Check = Callable[[Any, list[dict[str, Any]], Any], list[dict[str, Any]]]
 
 __all__ = ["check_dataclass_fields", "typechecked"]
 
@@ -42,16 +46,16 @@ class _FunctionPlan:
     """Everything a checked call needs, computed once per function."""
 
     __slots__ = (
-        "fn",
-        "params",
-        "var_positional",
-        "var_keyword",
-        "ret_check",
-        "yield_check",
-        "hints",
-        "version",
-        "enabled",
         "_signature",
+        "enabled",
+        "fn",
+        "hints",
+        "params",
+        "ret_check",
+        "var_keyword",
+        "var_positional",
+        "version",
+        "yield_check",
     )
 
     def __init__(self, fn: Callable[..., Any]) -> None:
@@ -200,7 +204,9 @@ def _check_arguments(plan: _FunctionPlan, args: tuple, kwargs: dict[str, Any]) -
     return scope
 
 
-def _check_variadic(plan: _FunctionPlan, args: tuple, kwargs: dict[str, Any], cands: list, scope: Scope) -> list:
+def _check_variadic(
+    plan: _FunctionPlan, args: tuple, kwargs: dict[str, Any], cands: list, scope: Scope
+) -> list:
     params = plan._signature.parameters
     names = list(params)
     if plan.var_positional is not None:
@@ -313,7 +319,7 @@ def _generator_wrapper(fn: Callable[..., Any], box: list) -> Callable[..., Any]:
             except GeneratorExit:
                 gen.close()
                 raise
-            except BaseException as e:  # noqa: BLE001 - forwarded into the generator
+            except BaseException as e:
                 method, arg = gen.throw, e
 
     return generator_wrapper
@@ -354,7 +360,7 @@ def _coroutine_wrapper(fn: Callable[..., Any], box: list) -> Callable[..., Any]:
 
 
 class _DataclassPlan:
-    __slots__ = ("cls", "fields", "hints", "version", "enabled")
+    __slots__ = ("cls", "enabled", "fields", "hints", "version")
 
     def __init__(self, cls: type) -> None:
         import dataclasses

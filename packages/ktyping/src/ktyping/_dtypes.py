@@ -82,7 +82,7 @@ class DtypeFamily:
       prefixes: Name prefixes it also accepts (`"key<"` for jax PRNG keys).
     """
 
-    __slots__ = ("name", "names", "prefixes", "_cache")
+    __slots__ = ("_cache", "name", "names", "prefixes")
 
     def __init__(
         self,

@@ -1,6 +1,6 @@
 """Exception types raised by ktyping.
 
-    >>> raise KTypeCheckError("argument x = np.f32[2 3] ...")
+>>> raise KTypeCheckError("argument x = np.f32[2 3] ...")
 """
 
 from __future__ import annotations
@@ -32,8 +32,7 @@ class ShapeSpecSyntaxError(ValueError):
         self.expected = expected
         caret = " " * (column - 1) + "^"
         super().__init__(
-            f"invalid shape spec {spec!r} at column {column}: expected {expected}\n"
-            f"    {spec}\n    {caret}"
+            f"invalid shape spec {spec!r} at column {column}: expected {expected}\n    {spec}\n    {caret}"
         )
 
 

@@ -1,9 +1,9 @@
 """Printing values, annotations and dim assignments for error messages.
 
-    >>> compact(np.zeros((2, 3), np.float32))
-    'np.f32[2 3]'
-    >>> describe(Float["b n"] | None)
-    "Float['b n'] | None"
+>>> compact(np.zeros((2, 3), np.float32))
+'np.f32[2 3]'
+>>> describe(Float["b n"] | None)
+"Float['b n'] | None"
 """
 
 from __future__ import annotations
@@ -122,7 +122,9 @@ def _explain_array(tp: ArrayMeta, value: Any, cands: list[dict[str, Any]], scope
     return _explain_shape(tuple(shape), spec, cands, scope, "has shape")
 
 
-def _explain_shape(shape: tuple[Any, ...], spec: Any, cands: list[dict[str, Any]], scope: Any, verb: str) -> str:
+def _explain_shape(
+    shape: tuple[Any, ...], spec: Any, cands: list[dict[str, Any]], scope: Any, verb: str
+) -> str:
     if spec is None:
         return f"{verb} {shape}"
     text = f"{verb} {shape}, which does not match {spec.source!r}"

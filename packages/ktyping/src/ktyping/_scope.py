@@ -29,7 +29,7 @@ class Scope:
       plan: The function plan (or dataclass plan) this scope belongs to, if any.
     """
 
-    __slots__ = ("cands", "plan", "args", "kwargs", "_arguments")
+    __slots__ = ("_arguments", "args", "cands", "kwargs", "plan")
 
     def __init__(self, plan: Any = None, args: tuple = (), kwargs: dict | None = None) -> None:
         self.cands: list[dict[str, Any]] = [{}]

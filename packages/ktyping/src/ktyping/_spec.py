@@ -112,7 +112,7 @@ _OPS = {
 
 
 class BinOp(Expr):
-    __slots__ = ("op", "left", "right", "_fn")
+    __slots__ = ("_fn", "left", "op", "right")
 
     def __init__(self, op: str, left: Expr, right: Expr) -> None:
         self.op = op
@@ -139,9 +139,17 @@ class BinOp(Expr):
             return _DEFER  # both unknown (both known is handled by the caller)
         op = self.op
         if op == "+":
-            return self.left.solve(value - y, a, scope) if y is not _UNKNOWN else self.right.solve(value - x, a, scope)
+            return (
+                self.left.solve(value - y, a, scope)
+                if y is not _UNKNOWN
+                else self.right.solve(value - x, a, scope)
+            )
         if op == "-":
-            return self.left.solve(value + y, a, scope) if y is not _UNKNOWN else self.right.solve(x - value, a, scope)
+            return (
+                self.left.solve(value + y, a, scope)
+                if y is not _UNKNOWN
+                else self.right.solve(x - value, a, scope)
+            )
         if op == "*":
             known, other = (y, self.left) if y is not _UNKNOWN else (x, self.right)
             if type(value) is not int or type(known) is not int or known == 0:
@@ -189,7 +197,7 @@ _FUNCS = {"min": min, "max": max, "sum": sum, "prod": _prod}
 class Call(Expr):
     """`min(h,w)`, `max(...)`, `sum(*b)`, `prod(*b)`."""
 
-    __slots__ = ("func", "args")
+    __slots__ = ("args", "func")
 
     def __init__(self, func: str, args: tuple[Expr, ...]) -> None:
         self.func = func
@@ -221,7 +229,7 @@ class Call(Expr):
 class PyExpr(Expr):
     """`{self.hidden}`: evaluated with the call's bound arguments as variables."""
 
-    __slots__ = ("source", "code")
+    __slots__ = ("code", "source")
 
     def __init__(self, source: str, code: Any) -> None:
         self.source = source
@@ -237,8 +245,8 @@ class PyExpr(Expr):
                 "@typechecked call, but none is active"
             )
         try:
-            return eval(self.code, {}, arguments)  # noqa: S307 - the user's own annotation
-        except Exception as e:  # noqa: BLE001 - reported with the failing expression
+            return eval(self.code, {}, arguments)
+        except Exception as e:
             from ._errors import KTypeCheckError
 
             raise KTypeCheckError(
@@ -256,7 +264,7 @@ class PyExpr(Expr):
 class Dim:
     """One element of a spec; `min_len`/`max_len` is how many axes it can take."""
 
-    __slots__ = ("text", "min_len", "max_len")
+    __slots__ = ("max_len", "min_len", "text")
 
     def __str__(self) -> str:
         return self.text
@@ -268,7 +276,7 @@ class SingleDim(Dim):
     `options` is empty for an anonymous dim (`_`, `_name`).
     """
 
-    __slots__ = ("options", "broadcast")
+    __slots__ = ("broadcast", "options")
 
     def __init__(self, text: str, options: tuple[Expr, ...], broadcast: bool, optional: bool) -> None:
         self.text = text
@@ -292,7 +300,7 @@ class SingleDim(Dim):
             if new is None:
                 continue
             if new is _DEFER:
-                pending = a.get(PENDING, ()) + ((expr, v, self.broadcast),)
+                pending = (*a.get(PENDING, ()), (expr, v, self.broadcast))
                 out.append({**a, PENDING: pending})
                 continue
             b = {**a, **new}
@@ -306,7 +314,7 @@ class SingleDim(Dim):
 class VariadicDim(Dim):
     """`*b`, `+b`, `*#b`, `*_`, `...`: any number of axes; `name` is None when anonymous."""
 
-    __slots__ = ("name", "key", "broadcast")
+    __slots__ = ("broadcast", "key", "name")
 
     def __init__(self, text: str, name: str | None, min_len: int, broadcast: bool) -> None:
         self.text = text
@@ -353,15 +361,15 @@ class Spec:
     """A parsed shape spec. Build with `parse_spec` (cached)."""
 
     __slots__ = (
-        "source",
+        "_max_after",
+        "_min_after",
         "dims",
+        "fixed",
+        "has_pyexpr",
+        "named",
         "ndim",
         "simple",
-        "fixed",
-        "named",
-        "has_pyexpr",
-        "_min_after",
-        "_max_after",
+        "source",
     )
 
     def __init__(self, source: str, dims: tuple[Dim, ...], has_pyexpr: bool) -> None:
@@ -571,7 +579,7 @@ _FUNC_NAMES = frozenset(_FUNCS)
 
 
 class _Parser:
-    __slots__ = ("src", "pos", "depth", "has_pyexpr")
+    __slots__ = ("depth", "has_pyexpr", "pos", "src")
 
     def __init__(self, src: str) -> None:
         self.src = src

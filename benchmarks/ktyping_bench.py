@@ -1,0 +1,216 @@
+# ruff: noqa: F821 - single-name shape specs like Int["b"] are not forward references
+"""ktyping against Kauldron's ktyping and jaxtyping (with beartype / typeguard), in one run.
+
+    hatch run bench:python benchmarks/ktyping_bench.py [--repeat 7] [--calls 20000]
+
+Every library decorates the same function of 3 annotated numpy arrays (plus the return
+value), called outside jit:
+
+    def f(x: Float["b n"], w: Float["n m"], idx: Int["b"]) -> Float["b n"]
+
+and the same dataclass of 3 annotated array fields, constructed. Times are the best of
+`--repeat` runs of `--calls` calls. Overhead is time per call minus the undecorated
+call; the ratio is peer overhead / ktyping overhead, so above 1 means ktyping is cheaper.
+The last table times `import` in fresh subprocesses.
+"""
+
+# No `from __future__ import annotations`: the peers need evaluated annotations.
+import argparse
+import dataclasses
+import subprocess
+import sys
+import timeit
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+X = np.zeros((8, 16), np.float32)
+W = np.zeros((16, 4), np.float32)
+IDX = np.zeros((8,), np.int32)
+
+
+def plain_function() -> Callable[..., Any]:
+    def f(x, w, idx):
+        return x
+
+    return f
+
+
+def plain_dataclass() -> Callable[..., Any]:
+    @dataclasses.dataclass
+    class Batch:
+        x: Any
+        w: Any
+        idx: Any
+
+    return Batch
+
+
+def ktyping_suite() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    import ktyping
+    from ktyping import Float, Int
+
+    @ktyping.typechecked
+    def f(x: Float["b n"], w: Float["n m"], idx: Int["b"]) -> Float["b n"]:
+        return x
+
+    @ktyping.typechecked
+    @dataclasses.dataclass
+    class Batch:
+        x: Float["b n"]
+        w: Float["n m"]
+        idx: Int["b"]
+
+    return f, Batch
+
+
+def kauldron_suite() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    from kauldron import ktyping as kt
+    from kauldron.ktyping import Float, Int
+
+    @kt.typechecked
+    def f(x: Float["b n"], w: Float["n m"], idx: Int["b"]) -> Float["b n"]:
+        return x
+
+    @kt.typechecked
+    @dataclasses.dataclass
+    class Batch:
+        x: Float["b n"]
+        w: Float["n m"]
+        idx: Int["b"]
+
+    return f, Batch
+
+
+try:  # jaxtyping's annotations as module-level aliases, as its docs suggest for typeguard
+    from jaxtyping import Float as JFloat
+    from jaxtyping import Int as JInt
+    from jaxtyping import jaxtyped
+
+    FloatBN = JFloat[np.ndarray, "b n"]
+    FloatNM = JFloat[np.ndarray, "n m"]
+    IntB = JInt[np.ndarray, "b"]
+except ImportError:
+    jaxtyped = None
+
+
+def jaxtyping_beartype_suite() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    from beartype import beartype
+
+    @jaxtyped(typechecker=beartype)
+    def f(x: FloatBN, w: FloatNM, idx: IntB) -> FloatBN:
+        return x
+
+    @jaxtyped(typechecker=beartype)
+    @dataclasses.dataclass
+    class Batch:
+        x: FloatBN
+        w: FloatNM
+        idx: IntB
+
+    return f, Batch
+
+
+# typeguard 4 instruments functions by re-parsing their module's source: it cannot find
+# the function jaxtyped(typechecker=...) generates (jaxtyping issue #344), so we use the
+# stacked form jaxtyping documents, at module level, with jaxtyped providing the dim scope.
+if jaxtyped is not None:
+    from typeguard import typechecked as typeguard_typechecked
+
+    @jaxtyped(typechecker=None)
+    @typeguard_typechecked
+    def f_typeguard(x: FloatBN, w: FloatNM, idx: IntB) -> FloatBN:
+        return x
+
+
+def jaxtyping_typeguard_suite() -> tuple[Callable[..., Any], None]:
+    # No dataclass: typeguard cannot instrument the generated __init__ (no source).
+    return f_typeguard, None
+
+
+SUITES: dict[str, Callable[[], tuple[Callable[..., Any], Callable[..., Any]]]] = {
+    "ktyping": ktyping_suite,
+    "kauldron.ktyping": kauldron_suite,
+    "jaxtyping+beartype": jaxtyping_beartype_suite,
+    "jaxtyping+typeguard": jaxtyping_typeguard_suite,
+}
+
+IMPORTS = {
+    "ktyping": "import ktyping",
+    "kauldron.ktyping": "import kauldron.ktyping",
+    "jaxtyping+beartype": "import jaxtyping, beartype",
+    "jaxtyping+typeguard": "import jaxtyping, typeguard",
+}
+
+
+def per_call(fn: Callable[..., Any], calls: int, repeat: int) -> float:
+    """Best time of one call in seconds."""
+    fn(X, W, IDX)  # warm caches (first call builds plans)
+    return min(timeit.repeat(lambda: fn(X, W, IDX), number=calls, repeat=repeat)) / calls
+
+
+def import_time(statement: str, repeat: int) -> float:
+    code = f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
+    runs = []
+    for _ in range(repeat):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        runs.append(float(out.stdout.strip().splitlines()[-1]))
+    return min(runs)
+
+
+def fmt_us(seconds: float) -> str:
+    return f"{seconds * 1e6:9.2f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=20000)
+    args = parser.parse_args()
+
+    base_call = per_call(plain_function(), args.calls, args.repeat)
+    base_init = per_call(plain_dataclass(), args.calls, args.repeat)
+    rows: dict[str, tuple[float, float | None] | str] = {}
+    for name, build in SUITES.items():
+        try:
+            f, batch = build()
+            call = per_call(f, args.calls // 4 if name != "ktyping" else args.calls, args.repeat)
+            init = (
+                None
+                if batch is None
+                else per_call(batch, args.calls // 4 if name != "ktyping" else args.calls, args.repeat)
+                - base_init
+            )
+            rows[name] = (call - base_call, init)
+        except Exception as e:
+            rows[name] = f"{type(e).__name__}: {e}".splitlines()[0][:70]
+
+    ours = rows["ktyping"]
+    assert isinstance(ours, tuple) and ours[1] is not None
+    print(f"Per-call overhead, numpy arrays outside jit (undecorated call {base_call * 1e6:.2f} us,")
+    print(f"plain dataclass construction {base_init * 1e6:.2f} us); ratio = peer / ktyping")
+    print()
+    print(f"{'library':<22}{'call [us]':>10}{'ratio':>9}{'dataclass [us]':>16}{'ratio':>9}")
+    print("-" * 66)
+    for name, row in rows.items():
+        if isinstance(row, str):
+            print(f"{name:<22}  failed: {row}")
+            continue
+        call, init = row
+        dataclass_cols = (
+            f"{'-':>16}{'-':>9}" if init is None else f"{fmt_us(init):>16}{init / ours[1]:>8.1f}x"
+        )
+        print(f"{name:<22}{fmt_us(call):>10}{call / ours[0]:>8.1f}x{dataclass_cols}")
+    print()
+    print(f"{'import':<22}{'[ms]':>10}")
+    print("-" * 32)
+    for name, statement in IMPORTS.items():
+        try:
+            print(f"{name:<22}{import_time(statement, 3) * 1e3:>10.1f}")
+        except subprocess.CalledProcessError as e:
+            print(f"{name:<22}  failed: {e.stderr.strip().splitlines()[-1][:60]}")
+
+
+if __name__ == "__main__":
+    main()
