@@ -44,7 +44,7 @@ def test_typo_in_optax_fails_at_config_time():
     with konfig.imports():
         import optax as optax_cfg
     with pytest.raises(konfig.TargetNotFoundError, match="cosine_decay_schedule"):
-        optax_cfg.cosine_decay_schedul
+        _ = optax_cfg.cosine_decay_schedul
 
 
 def test_unknown_optax_argument_fails_at_config_time():

@@ -43,7 +43,7 @@ class Trainer:
         self.steps = steps
 
     @classmethod
-    def eval_only(cls, model: Any, steps: int = 1) -> "Trainer":
+    def eval_only(cls, model: Any, steps: int = 1) -> Trainer:
         return cls(model=model, steps=steps)
 
 

@@ -4,9 +4,8 @@ import builtins
 import threading
 import types
 
-import pytest
-
 import konfig
+import pytest
 
 
 def test_call_becomes_a_qualname_node_with_positional_and_keyword_args():
@@ -82,7 +81,7 @@ def test_attribute_typo_fails_at_once_with_a_suggestion():
     with konfig.imports():
         import fake_lib
     with pytest.raises(konfig.TargetNotFoundError, match="did you mean 'Dense'"):
-        fake_lib.Dens
+        _ = fake_lib.Dens
 
 
 def test_from_import_typo_fails_inside_the_block():
@@ -111,12 +110,12 @@ def test_set_lazy_imported_modules_as_a_call_stays_in_effect():
     restore = konfig.set_lazy_imported_modules(["absent_a"])
     try:
         with konfig.imports():
-            import absent_a  # noqa: F401
+            import absent_a
     finally:
         restore.__exit__(None, None, None)
     with pytest.raises(konfig.TargetNotFoundError):
         with konfig.imports():
-            import absent_a  # noqa: F401,F811
+            import absent_a  # noqa: F401
 
 
 def test_lazy_module_keeps_real_imports_for_other_modules():
@@ -159,7 +158,7 @@ def test_exception_inside_the_block_restores_imports():
     original = builtins.__import__
     with pytest.raises(ZeroDivisionError):
         with konfig.imports():
-            1 / 0
+            _ = 1 / 0
     assert builtins.__import__ is original
     import json
 
@@ -187,9 +186,9 @@ def test_relative_import_is_refused_with_the_absolute_form():
 def test_subclassing_a_captured_class_is_refused():
     with konfig.imports():
         from fake_lib import Model
-    with pytest.raises(konfig.CapturedSubclassError, match="Cannot subclass 'fake_lib.Model'"):
+    with pytest.raises(konfig.CapturedSubclassError, match=r"Cannot subclass 'fake_lib\.Model'"):
 
-        class MyModel(Model):  # noqa: F811
+        class MyModel(Model):
             pass
 
 

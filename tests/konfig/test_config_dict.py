@@ -3,9 +3,8 @@
 import copy
 import pickle
 
-import pytest
-
 import konfig
+import pytest
 
 with konfig.imports():
     import fake_lib as fl
@@ -40,7 +39,7 @@ def test_dict_inside_list_becomes_config_dict():
 def test_missing_attribute_suggests_close_field():
     cfg = konfig.ConfigDict(learning_rate=0.1)
     with pytest.raises(AttributeError, match="did you mean 'learning_rate'"):
-        cfg.learning_rat
+        _ = cfg.learning_rat
 
 
 def test_missing_item_raises_key_error():
@@ -299,4 +298,4 @@ def test_positional_argument_is_readable_and_settable_by_parameter_name():
 def test_kauldron_annotation_helpers_exist():
     assert konfig.ConfigDictLike[int] is int
     with pytest.raises(RuntimeError, match="only works on configs"):
-        konfig.WithRef().ref
+        _ = konfig.WithRef().ref

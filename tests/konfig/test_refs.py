@@ -2,9 +2,8 @@
 
 import operator
 
-import pytest
-
 import konfig
+import pytest
 
 with konfig.imports():
     import fake_lib as fl

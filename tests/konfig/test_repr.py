@@ -1,12 +1,12 @@
 """repr(cfg): a readable Python-like call tree."""
 
+import konfig
 import pytest
 
-import konfig
-
 with konfig.imports():
-    import fake_lib as fl
     from email.mime import text
+
+    import fake_lib as fl
 
 
 def test_call_node_prints_as_a_call():
@@ -18,7 +18,9 @@ def test_constant_prints_as_its_dotted_name():
 
 
 def test_long_call_is_split_one_argument_per_line():
-    node = fl.Trainer(model=fl.Dense(features=123456789, use_bias=False), workdir="/a/long/work/dir", steps=10)
+    node = fl.Trainer(
+        model=fl.Dense(features=123456789, use_bias=False), workdir="/a/long/work/dir", steps=10
+    )
     assert repr(node) == (
         "fake_lib.Trainer(\n"
         "    model=fake_lib.Dense(features=123456789, use_bias=False),\n"

@@ -3,9 +3,8 @@
 import subprocess
 import sys
 
-import pytest
-
 import konfig
+import pytest
 
 with konfig.imports():
     import fake_lib as fl
@@ -109,7 +108,10 @@ def test_cycle_of_references_is_reported():
     cfg = konfig.ConfigDict()
     cfg.a = cfg.ref.b
     cfg.b = cfg.ref.a + 1
-    with pytest.raises(konfig.CycleError, match=r"reference cycle cfg\.ref\.b -> cfg\.ref\.a \+ 1 -> cfg\.ref\.a -> cfg\.ref\.b"):
+    with pytest.raises(
+        konfig.CycleError,
+        match=r"reference cycle cfg\.ref\.b -> cfg\.ref\.a \+ 1 -> cfg\.ref\.a -> cfg\.ref\.b",
+    ):
         konfig.resolve(cfg)
 
 

@@ -2,9 +2,8 @@
 
 import sys
 
-import pytest
-
 import konfig
+import pytest
 
 with konfig.imports():
     import fake_lib as fl

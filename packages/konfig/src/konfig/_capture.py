@@ -16,8 +16,8 @@ from __future__ import annotations
 import builtins
 import importlib
 import sys
-from _thread import _local, allocate_lock
 import types
+from _thread import _local, allocate_lock
 
 from . import _config_dict
 from ._errors import (
@@ -132,7 +132,7 @@ def _install() -> None:
     with _install_lock:
         if _install_count == 0:
             _original_import = builtins.__import__
-            builtins.__import__ = _capturing_import
+            builtins.__import__ = _capturing_import  # type: ignore[assignment]
         _install_count += 1
 
 
@@ -238,7 +238,7 @@ def _module_proxy(name: str, lazy: bool) -> _Proxy:
 class _Proxy:
     """A captured module, class, function or constant (not yet called)."""
 
-    __slots__ = ("_konfig_module", "_konfig_attrs", "_konfig_obj", "_konfig_children")
+    __slots__ = ("_konfig_attrs", "_konfig_children", "_konfig_module", "_konfig_obj")
 
     def __init__(self, module: str, attrs: str, obj: Any) -> None:
         self._konfig_module = module
@@ -253,7 +253,7 @@ class _Proxy:
         return self._konfig_module
 
     def __getattr__(self, name: str) -> _Proxy:
-        if name[:2] == "__" and name[-2:] == "__" or name.startswith("_konfig_"):
+        if (name[:2] == "__" and name[-2:] == "__") or name.startswith("_konfig_"):
             raise AttributeError(name)
         try:
             return self._konfig_children[name]
@@ -271,7 +271,7 @@ class _Proxy:
                 if submodule in _known_modules:
                     return _Proxy(submodule, "", _LAZY)
                 return _Proxy(module, name, _LAZY)
-            value = getattr(obj, name, _MISSING)
+            value: Any = getattr(obj, name, _MISSING)
             if value is _MISSING or (
                 isinstance(value, types.ModuleType) and sys.modules.get(submodule) is not value
             ):

@@ -49,8 +49,9 @@ from ._refs import PathRef, Ref
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    import types
     from collections.abc import Iterator
+    from typing import Any
 
 QUALNAME = "__qualname__"
 CONST = "__const__"
@@ -59,9 +60,7 @@ UNION_QUALNAME = "operator:or_"
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 # Types stored as they are (immutable, cheap to copy).
-LEAF_TYPES = frozenset(
-    {type(None), bool, int, float, complex, str, bytes, type(...), slice, range}
-)
+LEAF_TYPES = frozenset({type(None), bool, int, float, complex, str, bytes, type(...), slice, range})
 
 # qualname -> ConfigDict of default fields, see `register_default_values`.
 _DEFAULTS: dict[str, ConfigDict] = {}
@@ -69,7 +68,7 @@ _DEFAULTS: dict[str, ConfigDict] = {}
 
 def caller_origin() -> tuple[str, int] | None:
     """`(filename, lineno)` of the first frame outside the konfig package."""
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_PKG_DIR):
         frame = frame.f_back
     if frame is None:
@@ -94,7 +93,7 @@ class ConfigDict(MutableMapping):
         cfg.model.features = 32
     """
 
-    __slots__ = ("_fields", "_origin", "__weakref__")
+    __slots__ = ("__weakref__", "_fields", "_origin")
 
     _fields: dict[Any, Any]
     _origin: tuple[str, int] | None
@@ -405,9 +404,7 @@ def make_const(qualname: str) -> ConfigDict:
     return ConfigDict._raw({CONST: qualname}, caller_origin())
 
 
-def build_node(
-    fields: dict[Any, Any], origin: tuple[str, int] | None, target: Any = None
-) -> ConfigDict:
+def build_node(fields: dict[Any, Any], origin: tuple[str, int] | None, target: Any = None) -> ConfigDict:
     """Validates and wraps `fields` of a call node (takes ownership of it).
 
     `target` is the real callable when known (capture), which lets its
@@ -535,9 +532,7 @@ def config_equal(a: Any, b: Any, memo: set[tuple[int, int]] | None = None) -> bo
     if memo is None:
         memo = set()
     ta, tb = type(a), type(b)
-    if isinstance(a, Mapping) and isinstance(b, Mapping) and not (
-        ta in LEAF_TYPES or tb in LEAF_TYPES
-    ):
+    if isinstance(a, Mapping) and isinstance(b, Mapping) and not (ta in LEAF_TYPES or tb in LEAF_TYPES):
         pair = (id(a), id(b))
         if pair in memo:
             return True

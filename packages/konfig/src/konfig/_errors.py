@@ -6,7 +6,6 @@ Each refines the builtin a caller would naturally catch, so
 
 from __future__ import annotations
 
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable

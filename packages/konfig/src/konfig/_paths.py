@@ -8,11 +8,10 @@ Usage: `set_by_path(cfg, parse_path("model.layers[0]"), value)`.
 
 from __future__ import annotations
 
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
     from collections.abc import Iterator
+    from typing import Any
 
 Path = tuple  # of keys: str fields, int items / positional arguments
 
@@ -81,9 +80,7 @@ def get_by_path(cfg: Any, path: Path | str) -> Any:
         try:
             value = value[key]
         except (KeyError, IndexError, TypeError) as e:
-            raise KeyError(
-                f"{format_path(path[: i + 1])}: not found in {format_path(path[:i])} ({e})"
-            ) from e
+            raise KeyError(f"{format_path(path[: i + 1])}: not found in {format_path(path[:i])} ({e})") from e
     return value
 
 
@@ -127,11 +124,11 @@ def iter_leaves(cfg: Any, prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
             for key, child in fields.items():
                 if is_node and type(key) is str and key.isdigit():
                     key = int(key)
-                yield from walk(child, path + (key,))
+                yield from walk(child, (*path, key))
             stack.discard(id(value))
         elif (t is list or t is tuple) and value:
             for i, child in enumerate(value):
-                yield from walk(child, path + (i,))
+                yield from walk(child, (*path, i))
         else:
             yield path, value
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -15,7 +14,7 @@ class Placeholder:
     raise `MissingValueError` naming every such path.
     """
 
-    __slots__ = ("type", "default", "required")
+    __slots__ = ("default", "required", "type")
 
     def __init__(self, field_type: Any = object, default: Any = None, required: bool = False) -> None:
         self.type = field_type

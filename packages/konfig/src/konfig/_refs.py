@@ -30,9 +30,8 @@ from ._errors import RefControlFlowError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
     from collections.abc import Callable
-
+    from typing import Any
 
 
 def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -68,9 +67,23 @@ OPS: dict[str, Callable[..., Any]] = {
 }
 
 BINARY_SYMBOLS = {
-    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
-    "mod": "%", "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^",
-    "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "truediv": "/",
+    "floordiv": "//",
+    "mod": "%",
+    "pow": "**",
+    "matmul": "@",
+    "and": "&",
+    "or": "|",
+    "xor": "^",
+    "eq": "==",
+    "ne": "!=",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
 }
 UNARY_SYMBOLS = {"neg": "-", "pos": "+", "invert": "~"}
 
@@ -129,7 +142,7 @@ class Ref:
     __hash__ = object.__hash__
 
     def __getattr__(self, name: str) -> Ref:
-        if name[:2] == "__" and name[-2:] == "__" or name.startswith("_konfig_"):
+        if (name[:2] == "__" and name[-2:] == "__") or name.startswith("_konfig_"):
             raise AttributeError(name)
         return OpRef("getattr", (self, name))
 
@@ -159,7 +172,7 @@ class Ref:
 class PathRef(Ref):
     """`cfg.ref.a.b`: the value at a path of a root config, read at resolve."""
 
-    __slots__ = ("_konfig_root", "_konfig_path")
+    __slots__ = ("_konfig_path", "_konfig_root")
 
     _konfig_root: Any
     _konfig_path: tuple[Any, ...]
@@ -169,12 +182,12 @@ class PathRef(Ref):
         object.__setattr__(self, "_konfig_path", path)
 
     def __getattr__(self, name: str) -> Ref:
-        if name[:2] == "__" and name[-2:] == "__" or name.startswith("_konfig_"):
+        if (name[:2] == "__" and name[-2:] == "__") or name.startswith("_konfig_"):
             raise AttributeError(name)
-        return PathRef(self._konfig_root, self._konfig_path + (name,))
+        return PathRef(self._konfig_root, (*self._konfig_path, name))
 
     def __getitem__(self, key: Any) -> Ref:
-        return PathRef(self._konfig_root, self._konfig_path + (key,))
+        return PathRef(self._konfig_root, (*self._konfig_path, key))
 
     def __deepcopy__(self, memo: dict[int, Any]) -> PathRef:
         import copy
@@ -191,7 +204,7 @@ class PathRef(Ref):
 class OpRef(Ref):
     """An operation on references (`cfg.ref.x * 2`, `ref_fn(f, cfg.ref.x)`)."""
 
-    __slots__ = ("_konfig_op", "_konfig_args", "_konfig_kwargs")
+    __slots__ = ("_konfig_args", "_konfig_kwargs", "_konfig_op")
 
     _konfig_op: str
     _konfig_args: tuple[Any, ...]

@@ -7,7 +7,6 @@ list reached twice is printed once as `&id001 ...` and then as `*id001`
 
 from __future__ import annotations
 
-
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, UNION_QUALNAME, ConfigDict
 from ._paths import format_path
 from ._placeholder import Placeholder
@@ -15,8 +14,8 @@ from ._refs import BINARY_SYMBOLS, UNARY_SYMBOLS, OpRef, PathRef, Ref
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
     from collections.abc import Callable
+    from typing import Any
 
 _ALIASES: dict[str, str] = {
     "numpy": "np",
@@ -76,7 +75,7 @@ class _Printer:
             self.paths[key] = path
             if t is list:
                 for i, item in enumerate(value):
-                    self.scan(item, path + (i,))
+                    self.scan(item, (*path, i))
             else:
                 fields = value._fields
                 is_node = QUALNAME in fields
@@ -84,10 +83,10 @@ class _Printer:
                     if type(item) not in LEAF_TYPES:
                         if is_node and type(k) is str and k.isdigit():
                             k = int(k)
-                        self.scan(item, path + (k,))
+                        self.scan(item, (*path, k))
         elif t is tuple:
             for i, item in enumerate(value):
-                self.scan(item, path + (i,))
+                self.scan(item, (*path, i))
 
     # Pass 2: render.
     def render(self, value: Any) -> str:
@@ -179,17 +178,21 @@ def format_ref(
     def operand(value: Any, wrap: bool) -> str:
         if isinstance(value, Ref):
             text = fmt(value)
-            if wrap and type(value) is OpRef and (
-                value._konfig_op in BINARY_SYMBOLS or value._konfig_op in UNARY_SYMBOLS
+            if (
+                wrap
+                and type(value) is OpRef
+                and (value._konfig_op in BINARY_SYMBOLS or value._konfig_op in UNARY_SYMBOLS)
             ):
                 return f"({text})"
             return text
         return render(value)
 
-    def fmt(r: Ref) -> str:
+    def fmt(r: Any) -> str:
         if type(r) is PathRef:
             return root_name(r._konfig_root) + ".ref" + format_path(r._konfig_path, root="")
-        op, args, kwargs = r._konfig_op, r._konfig_args, r._konfig_kwargs  # type: ignore[attr-defined]
+        op: str = r._konfig_op
+        args: tuple[Any, ...] = r._konfig_args
+        kwargs: dict[str, Any] = r._konfig_kwargs
         if op in BINARY_SYMBOLS:
             return f"{operand(args[0], True)} {BINARY_SYMBOLS[op]} {operand(args[1], True)}"
         if op in UNARY_SYMBOLS:

@@ -15,8 +15,8 @@ from ._targets import import_target
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
     from collections.abc import Iterable
+    from typing import Any
 
 
 class _Failure(Exception):
@@ -37,7 +37,7 @@ class _MissingRequired(_Failure):
 
 
 class _Resolver:
-    __slots__ = ("freeze", "built", "active", "keepalive")
+    __slots__ = ("active", "built", "freeze", "keepalive")
 
     def __init__(self, freeze: bool) -> None:
         self.freeze = freeze
@@ -55,7 +55,7 @@ class _Resolver:
             except KeyError:
                 return self.node(v)
         if t is list or t is tuple:
-            out = []
+            out: list[Any] = []
             append = out.append
             for i, item in enumerate(v):
                 ti = type(item)
@@ -250,9 +250,7 @@ class _Resolver:
         try:
             return OPS[r._konfig_op](*args, **kwargs)
         except Exception as e:
-            raise _Failure(
-                f"evaluating `{ref_repr(r)}` raised {type(e).__name__}: {e}", e
-            ) from None
+            raise _Failure(f"evaluating `{ref_repr(r)}` raised {type(e).__name__}: {e}", e) from None
 
 
 def _arg_key(key: Any) -> Any:
@@ -312,9 +310,7 @@ def _error(f: _Failure) -> ResolveError:
     if f.cycle_id is not None:
         if f.via:
             chain = " -> ".join(reversed(f.via))
-            return CycleError(
-                f"In {where}: reference cycle {chain}. A reference cannot depend on itself."
-            )
+            return CycleError(f"In {where}: reference cycle {chain}. A reference cannot depend on itself.")
         n = f.cycle_len if f.cycle_len is not None else 0
         start = format_path(path[: len(path) - n])
         return CycleError(

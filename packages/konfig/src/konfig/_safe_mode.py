@@ -16,8 +16,8 @@ from ._refs import OpRef, PathRef
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
     from collections.abc import Iterable
+    from typing import Any
 
 # Always allowed: `A | B` of captured types is stored as a call of this.
 _BUILTIN_ALLOWED = frozenset({UNION_QUALNAME})
@@ -63,20 +63,24 @@ def check_allowed(cfg: Any, allowed: Iterable[str]) -> None:
                     refused.setdefault(str(target), []).append(format_path(path))
             for key, child in reversed(fields.items()):
                 if key != QUALNAME and key != CONST:
-                    stack.append((child, path + (key,)))
+                    stack.append((child, (*path, key)))
         elif type(value) in (list, tuple, set, frozenset):
             if id(value) in seen:
                 continue
             seen.add(id(value))
-            stack.extend((child, path + (i,)) for i, child in enumerate(value))
+            stack.extend((child, (*path, i)) for i, child in enumerate(value))
         elif isinstance(value, PathRef):
-            stack.append((value._konfig_root, path + ("<ref root>",)))
+            stack.append((value._konfig_root, (*path, "<ref root>")))
         elif isinstance(value, OpRef):
             if id(value) in seen:
                 continue
             seen.add(id(value))
             args = value._konfig_args
-            if value._konfig_op == "call" and callable(args[0]) and not isinstance(args[0], (ConfigDict, PathRef, OpRef)):
+            if (
+                value._konfig_op == "call"
+                and callable(args[0])
+                and not isinstance(args[0], (ConfigDict, PathRef, OpRef))
+            ):
                 fn = args[0]
                 name = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
                 if not is_allowed(name, patterns):
@@ -85,7 +89,10 @@ def check_allowed(cfg: Any, allowed: Iterable[str]) -> None:
             stack.extend((a, path) for a in args)
             stack.extend((v, path) for v in value._konfig_kwargs.values())
     if refused:
-        lines = [f"  {name}  (at {', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''})" for name, paths in sorted(refused.items())]
+        lines = [
+            f"  {name}  (at {', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''})"
+            for name, paths in sorted(refused.items())
+        ]
         raise DisallowedTargetError(
             f"Safe mode refused {len(refused)} target(s) outside allowed={list(patterns)!r};"
             " nothing was imported or called:\n" + "\n".join(lines)

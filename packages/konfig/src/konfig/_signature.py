@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 class Params:
     """What a callable accepts, reduced for fast checks."""
 
-    __slots__ = ("keywords", "positional", "max_positional", "var_keyword")
+    __slots__ = ("keywords", "max_positional", "positional", "var_keyword")
 
     def __init__(self, signature: inspect.Signature) -> None:
         import inspect
@@ -80,7 +80,7 @@ def _lookup_imported(qualname: str) -> Any:
     module_name, sep, attrs = qualname.partition(":")
     if not sep:
         return None
-    obj = sys.modules.get(module_name)
+    obj: Any = sys.modules.get(module_name)
     if obj is None:
         return None
     import inspect
