@@ -177,7 +177,7 @@ def _compile_check(
     """Builds the per-annotation check closure; the common case is kept branch-free."""
     cache = family._cache
     accepts = family.accepts
-    match = spec.match if spec is not None else None
+    match = spec.matcher if spec is not None else None
 
     if kind == _ARRAY and array_type is None:
         if match is None:

@@ -362,6 +362,7 @@ class Spec:
 
     __slots__ = (
         "_max_after",
+        "matcher",
         "_min_after",
         "dims",
         "fixed",
@@ -407,6 +408,7 @@ class Spec:
         for i in range(n - 1, -1, -1):
             self._min_after[i] = self._min_after[i + 1] + dims[i].min_len
             self._max_after[i] = min(_INF, self._max_after[i + 1] + dims[i].max_len)
+        self.matcher = _generate_simple_matcher(self) if self.simple else self.match
 
     def __repr__(self) -> str:
         return f"Spec({self.source!r})"
@@ -542,6 +544,67 @@ class Spec:
                 return None
             out.append(got)
         return tuple(out)
+
+
+def _generate_simple_matcher(spec: Spec) -> Any:
+    """Straight-line matcher for specs of plain names, numbers and `_` (the common case).
+
+    For `"b n 3"` it unpacks the shape into locals, compares the fixed sizes, then per
+    candidate looks each name up once; equivalent to `Spec.match`, about twice as fast.
+    """
+    n = spec.ndim
+    axes = [f"s{i}" for i in range(n)]
+    lines = [
+        "def match(shape, cands, scope):",
+        f"    if len(shape) != {n}:",
+        "        return _NO",
+    ]
+    if n:
+        lines.append(f"    {', '.join(axes)}{',' if n == 1 else ''} = shape")
+    for i, c in spec.fixed:
+        lines.append(f"    if s{i} != {c}:")
+        lines.append("        return _NO")
+    first: dict[str, int] = {}
+    for i, name in spec.named:
+        if name in first:  # repeated name: the axes must agree with each other
+            lines.append(f"    if s{i} != s{first[name]}:")
+            lines.append("        return _NO")
+        else:
+            first[name] = i
+    if not first:
+        lines.append("    return cands")
+    else:
+        lines += [
+            "    out = []",
+            "    for a in cands:",
+            "        if PENDING in a:",
+            "            general(0, tuple(shape), 0, a, scope, out)",
+            "            continue",
+            "        new = None",
+        ]
+        for name, i in first.items():
+            lines += [
+                f"        got = a.get({name!r})",
+                "        if got is None:",
+                "            if new is None:",
+                f"                new = {{{name!r}: s{i}}}",
+                "            else:",
+                f"                new[{name!r}] = s{i}",
+                f"        elif got != s{i}:",
+                "            continue",
+            ]
+        lines += [
+            "        if new is None:",
+            "            out.append(a)",
+            "        elif a:",
+            "            out.append({**a, **new})",
+            "        else:",
+            "            out.append(new)",
+            "    return out if len(out) < 2 else dedup(out)",
+        ]
+    namespace = {"_NO": [], "PENDING": PENDING, "general": spec._match_from, "dedup": _dedup}
+    exec("\n".join(lines), namespace)  # noqa: S102 - code built from validated names only
+    return namespace["match"]
 
 
 def _dedup(cands: list[Assignment]) -> list[Assignment]:
