@@ -362,11 +362,11 @@ class Spec:
 
     __slots__ = (
         "_max_after",
-        "matcher",
         "_min_after",
         "dims",
         "fixed",
         "has_pyexpr",
+        "matcher",
         "named",
         "ndim",
         "simple",
@@ -603,7 +603,7 @@ def _generate_simple_matcher(spec: Spec) -> Any:
             "    return out if len(out) < 2 else dedup(out)",
         ]
     namespace = {"_NO": [], "PENDING": PENDING, "general": spec._match_from, "dedup": _dedup}
-    exec("\n".join(lines), namespace)  # noqa: S102 - code built from validated names only
+    exec("\n".join(lines), namespace)
     return namespace["match"]
 
 
