@@ -147,3 +147,13 @@ def test_syntax_error_is_a_value_error() -> None:
 def test_from_str_rejects_non_strings() -> None:
     with pytest.raises(TypeError, match="expects a str"):
         Path.from_str(["a", "b"])  # type: ignore[arg-type]
+
+
+@given(path_parts, glob_path_parts)
+def test_appending_a_part_to_a_formatted_path_equals_formatting_the_longer_path(head: tuple, tail: tuple) -> None:
+    from kontext._parser import append_part, format_parts
+
+    text = format_parts(head)
+    for part in tail:
+        text = append_part(text, part)
+    assert text == format_parts(head + tail)

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 Children = list  # list[tuple[part, child]]
 
 _ATOMS = frozenset({str, bytes, int, float, bool, complex, type(None), type(...)})
+# Array types seen so far (numpy, jax...): leaves, recognised without attribute probing.
+_ARRAY_KINDS: set[type] = set()
 # type -> whether JAX flattens its instances into children (JAX registrations happen at class creation).
 _JAX_NODE: dict[type, bool] = {}
 
@@ -31,7 +33,7 @@ def children_of(obj: object) -> Children | None:
         return list(obj.items())  # type: ignore[attr-defined]
     if kind is list or kind is tuple:
         return list(enumerate(obj))  # type: ignore[call-overload]
-    if kind in _ATOMS:
+    if kind in _ATOMS or kind in _ARRAY_KINDS:
         return None
     if isinstance(obj, tuple):
         fields = getattr(kind, "_fields", None)
@@ -59,7 +61,12 @@ def children_of(obj: object) -> Children | None:
 
 
 def _is_array(kind: type) -> bool:
-    return hasattr(kind, "shape") and hasattr(kind, "dtype")
+    if kind in _ARRAY_KINDS:
+        return True
+    if hasattr(kind, "shape") and hasattr(kind, "dtype"):
+        _ARRAY_KINDS.add(kind)
+        return True
+    return False
 
 
 def jax_children(obj: object) -> Children | None:

@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ._children import children_of
-from ._parser import format_parts, parse_parts
+from ._parser import append_part, format_parts, parse_parts
 
 
 def flatten_with_path(
@@ -36,35 +36,35 @@ def flatten_with_path(
     out: dict[str, Any] = {}
     start = parse_parts(prefix) if prefix else ()
     if separator is None:
-        _walk(pytree, start, out, is_leaf, format_parts, set())
+        _walk(pytree, format_parts(start), out, is_leaf, append_part, set())
     else:
-        join = separator.join
 
-        def fmt(parts: tuple[object, ...]) -> str:
-            return join([p if type(p) is str else str(p) for p in parts])  # type: ignore[misc]
+        def append(text: str, part: object) -> str:
+            name = part if type(part) is str else str(part)
+            return f"{text}{separator}{name}" if text else name  # type: ignore[return-value]
 
-        _walk(pytree, start, out, is_leaf, fmt, set())
+        _walk(pytree, separator.join(str(p) for p in start), out, is_leaf, append, set())
     return out
 
 
 def _walk(
     node: Any,
-    parts: tuple[object, ...],
+    text: str,
     out: dict[str, Any],
     is_leaf: Callable[[Any], bool] | None,
-    fmt: Callable[[tuple[object, ...]], str],
+    append: Callable[[str, object], str],
     ancestors: set[int],
 ) -> None:
     found = None if is_leaf is not None and is_leaf(node) else children_of(node)
     if found is None:
-        out[fmt(parts)] = node
+        out[text] = node
         return
     if not found:
         return
     ident = id(node)
     if ident in ancestors:
-        raise ValueError(f"Cannot flatten: the tree contains a cycle at {format_parts(parts)!r}.")
+        raise ValueError(f"Cannot flatten: the tree contains a cycle at {text!r}.")
     ancestors.add(ident)
     for key, child in found:
-        _walk(child, (*parts, key), out, is_leaf, fmt, ancestors)
+        _walk(child, append(text, key), out, is_leaf, append, ancestors)
     ancestors.discard(ident)

@@ -101,9 +101,13 @@ def _match(
         return
     if type(node) is dict:
         try:
-            child = node[part]  # type: ignore[index]
-        except (KeyError, TypeError):
+            child = node.get(part, MISSING)  # type: ignore[attr-defined]
+        except TypeError:  # An unhashable part (a slice).
+            child = MISSING
+        if child is MISSING and not lenient:
             child = step(node, part)
+    elif lenient and children_of(node) is None:
+        child = MISSING  # After a wildcard only containers are entered (no attributes of leaves).
     else:
         child = step(node, part)
     if child is MISSING:
@@ -147,22 +151,38 @@ def set_parts(obj: Context, parts: tuple[object, ...], value: Any, text: str) ->
     lenient = any(type(p) is Wildcard for p in parts[:-1])
     targets = match_nodes(obj, parts[:-1], (last,))
     written: list[str] = []
-    done: set[str] = set()
+    done: set[Any] = set()
     for prefix, parent in targets:
+        if lenient and (type(parent) in _ATOMS or _is_array(type(parent))):
+            continue  # A leaf reached through `**`: nothing to set inside it.
         concrete = (*prefix, last)
-        name = format_parts(concrete)
-        if any(format_parts(concrete[:j]) in done for j in range(1, len(concrete))):
+        if done and _inside(concrete, done):
             continue  # Inside a sub-tree that was just replaced.
         if _assign(obj, parent, prefix, last, value, lenient):
-            written.append(name)
-            done.add(name)
+            written.append(format_parts(concrete))
+            done.add(_key(concrete))
     return written
+
+
+def _key(parts: tuple[object, ...]) -> Any:
+    try:
+        hash(parts)
+    except TypeError:
+        return format_parts(parts)
+    return parts
+
+
+def _inside(parts: tuple[object, ...], done: set[Any]) -> bool:
+    return any(_key(parts[:j]) in done for j in range(1, len(parts)))
 
 
 def _assign(root: object, parent: object, prefix: tuple[object, ...], part: object, value: Any, lenient: bool) -> bool:
     kind = type(parent)
-    where = format_parts(prefix) or "the root"
-    target = format_parts((*prefix, part))
+    if kind is dict and not lenient:
+        parent[part] = value  # type: ignore[index]
+        return True
+    where = _Lazy(prefix, ())
+    target = _Lazy(prefix, (part,))
     if kind in _ATOMS or _is_array(kind):
         if lenient:
             return False
@@ -194,7 +214,7 @@ def _assign(root: object, parent: object, prefix: tuple[object, ...], part: obje
             raise PathIndexError(
                 f"Cannot set {target!r}: index {part} is out of range for the {kind.__name__} of length {n} at "
                 f"{where!r} (valid: 0..{n - 1} or -{n}..-1).",
-                path=target,
+                path=format_parts(target.parts),
                 failed_part=part,
                 parent=format_parts(prefix),
                 available=(f"indices 0..{n - 1}",) if n else (),
@@ -217,6 +237,20 @@ def _assign(root: object, parent: object, prefix: tuple[object, ...], part: obje
             "it is probably frozen: build a new one (dataclasses.replace / .replace(...))."
         ) from None
     return True
+
+
+class _Lazy:
+    """A path formatted only if an error message needs it."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, prefix: tuple[object, ...], tail: tuple[object, ...]) -> None:
+        self.parts = (*prefix, *tail)
+
+    def __repr__(self) -> str:
+        return repr(format_parts(self.parts) or "the root")
+
+    __str__ = __repr__
 
 
 def _has_key(mapping: Any, key: object) -> bool:

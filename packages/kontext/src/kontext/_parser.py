@@ -325,6 +325,16 @@ def format_parts(parts: tuple[object, ...]) -> str:
     return "".join(out)
 
 
+def append_part(text: str, part: object) -> str:
+    """``format_parts((*parts, part))`` given ``text == format_parts(parts)``, without re-formatting."""
+    kind = type(part)
+    if kind is str and part.isidentifier():  # type: ignore[attr-defined]
+        return f"{text}.{part}" if text else part  # type: ignore[return-value]
+    if kind is Wildcard:
+        return f"{text}.{part.symbol}" if text else part.symbol  # type: ignore[attr-defined]
+    return text + format_parts((part,))
+
+
 def _format_item(item: object) -> str:
     kind = type(item)
     if kind is slice:
