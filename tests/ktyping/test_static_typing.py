@@ -85,3 +85,21 @@ def test_annotated_metadata_form_is_checked_at_runtime() -> None:
 
     with pytest.raises(ktyping.KTypeCheckError, match="argument y"):
         f(np.zeros(2), np.zeros(3))
+
+
+def test_mypy_accepts_ktyping_itself(tmp_path: Path) -> None:
+    pytest.importorskip("mypy")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--cache-dir",
+            str(tmp_path / ".mypy_cache"),
+            str(Path(ktyping.__file__).parent),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

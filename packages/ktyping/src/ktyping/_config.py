@@ -42,6 +42,8 @@ class Config:
     """
 
     __slots__ = ("_tokens", "typechecking_enabled")
+    _tokens: list[int]
+    typechecking_enabled: bool | Any
 
     def __init__(self, *, typechecking_enabled: bool | Any = MISSING) -> None:
         object.__setattr__(self, "_tokens", [])

@@ -453,7 +453,7 @@ def _wrap_dataclass(cls: type) -> type:
     import functools
 
     cls.__ktyping_dataclass__ = cls  # type: ignore[attr-defined]
-    original_init = cls.__init__
+    original_init = cls.__init__  # type: ignore[misc]
 
     @functools.wraps(original_init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:

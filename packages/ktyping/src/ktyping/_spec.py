@@ -19,6 +19,7 @@ from ._errors import ShapeSpecSyntaxError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 __all__ = ["PENDING", "Spec", "parse_spec"]
@@ -191,7 +192,7 @@ def _prod(values: list[Any]) -> Any:
     return out
 
 
-_FUNCS = {"min": min, "max": max, "sum": sum, "prod": _prod}
+_FUNCS: dict[str, Callable[[list[Any]], Any]] = {"min": min, "max": max, "sum": sum, "prod": _prod}
 
 
 class Call(Expr):
@@ -265,6 +266,9 @@ class Dim:
     """One element of a spec; `min_len`/`max_len` is how many axes it can take."""
 
     __slots__ = ("max_len", "min_len", "text")
+    text: str
+    min_len: int
+    max_len: int
 
     def __str__(self) -> str:
         return self.text
@@ -304,10 +308,11 @@ class SingleDim(Dim):
                 out.append({**a, PENDING: pending})
                 continue
             b = {**a, **new}
-            if PENDING in b:
-                b = _recheck_pending(b, scope)
-                if b is None:
-                    continue
+            if PENDING in a:
+                checked = _recheck_pending(b, scope)
+                if checked is not None:
+                    out.append(checked)
+                continue
             out.append(b)
 
 
@@ -507,12 +512,13 @@ class Spec:
             if i + 1 == len(dims):
                 lo = max(lo, rest)
             for k in range(lo, hi + 1):
-                b = a if key is None else {**a, key: shape[j : j + k]}
-                if key is not None and PENDING in b:
-                    b = _recheck_pending(b, scope)
-                    if b is None:
+                c = a if key is None else {**a, key: shape[j : j + k]}
+                if key is not None and PENDING in a:
+                    checked = _recheck_pending(c, scope)
+                    if checked is None:
                         continue
-                self._match_from(i + 1, shape, j + k, b, scope, out)
+                    c = checked
+                self._match_from(i + 1, shape, j + k, c, scope, out)
             return
         if j == n:
             out.append(a)
