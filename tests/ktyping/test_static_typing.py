@@ -27,33 +27,29 @@ with ktyping.typechecked():
 """
 
 
-def run_mypy(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(scope="module")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One mypy cache for the module: numpy's stubs are analysed once."""
+    return tmp_path_factory.mktemp("mypy_cache")
+
+
+def run_mypy(tmp_path: Path, cache: Path, source: str) -> subprocess.CompletedProcess[str]:
     pytest.importorskip("mypy")
     path = tmp_path / "sample.py"
     path.write_text(source)
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--no-error-summary",
-            "--cache-dir",
-            str(tmp_path / ".mypy_cache"),
-            str(path),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    command = [sys.executable, "-m", "mypy", "--no-error-summary", "--cache-dir", str(cache), str(path)]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
 
 
-def test_mypy_accepts_the_static_form(tmp_path: Path) -> None:
-    result = run_mypy(tmp_path, SAMPLE)
+def test_mypy_accepts_the_static_form(tmp_path: Path, mypy_cache: Path) -> None:
+    result = run_mypy(tmp_path, mypy_cache, SAMPLE)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_mypy_still_sees_the_array_type(tmp_path: Path) -> None:
-    result = run_mypy(tmp_path, SAMPLE + "\nz: str = gather(np.zeros((2, 3)), np.zeros(2, int))\n")
+def test_mypy_still_sees_the_array_type(tmp_path: Path, mypy_cache: Path) -> None:
+    result = run_mypy(
+        tmp_path, mypy_cache, SAMPLE + "\nz: str = gather(np.zeros((2, 3)), np.zeros(2, int))\n"
+    )
     assert "Incompatible types in assignment" in result.stdout
 
 
