@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._children import _ATOMS, _is_array, children_of, describe_available
+from ._children import _ARRAY_KINDS, _ATOMS, _is_array, children_of, describe_available
 from ._errors import GlobPathError, PathIndexError, PathMutationError, PathNotFoundError
 from ._lookup import MISSING, not_found, step
 from ._parser import DOUBLE_STAR, STAR, Wildcard, format_parts
@@ -41,15 +41,18 @@ class GlobPath(AbstractPath):
         return [Path._trusted(parts) for parts, _ in match_nodes(context, self.parts)]
 
 
-def match_nodes(root: object, parts: tuple[object, ...], suffix: tuple[object, ...] = ()) -> list[Match]:
+def match_nodes(
+    root: object, parts: tuple[object, ...], suffix: tuple[object, ...] = (), containers_only: bool = False
+) -> list[Match]:
     """Every ``(concrete parts, node)`` of ``root`` matching ``parts``, in tree order, without duplicates.
 
     Steps before the first wildcard are strict: a missing key raises ``PathNotFoundError``. After a
     wildcard, branches that do not match (missing keys, leaves) are skipped. ``suffix`` completes the
-    path named in errors (the part ``set_by_path`` is about to write).
+    path named in errors (the part ``set_by_path`` is about to write); ``containers_only`` leaves out
+    scalars and arrays reached through a wildcard (``set_by_path`` only writes into containers).
     """
     out: list[Match] = []
-    _match(root, root, parts, suffix, 0, (), False, out, set(), set())
+    _match(root, root, parts, suffix, 0, (), False, out, set(), set(), containers_only)
     return out
 
 
@@ -64,6 +67,7 @@ def _match(
     out: list[Match],
     seen: set[Any],
     ancestors: set[int],
+    containers_only: bool,
 ) -> None:
     if i == len(parts):
         try:
@@ -77,7 +81,7 @@ def _match(
     part = parts[i]
     if part is DOUBLE_STAR or part is STAR:
         if part is DOUBLE_STAR:
-            _match(root, node, parts, suffix, i + 1, prefix, True, out, seen, ancestors)
+            _match(root, node, parts, suffix, i + 1, prefix, True, out, seen, ancestors, containers_only)
         found = children_of(node)
         if found is None:
             if lenient or part is DOUBLE_STAR:
@@ -96,7 +100,9 @@ def _match(
         ancestors.add(ident)
         next_i = i if part is DOUBLE_STAR else i + 1
         for key, child in found:
-            _match(root, child, parts, suffix, next_i, (*prefix, key), True, out, seen, ancestors)
+            if containers_only and (type(child) in _ATOMS or type(child) in _ARRAY_KINDS):
+                continue
+            _match(root, child, parts, suffix, next_i, (*prefix, key), True, out, seen, ancestors, containers_only)
         ancestors.discard(ident)
         return
     if type(node) is dict:
@@ -114,7 +120,7 @@ def _match(
         if lenient:
             return
         raise not_found(root, (*prefix, *parts[i:], *suffix), node, len(prefix))
-    _match(root, child, parts, suffix, i + 1, (*prefix, part), lenient, out, seen, ancestors)
+    _match(root, child, parts, suffix, i + 1, (*prefix, part), lenient, out, seen, ancestors, containers_only)
 
 
 def set_by_path(obj: Context, path: Any, value: Any) -> list[str]:
@@ -149,14 +155,14 @@ def set_parts(obj: Context, parts: tuple[object, ...], value: Any, text: str) ->
             f"(it would replace whole containers); name the key, e.g. {format_parts((*parts[:-1], 'key'))!r}."
         )
     lenient = any(type(p) is Wildcard for p in parts[:-1])
-    targets = match_nodes(obj, parts[:-1], (last,))
+    targets = match_nodes(obj, parts[:-1], (last,), containers_only=lenient)
     written: list[str] = []
     done: set[Any] = set()
     for prefix, parent in targets:
         if lenient and (type(parent) in _ATOMS or _is_array(type(parent))):
             continue  # A leaf reached through `**`: nothing to set inside it.
         concrete = (*prefix, last)
-        if done and _inside(concrete, done):
+        if done and last in prefix and _inside(concrete, done):
             continue  # Inside a sub-tree that was just replaced.
         if _assign(obj, parent, prefix, last, value, lenient):
             written.append(format_parts(concrete))
@@ -178,7 +184,9 @@ def _inside(parts: tuple[object, ...], done: set[Any]) -> bool:
 
 def _assign(root: object, parent: object, prefix: tuple[object, ...], part: object, value: Any, lenient: bool) -> bool:
     kind = type(parent)
-    if kind is dict and not lenient:
+    if kind is dict:
+        if lenient and not _has_key(parent, part):
+            return False
         parent[part] = value  # type: ignore[index]
         return True
     where = _Lazy(prefix, ())
