@@ -14,16 +14,15 @@ import subprocess
 import sys
 import timeit
 from collections.abc import Callable
-from typing import Any, Optional
-
-import numpy as np
+from typing import Any
 
 import kontext
 import kontext._parser as kontext_parser
+import numpy as np
 
 try:
     from kauldron import kontext as kauldron_kontext
-except Exception as error:  # noqa: BLE001 - report why the peer is missing and still time kontext.
+except Exception as error:
     kauldron_kontext = None
     KAULDRON_ERROR = f"{type(error).__name__}: {error}"
 else:
@@ -52,7 +51,8 @@ def make_context() -> dict[str, Any]:
     }
     params = {
         f"block_{b}": {
-            f"layer_{i}": {"kernel": np.zeros((2, 2)), "bias": np.zeros(2), "scale": np.ones(2)} for i in range(20)
+            f"layer_{i}": {"kernel": np.zeros((2, 2)), "bias": np.zeros(2), "scale": np.ones(2)}
+            for i in range(20)
         }
         for b in range(16)
     }
@@ -75,10 +75,26 @@ KEYS: list[tuple[str, dict[str, Any]]] = [
     ("aux_last", {"logits": "preds.aux[-1]", "labels": "batch.label", "mask": "batch.mask"}),
     ("weighted", {"logits": "preds.logits", "labels": "batch.label", "mask": "batch.meta.weight"}),
     ("embed_norm", {"preds": "preds.embedding", "targets": "batch.meta.id", "mask": None}),
-    ("kernel_l2_0", {"preds": "params.block_0.layer_0.kernel", "targets": "params.block_0.layer_1.kernel", "mask": None}),
-    ("kernel_l2_15", {"preds": "params.block_15.layer_19.kernel", "targets": "params.block_15.layer_18.kernel", "mask": None}),
-    ("bias_l2", {"preds": "params.block_7.layer_3.bias", "targets": "params.block_7.layer_4.bias", "mask": None}),
-    ("scale_l2", {"preds": "params.block_9.layer_9.scale", "targets": "params.block_9.layer_10.scale", "mask": None}),
+    (
+        "kernel_l2_0",
+        {"preds": "params.block_0.layer_0.kernel", "targets": "params.block_0.layer_1.kernel", "mask": None},
+    ),
+    (
+        "kernel_l2_15",
+        {
+            "preds": "params.block_15.layer_19.kernel",
+            "targets": "params.block_15.layer_18.kernel",
+            "mask": None,
+        },
+    ),
+    (
+        "bias_l2",
+        {"preds": "params.block_7.layer_3.bias", "targets": "params.block_7.layer_4.bias", "mask": None},
+    ),
+    (
+        "scale_l2",
+        {"preds": "params.block_9.layer_9.scale", "targets": "params.block_9.layer_10.scale", "mask": None},
+    ),
     ("interm_0", {"preds": "interms.block_0.__call__[0]", "targets": "batch.meta.weight", "mask": None}),
     ("interm_5", {"preds": "interms.block_5.__call__[0][..., :2]", "targets": "batch.meta.id", "mask": None}),
     ("image_stats", {"preds": "batch.image[0]", "targets": "batch.image[-1]", "mask": "batch.mask"}),
@@ -93,7 +109,7 @@ def make_keyed_objects(key: Any, required: str) -> list[Any]:
     class Classification:
         logits: key = required
         labels: key = required
-        mask: Optional[key] = None
+        mask: key | None = None
 
         def get_values(self, logits, labels, mask=None):
             return logits, labels, mask
@@ -102,7 +118,7 @@ def make_keyed_objects(key: Any, required: str) -> list[Any]:
     class Regression:
         preds: key = required
         targets: key = required
-        mask: Optional[key] = None
+        mask: key | None = None
 
         def get_values(self, preds, targets, mask=None):
             return preds, targets, mask
@@ -129,7 +145,11 @@ def import_time(statement: str) -> float:
 
     def run(code: str) -> float:
         proc = subprocess.run(
-            [sys.executable, "-c", f"import time; t = time.perf_counter(); {code}; print(time.perf_counter() - t)"],
+            [
+                sys.executable,
+                "-c",
+                f"import time; t = time.perf_counter(); {code}; print(time.perf_counter() - t)",
+            ],
             capture_output=True,
             text=True,
             check=True,
@@ -227,8 +247,10 @@ def main() -> None:
     if kauldron_kontext is not None:
         t_import_kd = import_time("from kauldron import kontext")
         print(f"{line} {_fmt(t_import_kd):>12} {t_import_kd / t_import_ours:>8.1f}x")
-        print(f"{'import kontext + Key + path_builder_from':<58} {_fmt(t_import_full):>12} {_fmt(t_import_kd):>12} "
-              f"{t_import_kd / t_import_full:>8.1f}x")
+        print(
+            f"{'import kontext + Key + path_builder_from':<58} {_fmt(t_import_full):>12} {_fmt(t_import_kd):>12} "
+            f"{t_import_kd / t_import_full:>8.1f}x"
+        )
     else:
         print(line)
 

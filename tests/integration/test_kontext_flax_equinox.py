@@ -101,7 +101,10 @@ def test_flax_params_flatten_set_and_filter_by_path() -> None:
     assert float(kontext.get_by_path(params, "params.head.bias")[0]) == 1.0
 
     kernels = kontext.filter_by_path(params, "params.*.kernel")
-    assert kontext.flatten_with_path(kernels, separator="/").keys() == {"params/encoder/kernel", "params/head/kernel"}
+    assert kontext.flatten_with_path(kernels, separator="/").keys() == {
+        "params/encoder/kernel",
+        "params/head/kernel",
+    }
 
 
 def test_intermediates_are_reached_with_call_index_and_array_slicing() -> None:
@@ -174,7 +177,11 @@ def test_equinox_style_pytree_flattens_exactly_like_jax_key_paths() -> None:
     ours = kontext.flatten_with_path(mlp)
     leaves, _ = jax.tree_util.tree_flatten_with_path(mlp)
     theirs = {str(Path.from_jax_path(key_path)): leaf for key_path, leaf in leaves}
-    assert list(ours) == list(theirs) == ["layers[0].weight", "layers[0].bias", "layers[1].weight", "layers[1].bias"]
+    assert (
+        list(ours)
+        == list(theirs)
+        == ["layers[0].weight", "layers[0].bias", "layers[1].weight", "layers[1].bias"]
+    )
     assert all(ours[k] is theirs[k] for k in ours)
 
 

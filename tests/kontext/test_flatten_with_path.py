@@ -6,7 +6,6 @@ import collections
 import dataclasses
 
 import pytest
-
 from kontext import flatten_with_path
 
 Point = collections.namedtuple("Point", ["x", "y"])

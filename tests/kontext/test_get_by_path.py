@@ -6,12 +6,11 @@ import collections
 import dataclasses
 import types
 
+import kontext
 import pytest
 from hypothesis import given
-from kontext_strategies import trees
-
-import kontext
 from kontext import Path, PathNotFoundError, flatten_with_path, get_by_path
+from kontext_strategies import trees
 
 Pair = collections.namedtuple("Pair", ["first", "second"])
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from typing import Optional, Union
 
 import kontext
 from kontext import REQUIRED, Key, KeyTree, get_keypaths, is_key_annotated
@@ -14,15 +13,15 @@ from kontext import REQUIRED, Key, KeyTree, get_keypaths, is_key_annotated
 class Loss:
     preds: Key = REQUIRED
     targets: Key = REQUIRED
-    mask: Optional[Key] = None
+    mask: Key | None = None
     weight: float = 1.0
 
 
 @dataclasses.dataclass
 class Everything:
     plain: Key = "a"
-    optional: Optional[Key] = None
-    union: Union[Key, int] = "b"
+    optional: Key | None = None
+    union: Key | int = "b"
     pep604: Key | None = None
     mapping: dict[str, Key] = dataclasses.field(default_factory=dict)
     listed: list[Key] = dataclasses.field(default_factory=list)
@@ -36,7 +35,15 @@ def test_key_fields_are_found_in_declaration_order() -> None:
 
 
 def test_keys_are_found_through_optional_union_and_containers() -> None:
-    assert list(get_keypaths(Everything())) == ["plain", "optional", "union", "pep604", "mapping", "listed", "tree"]
+    assert list(get_keypaths(Everything())) == [
+        "plain",
+        "optional",
+        "union",
+        "pep604",
+        "mapping",
+        "listed",
+        "tree",
+    ]
 
 
 def test_required_is_the_default_value_of_an_unset_key() -> None:

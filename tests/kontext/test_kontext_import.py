@@ -5,19 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
-
 import kontext
+import pytest
 
 HEAVY = ("jax", "jaxlib", "numpy", "flax", "etils", "lark", "ml_collections", "konfig")
 
 
 def _new_modules_after(code: str) -> list[str]:
     script = (
-        "import sys\n"
-        "before = set(sys.modules)\n"
-        f"{code}\n"
-        "print(' '.join(sorted(set(sys.modules) - before)))\n"
+        f"import sys\nbefore = set(sys.modules)\n{code}\nprint(' '.join(sorted(set(sys.modules) - before)))\n"
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     return proc.stdout.split()

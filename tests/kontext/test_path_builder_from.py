@@ -5,10 +5,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
-from typing import NamedTuple, Optional, TypedDict
+from typing import NamedTuple, TypedDict
 
 import pytest
-
 from kontext import PathBuilder, get_by_path, path_builder_from
 
 
@@ -22,7 +21,7 @@ class Meta:
 class Batch:
     image: object
     label: object
-    meta: Optional[Meta]
+    meta: Meta | None
     crops: list[Meta]
     by_name: dict[str, Meta]
 

@@ -6,13 +6,12 @@ import pickle
 
 import pytest
 from hypothesis import given
-from kontext_strategies import path_parts
-
 from kontext import GlobPath, GlobPathError, Path, Wildcard
+from kontext_strategies import path_parts
 
 
 def test_equal_paths_written_differently_are_equal_and_hash_alike() -> None:
-    a, b = Path.from_str("a.0['b']"), Path.from_str('a[0].b')
+    a, b = Path.from_str("a.0['b']"), Path.from_str("a[0].b")
     assert a == b
     assert hash(a) == hash(b)
     assert len({a, b}) == 1

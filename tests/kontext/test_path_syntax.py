@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kontext_strategies import glob_path_parts, path_parts
-
 from kontext import GlobPath, Path, PathSyntaxError, Wildcard
+from kontext_strategies import glob_path_parts, path_parts
 
 
 @pytest.mark.parametrize(
@@ -36,7 +35,10 @@ from kontext import GlobPath, Path, PathSyntaxError, Wildcard
         ("x[::2]", ("x", slice(None, None, 2))),
         ("x[1:-1:2]", ("x", slice(1, -1, 2))),
         ("x[ 1 : 2 ]", ("x", slice(1, 2))),
-        ("interms.encoder.__call__[0][..., :3]", ("interms", "encoder", "__call__", 0, (..., slice(None, 3)))),
+        (
+            "interms.encoder.__call__[0][..., :3]",
+            ("interms", "encoder", "__call__", 0, (..., slice(None, 3))),
+        ),
         ("[0].a", (0, "a")),
         ("['a b'].c", ("a b", "c")),
         ("x[(1, (2, 'z'))]", ("x", (1, (2, "z")))),
@@ -150,7 +152,9 @@ def test_from_str_rejects_non_strings() -> None:
 
 
 @given(path_parts, glob_path_parts)
-def test_appending_a_part_to_a_formatted_path_equals_formatting_the_longer_path(head: tuple, tail: tuple) -> None:
+def test_appending_a_part_to_a_formatted_path_equals_formatting_the_longer_path(
+    head: tuple, tail: tuple
+) -> None:
     from kontext._parser import append_part, format_parts
 
     text = format_parts(head)

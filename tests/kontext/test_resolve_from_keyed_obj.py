@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Optional
 
 import pytest
-
 from kontext import (
     REQUIRED,
     Key,
@@ -32,7 +30,7 @@ CONTEXT = {
 class CrossEntropy:
     logits: Key = REQUIRED
     labels: Key = REQUIRED
-    mask: Optional[Key] = None
+    mask: Key | None = None
 
     def get_values(self, logits, labels, mask=None):
         return logits, labels, mask
@@ -171,7 +169,9 @@ def test_a_key_may_hold_a_tree_of_paths() -> None:
 def test_missing_paths_inside_a_tree_are_named_by_their_position() -> None:
     @dataclasses.dataclass
     class Multi:
-        inputs: KeyTree[dict] = dataclasses.field(default_factory=lambda: {"img": "batch.imag", "xs": ["nope"]})
+        inputs: KeyTree[dict] = dataclasses.field(
+            default_factory=lambda: {"img": "batch.imag", "xs": ["nope"]}
+        )
 
     with pytest.raises(UnresolvedKeysError) as info:
         resolve_from_keyed_obj(CONTEXT, Multi())

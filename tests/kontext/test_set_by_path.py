@@ -6,7 +6,6 @@ import collections
 import dataclasses
 
 import pytest
-
 from kontext import (
     GlobPath,
     GlobPathError,

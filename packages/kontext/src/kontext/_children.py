@@ -13,6 +13,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
 Children = list  # list[tuple[part, child]]
 
@@ -23,16 +24,16 @@ _ARRAY_KINDS: set[type] = set()
 _JAX_NODE: dict[type, bool] = {}
 
 
-def children_of(obj: object) -> Children | None:
+def children_of(obj: Any) -> Children | None:
     """``[(part, child), ...]`` of a container, ``None`` for a leaf.
 
     Usage: ``children_of({"a": 1}) == [("a", 1)]``; ``children_of(3) is None``.
     """
     kind = type(obj)
     if kind is dict:
-        return list(obj.items())  # type: ignore[attr-defined]
+        return list(obj.items())
     if kind is list or kind is tuple:
-        return list(enumerate(obj))  # type: ignore[call-overload]
+        return list(enumerate(obj))
     if kind in _ATOMS or kind in _ARRAY_KINDS:
         return None
     if isinstance(obj, tuple):
@@ -46,8 +47,8 @@ def children_of(obj: object) -> Children | None:
         return None
     if hasattr(kind, "keys") and hasattr(kind, "__getitem__"):
         try:
-            return [(key, obj[key]) for key in obj.keys()]  # type: ignore[attr-defined,index]
-        except Exception:  # noqa: BLE001 - a `keys` that is not a mapping's: treat as a leaf.
+            return [(key, obj[key]) for key in obj.keys()]
+        except Exception:
             return None
     if "jax" in sys.modules:
         found = jax_children(obj)
@@ -56,7 +57,7 @@ def children_of(obj: object) -> Children | None:
     if hasattr(kind, "__dataclass_fields__") and not isinstance(obj, type):
         import dataclasses  # Already imported: `obj` is a dataclass.
 
-        return [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)]  # type: ignore[arg-type]
+        return [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)]
     return None
 
 
@@ -69,19 +70,19 @@ def _is_array(kind: type) -> bool:
     return False
 
 
-def jax_children(obj: object) -> Children | None:
+def jax_children(obj: Any) -> Children | None:
     """Children of a registered JAX pytree node, keyed by its key paths; ``None`` if JAX sees a leaf."""
     kind = type(obj)
     if _JAX_NODE.get(kind) is False:
         return None
-    tree_util = sys.modules.get("jax.tree_util")
+    tree_util: Any = sys.modules.get("jax.tree_util")
     if tree_util is None:
         import jax.tree_util as tree_util  # `jax` is in sys.modules: this import is free.
 
     is_child: Callable[[object], bool] = lambda x: x is not obj  # noqa: E731
     try:
         flat, _ = tree_util.tree_flatten_with_path(obj, is_leaf=is_child)
-    except Exception:  # noqa: BLE001 - a node JAX cannot flatten (e.g. unsortable keys): no children.
+    except Exception:
         return None
     if len(flat) == 1 and flat[0][0] == () and flat[0][1] is obj:
         _JAX_NODE[kind] = False
@@ -90,23 +91,23 @@ def jax_children(obj: object) -> Children | None:
     return [(part_from_jax_key(key_path[0]), child) for key_path, child in flat]
 
 
-def part_from_jax_key(entry: object) -> object:
+def part_from_jax_key(entry: Any) -> Any:
     """The path part of one JAX key entry (GetAttrKey, DictKey, SequenceKey, FlattenedIndexKey)."""
     name = type(entry).__name__
     if name == "GetAttrKey":
-        return entry.name  # type: ignore[attr-defined]
+        return entry.name
     if name == "DictKey":
-        return entry.key  # type: ignore[attr-defined]
+        return entry.key
     if name == "SequenceKey":
-        return entry.idx  # type: ignore[attr-defined]
+        return entry.idx
     if name == "FlattenedIndexKey":
-        return entry.key  # type: ignore[attr-defined]
+        return entry.key
     if isinstance(entry, (str, int)):
         return entry
     raise TypeError(f"Unknown JAX key entry {entry!r} of type {name}.")
 
 
-def describe_available(obj: object) -> tuple[str, ...]:
+def describe_available(obj: Any) -> tuple[str, ...]:
     """What a node offers, for error messages: keys, an index range or attribute names."""
     kind = type(obj)
     if isinstance(obj, (list, tuple)) and getattr(kind, "_fields", None) is None:
@@ -123,5 +124,5 @@ def describe_available(obj: object) -> tuple[str, ...]:
     return (f"nothing: {kind.__name__} is a leaf",)
 
 
-def _part_text(part: object) -> str:
-    return part if type(part) is str else repr(part)  # type: ignore[return-value]
+def _part_text(part: Any) -> str:
+    return part if type(part) is str else repr(part)

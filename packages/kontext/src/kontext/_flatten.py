@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from ._children import children_of
+from ._parser import append_part, format_parts, parse_parts
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
-
-from ._children import children_of
-from ._parser import append_part, format_parts, parse_parts
 
 
 def flatten_with_path(

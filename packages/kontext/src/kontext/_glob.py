@@ -102,7 +102,19 @@ def _match(
         for key, child in found:
             if containers_only and (type(child) in _ATOMS or type(child) in _ARRAY_KINDS):
                 continue
-            _match(root, child, parts, suffix, next_i, (*prefix, key), True, out, seen, ancestors, containers_only)
+            _match(
+                root,
+                child,
+                parts,
+                suffix,
+                next_i,
+                (*prefix, key),
+                True,
+                out,
+                seen,
+                ancestors,
+                containers_only,
+            )
         ancestors.discard(ident)
         return
     if type(node) is dict:
@@ -182,7 +194,9 @@ def _inside(parts: tuple[object, ...], done: set[Any]) -> bool:
     return any(_key(parts[:j]) in done for j in range(1, len(parts)))
 
 
-def _assign(root: object, parent: object, prefix: tuple[object, ...], part: object, value: Any, lenient: bool) -> bool:
+def _assign(
+    root: object, parent: object, prefix: tuple[object, ...], part: object, value: Any, lenient: bool
+) -> bool:
     kind = type(parent)
     if kind is dict:
         if lenient and not _has_key(parent, part):
@@ -215,7 +229,9 @@ def _assign(root: object, parent: object, prefix: tuple[object, ...], part: obje
         if type(part) is not int:
             if lenient:
                 return False
-            raise PathMutationError(f"Cannot set {target!r}: {kind.__name__} indices are integers, got {part!r}.")
+            raise PathMutationError(
+                f"Cannot set {target!r}: {kind.__name__} indices are integers, got {part!r}."
+            )
         if not -n <= part < n:
             if lenient:
                 return False

@@ -6,14 +6,14 @@ import sys
 import typing
 from typing import Annotated, Any, TypeVar
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
 from ._errors import KeySignatureError, PathNotFoundError, RequiredKeyError, UnresolvedKeysError
 from ._lookup import lookup, not_found
 from ._parser import format_parts, parse_parts
 from ._paths import AbstractPath, to_parts
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 Context = Any  # A nested structure: dicts, lists, dataclasses, pytrees, plain objects...
 
@@ -77,18 +77,20 @@ def _key_fields(cls: type) -> tuple[str, ...]:
 def _hints_with_extras(cls: type) -> dict[str, Any]:
     try:
         return typing.get_type_hints(cls, include_extras=True)
-    except Exception:  # noqa: BLE001 - unresolvable string annotations: resolve field by field below.
+    except Exception:
         pass
+    import inspect
+
     hints: dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
         module = sys.modules.get(klass.__module__)
         namespace = dict(vars(module)) if module is not None else {}
         namespace.update(vars(klass))
-        for name, annotation in klass.__dict__.get("__annotations__", {}).items():
+        for name, annotation in inspect.get_annotations(klass).items():
             if isinstance(annotation, str):
                 try:
-                    annotation = eval(annotation, namespace)  # noqa: S307 - an annotation, as typing does.
-                except Exception:  # noqa: BLE001 - a name only known where the class was defined.
+                    annotation = eval(annotation, namespace)
+                except Exception:
                     annotation = Key if _mentions_key(annotation) else None
             hints[name] = annotation
     return hints
@@ -212,7 +214,9 @@ def _resolve_tree(
     )
 
 
-def _unresolved(owner: str, key_paths: dict[str, Any], errors: dict[str, PathNotFoundError]) -> UnresolvedKeysError:
+def _unresolved(
+    owner: str, key_paths: dict[str, Any], errors: dict[str, PathNotFoundError]
+) -> UnresolvedKeysError:
     head = f"{owner}: " if owner else ""
     count = len(errors)
     lines = [f"{head}{count} key{'s' if count > 1 else ''} could not be resolved from the context:"]
@@ -235,7 +239,8 @@ def _check_signature(owner: str, keypaths: dict[str, Any], func: Callable[..., A
     lines = [f"{owner}: its keys do not match the signature of {func_name}{text}:"]
     if missing:
         lines.append(
-            "  missing argument(s) with no default, which no key provides: " + ", ".join(repr(m) for m in missing)
+            "  missing argument(s) with no default, which no key provides: "
+            + ", ".join(repr(m) for m in missing)
         )
     for key in extra:
         if key in positional_only:
@@ -250,7 +255,7 @@ def _check_signature(owner: str, keypaths: dict[str, Any], func: Callable[..., A
 
 def _signature(func: Callable[..., Any]) -> tuple[tuple[str, ...], frozenset[str], frozenset[str], bool, str]:
     underlying = getattr(func, "__func__", func)
-    cache_key = (underlying, hasattr(func, "__self__"))
+    cache_key: Any = (underlying, hasattr(func, "__self__"))
     try:
         cached = _SIGNATURES.get(cache_key)
     except TypeError:  # An unhashable callable.

@@ -101,7 +101,11 @@ def close_paths(
         candidates = [format_parts((*parts[:index], name)) for name in names if name.isidentifier()]
     # The nodes the lookup already went through exist but are no answer to "did you mean".
     passed = {format_parts(parts[:j]) for j in range(index + 1)}
-    found = [c for c in difflib.get_close_matches(path, list(dict.fromkeys(candidates)), n=n, cutoff=0.6) if c not in passed]
+    found = [
+        c
+        for c in difflib.get_close_matches(path, list(dict.fromkeys(candidates)), n=n, cutoff=0.6)
+        if c not in passed
+    ]
     if len(found) < n:
         everything = [c for c in all_node_paths(root, _MAX_SUGGESTION_NODES) if c not in passed]
         for extra in difflib.get_close_matches(path, everything, n=n, cutoff=0.6):

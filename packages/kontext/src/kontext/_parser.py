@@ -15,6 +15,9 @@ Grammar (whitespace is allowed inside ``[]`` only)::
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _NAME_STOP = ".[]"
 _TOKEN_STOP = ",:])([ \t\n\r"
@@ -25,6 +28,7 @@ class Wildcard:
     """A glob wildcard: ``Wildcard.STAR`` (``*``, one level) or ``Wildcard.DOUBLE_STAR`` (``**``, any depth)."""
 
     __slots__ = ("symbol",)
+    symbol: str
     STAR: Wildcard
     DOUBLE_STAR: Wildcard
 
@@ -215,7 +219,9 @@ class _Parser:
             end += 1
         token = text[start:end]
         if not token:
-            raise self.error("expected a key (integer, quoted string, slice, ..., None, True, False or tuple)")
+            raise self.error(
+                "expected a key (integer, quoted string, slice, ..., None, True, False or tuple)"
+            )
         value = _literal_token(token)
         if value is _INVALID:
             hint = f"; did you mean [{token!r}]?" if token.isidentifier() else ""
@@ -297,63 +303,63 @@ def _literal_token(token: str) -> object:
 _INF = float("inf")
 
 
-def _is_finite(value: float) -> bool:
-    return value == value and value != _INF and value != -_INF  # noqa: PLR0124 - NaN check without math.
+def _is_finite(value: Any) -> bool:
+    return value == value and value != _INF and value != -_INF
 
 
-def format_parts(parts: tuple[object, ...]) -> str:
+def format_parts(parts: tuple[Any, ...]) -> str:
     """Canonical string of a sequence of parts: ``format_parts(("a", 0, "b c")) == "a[0]['b c']"``."""
     out: list[str] = []
     for part in parts:
         kind = type(part)
         if kind is str:
-            if part.isidentifier():  # type: ignore[union-attr]
-                out.append("." + part if out else part)  # type: ignore[operator]
+            if part.isidentifier():
+                out.append("." + part if out else part)
             else:
                 out.append(f"[{part!r}]")
         elif kind is Wildcard:
-            out.append("." + part.symbol if out else part.symbol)  # type: ignore[union-attr]
+            out.append("." + part.symbol if out else part.symbol)
         elif kind is tuple:
             if not part:
                 out.append("[()]")
-            elif len(part) == 1:  # type: ignore[arg-type]
-                out.append(f"[{_format_item(part[0])},]")  # type: ignore[index]
+            elif len(part) == 1:
+                out.append(f"[{_format_item(part[0])},]")
             else:
-                out.append("[" + ", ".join(_format_item(p) for p in part) + "]")  # type: ignore[union-attr]
+                out.append("[" + ", ".join(_format_item(p) for p in part) + "]")
         else:
             out.append(f"[{_format_item(part)}]")
     return "".join(out)
 
 
-def append_part(text: str, part: object) -> str:
+def append_part(text: str, part: Any) -> str:
     """``format_parts((*parts, part))`` given ``text == format_parts(parts)``, without re-formatting."""
     kind = type(part)
-    if kind is str and part.isidentifier():  # type: ignore[attr-defined]
-        return f"{text}.{part}" if text else part  # type: ignore[return-value]
+    if kind is str and part.isidentifier():
+        return f"{text}.{part}" if text else part
     if kind is Wildcard:
-        return f"{text}.{part.symbol}" if text else part.symbol  # type: ignore[attr-defined]
+        return f"{text}.{part.symbol}" if text else part.symbol
     return text + format_parts((part,))
 
 
-def _format_item(item: object) -> str:
+def _format_item(item: Any) -> str:
     kind = type(item)
     if kind is slice:
-        start, stop, step = item.start, item.stop, item.step  # type: ignore[attr-defined]
+        start, stop, step = item.start, item.stop, item.step
         text = ("" if start is None else str(start)) + ":" + ("" if stop is None else str(stop))
         return text if step is None else f"{text}:{step}"
     if item is ...:
         return "..."
     if kind is tuple:
-        if len(item) == 1:  # type: ignore[arg-type]
-            return f"({_format_item(item[0])},)"  # type: ignore[index]
-        return "(" + ", ".join(_format_item(i) for i in item) + ")"  # type: ignore[union-attr]
+        if len(item) == 1:
+            return f"({_format_item(item[0])},)"
+        return "(" + ", ".join(_format_item(i) for i in item) + ")"
     return repr(item)
 
 
 _KEY_TYPES = (str, int, float, bool, type(None))
 
 
-def check_part(part: object, glob_ok: bool) -> object:
+def check_part(part: Any, glob_ok: bool) -> Any:
     """Validates one part given to ``Path(*parts)`` and normalises int/str subclasses."""
     kind = type(part)
     if kind is str or kind is int or kind is bool or part is None or part is ...:
@@ -365,12 +371,12 @@ def check_part(part: object, glob_ok: bool) -> object:
 
         raise GlobPathError(f"Wildcard {part} is not allowed in a Path; use kontext.GlobPath.")
     if kind is slice:
-        for bound in (part.start, part.stop, part.step):  # type: ignore[attr-defined]
+        for bound in (part.start, part.stop, part.step):
             if bound is not None and (type(bound) is not int):
                 raise TypeError(f"Invalid path part {part!r}: slice bounds must be int or None.")
         return part
     if kind is tuple:
-        for item in part:  # type: ignore[attr-defined]
+        for item in part:
             if type(item) is not slice:
                 _check_key(item, part)
         return part
@@ -389,13 +395,13 @@ def check_part(part: object, glob_ok: bool) -> object:
     )
 
 
-def _check_key(item: object, whole: object) -> None:
+def _check_key(item: Any, whole: Any) -> None:
     kind = type(item)
     if kind is tuple:
-        for inner in item:  # type: ignore[attr-defined]
+        for inner in item:
             _check_key(inner, whole)
     elif kind is float:
-        if not _is_finite(item):  # type: ignore[arg-type]
+        if not _is_finite(item):
             raise TypeError(f"Invalid path part {whole!r}: floats must be finite.")
     elif not (kind in _KEY_TYPES or item is ...):
         raise TypeError(

@@ -32,6 +32,8 @@ class PathBuilder:
     """A path under construction; attribute and item access extend it."""
 
     __slots__ = ("_kontext_cls", "_kontext_parts")
+    _kontext_cls: Any
+    _kontext_parts: tuple[Any, ...]
 
     def __init__(self, parts: tuple[object, ...] = (), cls: Any = None) -> None:
         object.__setattr__(self, "_kontext_parts", parts)
@@ -104,10 +106,12 @@ def _hints(cls: Any) -> dict[str, Any]:
     if found is None:
         try:
             found = dict(typing.get_type_hints(cls))
-        except Exception:  # noqa: BLE001 - unresolvable annotations: names only, types unknown.
+        except Exception:
+            import inspect
+
             found = {}
             for klass in reversed(cls.__mro__):
-                for name in klass.__dict__.get("__annotations__", {}):
+                for name in inspect.get_annotations(klass):
                     found[name] = None
         found = {n: h for n, h in found.items() if typing.get_origin(h) is not typing.ClassVar}
         _HINTS[cls] = found

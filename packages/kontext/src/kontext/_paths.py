@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from ._errors import GlobPathError
+from ._lookup import lookup, not_found
+from ._parser import Wildcard, check_part, format_parts, parse_parts
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -10,10 +14,6 @@ if TYPE_CHECKING:
     Context = Any  # A nested structure: dicts, lists, dataclasses, pytrees, plain objects...
     Part = Any  # str | int | float | bool | None | ... | slice | tuple | Wildcard
     _P = TypeVar("_P", bound="AbstractPath")
-
-from ._errors import GlobPathError
-from ._lookup import lookup, not_found
-from ._parser import Wildcard, check_part, format_parts, parse_parts
 
 
 class AbstractPath:
@@ -44,7 +44,9 @@ class AbstractPath:
             raise TypeError(f"{cls.__name__}.from_str expects a str, got {type(text).__name__}: {text!r}.")
         parts = parse_parts(text)
         if not cls._GLOB_OK and any(type(p) is Wildcard for p in parts):
-            raise GlobPathError(f"Path {text!r} contains a wildcard; use kontext.GlobPath.from_str for globs.")
+            raise GlobPathError(
+                f"Path {text!r} contains a wildcard; use kontext.GlobPath.from_str for globs."
+            )
         return cls._trusted(parts)
 
     @classmethod
