@@ -158,3 +158,20 @@ def test_values_are_printed_compactly(value: object, text: str) -> None:
 def test_bad_spec_in_annotation_raises_at_decoration_time() -> None:
     with pytest.raises(ktyping.ShapeSpecSyntaxError, match="column 4"):
         Float["b +"]
+
+
+def test_typeddict_failure_names_the_key() -> None:
+    from typing import TypedDict
+
+    class Out(TypedDict):
+        logits: Float["b n"]
+        labels: Int["b"]
+
+    @ktyping.typechecked
+    def f(out: Out) -> None:
+        pass
+
+    msg = message_of(lambda: f({"logits": np.zeros((2, 3)), "labels": np.zeros(3, int)}))
+    assert "has key 'labels' = np.i64[3] that has shape (3,)" in msg
+    assert "{b: 2, n: 3}" in msg
+    assert "is missing the key(s) 'labels'" in message_of(lambda: f({"logits": np.zeros((2, 3))}))

@@ -254,26 +254,29 @@ def _typeddict_check(tp: Any) -> Check:
     return check_typeddict
 
 
-def resolve_hints(obj: Any) -> dict[str, Any]:
+def resolve_hints(obj: Any, localns: dict[str, Any] | None = None) -> dict[str, Any]:
     """Type hints of a function or class with `Annotated` kept and strings resolved.
 
-    Names that cannot be resolved are left as strings (and not checked).
+    `localns` adds the names of the enclosing function. Names that cannot be resolved
+    are left as strings (and not checked).
     """
     import typing
 
     try:
-        return typing.get_type_hints(obj, include_extras=True)
-    except Exception:
+        return typing.get_type_hints(obj, localns=localns, include_extras=True)
+    except Exception:  # resolve one by one below, keeping what cannot be resolved
         pass
-    raw = dict(getattr(obj, "__annotations__", {}) or {})
+    raw: dict[str, Any] = {}
+    for klass in reversed(obj.__mro__) if isinstance(obj, type) else (obj,):
+        raw.update(getattr(klass, "__annotations__", {}) or {})
     module = sys.modules.get(getattr(obj, "__module__", "") or "")
     globalns = dict(getattr(obj, "__globals__", None) or (vars(module) if module else {}))
     out = {}
     for name, hint in raw.items():
         if isinstance(hint, str):
             try:
-                hint = eval(hint, globalns)
-            except Exception:
+                hint = eval(hint, globalns, localns)
+            except Exception:  # an unresolvable name: left unchecked
                 pass
         out[name] = hint
     return out

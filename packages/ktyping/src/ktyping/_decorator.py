@@ -58,12 +58,12 @@ class _FunctionPlan:
         "yield_check",
     )
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], localns: dict[str, Any] | None = None) -> None:
         import inspect
 
         self.fn = fn
         self._signature = inspect.signature(fn)
-        self.hints = hints = resolve_hints(fn)
+        self.hints = hints = resolve_hints(fn, localns)
         params = []
         self.var_positional: Check | None = None
         self.var_keyword: Check | None = None
@@ -176,7 +176,7 @@ def _unwrap(fn: Any) -> Any:
 def _plan_for(box: list, fn: Callable[..., Any]) -> _FunctionPlan:
     plan = box[0]
     if plan is None:
-        plan = box[0] = _FunctionPlan(fn)
+        plan = box[0] = _FunctionPlan(fn, box[1])
     plan.refresh()
     return plan
 
@@ -229,12 +229,12 @@ def _check_variadic(
     return cands
 
 
-def _wrap_function(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _wrap_function(fn: Callable[..., Any], localns: dict[str, Any] | None = None) -> Callable[..., Any]:
     import functools
 
     if getattr(fn, "__ktyping_wrapped__", False):
         return fn
-    box: list[_FunctionPlan | None] = [None]
+    box: list[Any] = [None, localns]  # [plan (built on the first call), names for string hints]
     version = VERSION
     flags = getattr(getattr(fn, "__code__", None), "co_flags", 0)
 
@@ -366,7 +366,7 @@ class _DataclassPlan:
         import dataclasses
 
         self.cls = cls
-        self.hints = resolve_hints(cls)
+        self.hints = resolve_hints(cls, getattr(cls, "__ktyping_localns__", None))
         fields = []
         for f in dataclasses.fields(cls):
             hint = self.hints.get(f.name, _EMPTY)
@@ -449,10 +449,12 @@ class _FieldsView(dict):
             raise KeyError(key) from None
 
 
-def _wrap_dataclass(cls: type) -> type:
+def _wrap_dataclass(cls: type, localns: dict[str, Any] | None) -> type:
     import functools
 
     cls.__ktyping_dataclass__ = cls  # type: ignore[attr-defined]
+    if localns is not None:
+        cls.__ktyping_localns__ = localns  # type: ignore[attr-defined]
     original_init = cls.__init__  # type: ignore[misc]
 
     @functools.wraps(original_init)
@@ -465,14 +467,45 @@ def _wrap_dataclass(cls: type) -> type:
     return cls
 
 
-def _wrap_class(cls: type) -> type:
+def _wrap_class(cls: type, localns: dict[str, Any] | None) -> type:
     """Non-dataclass classes: every function, classmethod, staticmethod and property."""
     for name, member in list(vars(cls).items()):
         if isinstance(member, (classmethod, staticmethod, property)) or (
             callable(member) and hasattr(member, "__code__")
         ):
-            setattr(cls, name, typechecked(member))
+            setattr(cls, name, _typechecked(member, localns))
     return cls
+
+
+def _has_string_hints(obj: Any) -> bool:
+    if isinstance(obj, (classmethod, staticmethod)):
+        obj = obj.__func__
+    if isinstance(obj, property):
+        return any(_has_string_hints(f) for f in (obj.fget, obj.fset, obj.fdel) if f is not None)
+    if isinstance(obj, type):
+        members = list(vars(obj).values())
+        hints = vars(obj).get("__annotations__", {})
+        return any(isinstance(h, str) for h in hints.values()) or any(
+            _has_string_hints(m)
+            for m in members
+            if isinstance(m, (classmethod, staticmethod, property)) or callable(m)
+        )
+    hints = getattr(obj, "__annotations__", None)
+    return isinstance(hints, dict) and any(isinstance(h, str) for h in hints.values())
+
+
+def _enclosing_locals(obj: Any, depth: int) -> dict[str, Any] | None:
+    """The locals of the function that decorates `obj`, when its hints are strings.
+
+    Under `from __future__ import annotations` a hint such as `"Batch"` may name a class
+    local to the enclosing function, which `typing.get_type_hints` cannot see.
+    """
+    if not _has_string_hints(obj):
+        return None
+    frame = sys._getframe(depth + 1)
+    if frame.f_locals is frame.f_globals:
+        return None
+    return dict(frame.f_locals)
 
 
 # ----------------------------------------------------------------------------- public
@@ -501,7 +534,7 @@ class _TypecheckedBlock:
             scopes.remove(scope)
 
     def __call__(self, obj: T) -> T:
-        return typechecked(obj)
+        return _typechecked(obj, _enclosing_locals(obj, 1))
 
 
 @overload
@@ -528,23 +561,27 @@ def typechecked(obj: Any = None) -> Any:
     """
     if obj is None:
         return _TypecheckedBlock()
+    return _typechecked(obj, _enclosing_locals(obj, 1))
+
+
+def _typechecked(obj: Any, localns: dict[str, Any] | None) -> Any:
     if isinstance(obj, classmethod):
-        return classmethod(_wrap_function(obj.__func__))
+        return classmethod(_wrap_function(obj.__func__, localns))
     if isinstance(obj, staticmethod):
-        return staticmethod(_wrap_function(obj.__func__))
+        return staticmethod(_wrap_function(obj.__func__, localns))
     if isinstance(obj, property):
         return property(
-            None if obj.fget is None else _wrap_function(obj.fget),
-            None if obj.fset is None else _wrap_function(obj.fset),
-            None if obj.fdel is None else _wrap_function(obj.fdel),
+            None if obj.fget is None else _wrap_function(obj.fget, localns),
+            None if obj.fset is None else _wrap_function(obj.fset, localns),
+            None if obj.fdel is None else _wrap_function(obj.fdel, localns),
             obj.__doc__,
         )
     if isinstance(obj, type):
         if "__dataclass_fields__" in vars(obj):
-            return _wrap_dataclass(obj)
+            return _wrap_dataclass(obj, localns)
         if hasattr(obj, "__required_keys__"):  # TypedDict: already scoped where used
             return obj
-        return _wrap_class(obj)
+        return _wrap_class(obj, localns)
     if callable(obj):
-        return _wrap_function(obj)
+        return _wrap_function(obj, localns)
     raise TypeError(f"@typechecked cannot decorate {obj!r} (a {type(obj).__qualname__})")

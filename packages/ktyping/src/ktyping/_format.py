@@ -93,8 +93,43 @@ def explain(tp: Any, value: Any, cands: list[dict[str, Any]], scope: Any) -> str
         return explain(base, value, cands, scope)
     if tp is None or tp is type(None):
         return "is not None"
-    if isinstance(tp, type) and not getattr(tp, "__ktyping_dataclass__", None):
+    if typing.is_typeddict(tp):
+        return _explain_typeddict(tp, value)
+    if isinstance(tp, type) and getattr(tp, "__ktyping_dataclass__", None) and isinstance(value, tp):
+        from ._decorator import check_dataclass_fields
+        from ._errors import KTypeCheckError
+
+        try:
+            check_dataclass_fields(value)
+        except KTypeCheckError as e:
+            return "has " + str(e).splitlines()[0] + " (checked in a scope of its own)"
+    if isinstance(tp, type):
         return f"is a {type(value).__qualname__}, not a {describe(tp)}"
+    return f"does not match {describe(tp)}"
+
+
+def _explain_typeddict(tp: Any, value: Any) -> str:
+    import typing
+
+    from ._checkers import compile_annotation
+
+    if not isinstance(value, dict):
+        return f"is a {type(value).__qualname__}, not a dict ({describe(tp)})"
+    missing = sorted(set(getattr(tp, "__required_keys__", ())) - value.keys())
+    if missing:
+        return f"is missing the key(s) {', '.join(map(repr, missing))} of {describe(tp)}"
+    cands: list[dict[str, Any]] = [{}]
+    for key, hint in typing.get_type_hints(tp, include_extras=True).items():
+        if key not in value:
+            continue
+        new = compile_annotation(hint)(value[key], cands, None)
+        if not new:
+            reason = explain(hint, value[key], cands, None)
+            return (
+                f"has key {key!r} = {compact(value[key])} that {reason} (required by {describe(hint)}; "
+                f"checked in a scope of its own: {format_candidates(cands).strip(' -')})"
+            )
+        cands = new
     return f"does not match {describe(tp)}"
 
 
