@@ -161,3 +161,12 @@ def test_appending_a_part_to_a_formatted_path_equals_formatting_the_longer_path(
     for part in tail:
         text = append_part(text, part)
     assert text == format_parts(head + tail)
+
+
+def test_syntax_error_pickles_with_its_position() -> None:
+    import pickle
+
+    with pytest.raises(PathSyntaxError) as info:
+        Path.from_str("a..b")
+    restored = pickle.loads(pickle.dumps(info.value))
+    assert (restored.path, restored.position, str(restored)) == ("a..b", 2, str(info.value))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import pickle
 
 import pytest
 from kontext import (
@@ -13,6 +14,7 @@ from kontext import (
     KeyTree,
     Path,
     PathNotFoundError,
+    PathSyntaxError,
     RequiredKeyError,
     UnresolvedKeysError,
     path_builder_from,
@@ -212,3 +214,22 @@ def test_kontext_keys_protocol_is_resolved_too() -> None:
 
     wrapper = Wrapper(CrossEntropy(logits="preds.logits", labels="batch.label"))
     assert resolve_from_keyed_obj(CONTEXT, wrapper) == {"logits": "LOGITS", "labels": "LBL"}
+
+
+def test_a_key_with_invalid_path_syntax_names_the_class_and_the_key() -> None:
+    loss = CrossEntropy(logits="preds..logits", labels="batch.label")
+    with pytest.raises(
+        PathSyntaxError, match=r"^CrossEntropy: key 'logits': Invalid path 'preds..logits'"
+    ) as info:
+        resolve_from_keyed_obj(CONTEXT, loss)
+    assert info.value.position == 6
+
+
+def test_resolution_errors_survive_pickling_with_their_details() -> None:
+    loss = CrossEntropy(logits="preds.logit", labels="batch.label")
+    with pytest.raises(UnresolvedKeysError) as info:
+        resolve_from_keyed_obj(CONTEXT, loss)
+    restored = pickle.loads(pickle.dumps(info.value))
+    assert str(restored) == str(info.value)
+    assert restored.errors["logits"].suggestions == info.value.errors["logits"].suggestions
+    assert restored.errors["logits"].path == "preds.logit"

@@ -9,13 +9,17 @@ class PathSyntaxError(ValueError):
     Usage: ``kontext.Path.from_str("a..b")`` raises it, pointing at the offending character.
     """
 
-    def __init__(self, path: str, position: int, expected: str) -> None:
+    def __init__(self, path: str, position: int, expected: str, context: str = "") -> None:
         self.path = path
         self.position = position
         self.expected = expected
+        self.context = context
         super().__init__(
-            f"Invalid path {path!r}: {expected} at position {position}.\n  {path}\n  {' ' * position}^"
+            f"{context}Invalid path {path!r}: {expected} at position {position}.\n  {path}\n  {' ' * position}^"
         )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.path, self.position, self.expected, self.context))
 
 
 class PathNotFoundError(KeyError):
@@ -53,6 +57,20 @@ class PathNotFoundError(KeyError):
         # KeyError would show repr(message): quotes and escaped newlines.
         return self.message
 
+    def __reduce__(self) -> tuple[object, ...]:
+        fields = {
+            "path": self.path,
+            "failed_part": self.failed_part,
+            "parent": self.parent,
+            "available": self.available,
+            "suggestions": self.suggestions,
+        }
+        return (_rebuild, (type(self), self.message, fields))
+
+
+def _rebuild(cls: type, message: str, fields: dict[str, object]) -> BaseException:
+    return cls(message, **fields)
+
 
 class PathIndexError(PathNotFoundError, IndexError):
     """A sequence index out of range while setting a path (caught as KeyError or IndexError)."""
@@ -81,10 +99,13 @@ class UnresolvedKeysError(KeyError):
       errors: key name -> the ``PathNotFoundError`` of its path.
     """
 
-    def __init__(self, message: str, errors: dict[str, PathNotFoundError]) -> None:
+    def __init__(self, message: str, errors: dict[str, PathNotFoundError] | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.errors = errors
+        self.errors = errors or {}
 
     def __str__(self) -> str:
         return self.message
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.message, self.errors))

@@ -6,7 +6,13 @@ import sys
 import typing
 from typing import Annotated, Any, TypeVar
 
-from ._errors import KeySignatureError, PathNotFoundError, RequiredKeyError, UnresolvedKeysError
+from ._errors import (
+    KeySignatureError,
+    PathNotFoundError,
+    PathSyntaxError,
+    RequiredKeyError,
+    UnresolvedKeysError,
+)
 from ._lookup import lookup, not_found
 from ._parser import format_parts, parse_parts
 from ._paths import AbstractPath, to_parts
@@ -178,7 +184,10 @@ def _resolve(context: Context, key_paths: dict[str, Any], owner: str) -> dict[st
     errors: dict[str, PathNotFoundError] = {}
     for name, path in key_paths.items():
         if type(path) is str:
-            parts = parse_parts(path)
+            try:
+                parts = parse_parts(path)
+            except PathSyntaxError as e:
+                raise _with_owner(e, owner, (name,)) from None
             value, failed = lookup(context, parts)
             if failed >= 0:
                 errors[name] = not_found(context, parts, value, failed)
@@ -202,7 +211,10 @@ def _resolve_tree(
     if path is None:
         return None
     if kind is str or isinstance(path, AbstractPath) or hasattr(kind, "__kontext_path__"):
-        parts = to_parts(path)
+        try:
+            parts = to_parts(path)
+        except PathSyntaxError as e:
+            raise _with_owner(e, owner, where) from None
         value, failed = lookup(context, parts)
         if failed >= 0:
             errors[format_parts(where)] = not_found(context, parts, value, failed)
@@ -212,6 +224,11 @@ def _resolve_tree(
         f"{prefix} {format_parts(where)!r} must be a path string (or a dict / list / tuple of them), got "
         f"{type(path).__name__}: {path!r}."
     )
+
+
+def _with_owner(error: PathSyntaxError, owner: str, where: tuple[object, ...]) -> PathSyntaxError:
+    head = f"{owner}: key" if owner else "Key"
+    return PathSyntaxError(error.path, error.position, error.expected, f"{head} {format_parts(where)!r}: ")
 
 
 def _unresolved(

@@ -133,8 +133,11 @@ class Path(AbstractPath):
 
     __slots__ = ()
 
-    def get_from(self, context: Context, *, default: Any = ...) -> Any:
-        """The value at this path; ``default`` if given and the path is missing, else ``PathNotFoundError``."""
+    def get_from(self, context: Context, *, default: Any = ..., err_spec: bool = False) -> Any:
+        """The value at this path; ``default`` if given and the path is missing, else ``PathNotFoundError``.
+
+        ``err_spec`` is accepted for Kauldron compatibility: the error always describes the failing node.
+        """
         value, failed = lookup(context, self.parts)
         if failed < 0:
             return value
