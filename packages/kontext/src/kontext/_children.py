@@ -48,7 +48,7 @@ def children_of(obj: Any) -> Children | None:
     if hasattr(kind, "keys") and hasattr(kind, "__getitem__"):
         try:
             return [(key, obj[key]) for key in obj.keys()]
-        except Exception:
+        except Exception:  # A `keys` that is not a mapping's: treat the object as a leaf.
             return None
     if "jax" in sys.modules:
         found = jax_children(obj)
@@ -82,7 +82,7 @@ def jax_children(obj: Any) -> Children | None:
     is_child: Callable[[object], bool] = lambda x: x is not obj  # noqa: E731
     try:
         flat, _ = tree_util.tree_flatten_with_path(obj, is_leaf=is_child)
-    except Exception:
+    except Exception:  # A node JAX cannot flatten (e.g. unsortable dict keys): no children.
         return None
     if len(flat) == 1 and flat[0][0] == () and flat[0][1] is obj:
         _JAX_NODE[kind] = False

@@ -60,7 +60,7 @@ def _rebuild(node: Any, trie: dict[str, Any]) -> Any:
     if hasattr(kind, "keys") and hasattr(kind, "__getitem__"):
         try:
             return kind(dict(kept))
-        except Exception:
+        except Exception:  # A mapping type that cannot be built from a dict.
             return dict(kept)
     return {_hashable(part): value for part, value in kept}
 

@@ -83,7 +83,7 @@ def _key_fields(cls: type) -> tuple[str, ...]:
 def _hints_with_extras(cls: type) -> dict[str, Any]:
     try:
         return typing.get_type_hints(cls, include_extras=True)
-    except Exception:
+    except Exception:  # Unresolvable string annotations: resolved field by field below.
         pass
     import inspect
 
@@ -96,7 +96,7 @@ def _hints_with_extras(cls: type) -> dict[str, Any]:
             if isinstance(annotation, str):
                 try:
                     annotation = eval(annotation, namespace)
-                except Exception:
+                except Exception:  # A name only known where the class was defined.
                     annotation = Key if _mentions_key(annotation) else None
             hints[name] = annotation
     return hints

@@ -106,7 +106,7 @@ def _hints(cls: Any) -> dict[str, Any]:
     if found is None:
         try:
             found = dict(typing.get_type_hints(cls))
-        except Exception:
+        except Exception:  # Unresolvable annotations: field names only, types unknown.
             import inspect
 
             found = {}
