@@ -163,3 +163,64 @@ def test_split_between_two_variadics_yields_every_cut(shape: list[int], _: int) 
     got = match("*a *b", tuple(shape))
     assert len(got) == len(shape) + 1
     assert all(c["*a"] + c["*b"] == tuple(shape) for c in got)
+
+
+simple_tokens = st.sampled_from(["a", "b", "c", "_", "1", "2", "3"])
+sizes = st.integers(1, 3)
+
+
+@given(
+    st.lists(simple_tokens, max_size=4),
+    st.lists(sizes, max_size=4),
+    st.lists(st.dictionaries(st.sampled_from(["a", "b", "c"]), sizes, max_size=3), min_size=1, max_size=3),
+)
+def test_generated_matcher_agrees_with_the_general_matcher(
+    tokens: list[str], shape: list[int], cands: list
+) -> None:
+    spec = parse_spec(" ".join(tokens))
+    assert spec.simple
+    general: list[dict] = []
+    for a in cands:
+        spec._match_from(0, tuple(shape), 0, a, None, general)
+    got = spec.matcher(tuple(shape), cands, None)
+    assert sorted(map(sorted, map(dict.items, got))) == sorted(map(sorted, map(dict.items, general)))
+
+
+def brute_force(tokens: list[str], shape: tuple[int, ...]) -> set[frozenset]:
+    """The assignments a spec of names, numbers and at most one `*v` allows, by enumeration."""
+    results = set()
+    n_var = tokens.count("*v")
+    singles = len(tokens) - n_var
+    if n_var == 0:
+        splits = [()] if singles == len(shape) else []
+    else:
+        free = len(shape) - singles
+        splits = [(free,)] if free >= 0 else []  # one variadic takes all the free axes
+    for split in splits:
+        a: dict = {}
+        i = 0
+        ok = True
+        for tok in tokens:
+            if tok == "*v":
+                k = split[0]
+                value = shape[i : i + k]
+                ok = ok and a.setdefault("*v", value) == value
+                i += k
+            elif tok.isdigit():
+                ok = ok and shape[i] == int(tok)
+                i += 1
+            else:
+                ok = ok and a.setdefault(tok, shape[i]) == shape[i]
+                i += 1
+        if ok:
+            results.add(frozenset(a.items()))
+    return results
+
+
+@given(
+    st.lists(st.sampled_from(["a", "b", "2", "*v"]), max_size=4).filter(lambda t: t.count("*v") <= 1),
+    st.lists(sizes, max_size=5),
+)
+def test_matcher_agrees_with_brute_force(tokens: list[str], shape: list[int]) -> None:
+    got = {frozenset(a.items()) for a in match(" ".join(tokens), tuple(shape))}
+    assert got == brute_force(tokens, tuple(shape))
