@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import typing
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from ._parser import check_part, format_parts, parse_parts
 
@@ -12,7 +12,15 @@ _NO_HINTS: dict[str, Any] = {}
 _HINTS: dict[Any, dict[str, Any]] = {}
 
 
-def path_builder_from(prefix: str, cls: type[_T] | Any = None) -> _T:
+@overload
+def path_builder_from(prefix: str, cls: type[_T]) -> _T: ...
+
+
+@overload
+def path_builder_from(prefix: str, cls: None = None) -> Any: ...
+
+
+def path_builder_from(prefix: str, cls: Any = None) -> Any:
     """A path builder rooted at ``prefix`` that type checkers and IDEs see as an instance of ``cls``.
 
     Usage::
@@ -25,7 +33,7 @@ def path_builder_from(prefix: str, cls: type[_T] | Any = None) -> _T:
     field types (``Optional``, ``list[X]`` / ``dict[str, X]`` items). Otherwise any name is accepted.
     ``str(builder)`` is the path; the builder can be passed wherever kontext takes a path.
     """
-    return PathBuilder(parse_parts(prefix) if prefix else (), cls)  # type: ignore[return-value]
+    return PathBuilder(parse_parts(prefix) if prefix else (), cls)
 
 
 class PathBuilder:
