@@ -187,6 +187,14 @@ def main() -> None:
     def ours_glob_set() -> None:
         kontext.set_by_path(context["params"], "**.bias", 0.0)
 
+    typo = dataclasses.replace(ours_objs[13], preds="params.block_15.layer_19.kernal")
+
+    def ours_error() -> None:
+        try:
+            kontext.resolve_from_keyed_obj(context, typo, func=typo.get_values)
+        except KeyError:
+            pass
+
     rows: list[tuple[str, Callable[[], Any], Callable[[], Any] | None, int]] = []
     if kauldron_kontext is not None:
         kd_objs = make_keyed_objects(kauldron_kontext.Key, kauldron_kontext.REQUIRED)
@@ -209,6 +217,14 @@ def main() -> None:
         def kd_glob_set() -> None:
             kauldron_kontext.set_by_path(context["params"], "**.bias", 0.0)
 
+        kd_typo = dataclasses.replace(kd_objs[13], preds="params.block_15.layer_19.kernal")
+
+        def kd_error() -> None:
+            try:
+                kauldron_kontext.resolve_from_keyed_obj(context, kd_typo, func=kd_typo.get_values)
+            except KeyError:
+                pass
+
         # Same answers before timing anything.
         for ours, theirs in zip(ours_objs, kd_objs, strict=True):
             a = kontext.resolve_from_keyed_obj(context, ours, func=ours.get_values)
@@ -218,7 +234,7 @@ def main() -> None:
             kauldron_kontext.set_by_path(context["params"], "**.bias", 0.0)
         )
     else:
-        kd_resolve = kd_lookup = kd_parse = kd_flatten = kd_glob_set = None  # type: ignore[assignment]
+        kd_resolve = kd_lookup = kd_parse = kd_flatten = kd_glob_set = kd_error = None  # type: ignore[assignment]
 
     rows = [
         (f"resolve keys of 20 losses/metrics ({n_leaves}-leaf context)", ours_resolve, kd_resolve, 50),
@@ -226,6 +242,7 @@ def main() -> None:
         (f"parse {len(unique_paths)} distinct paths (kontext: cold cache)", ours_parse_cold, kd_parse, 10),
         (f"flatten_with_path ({n_leaves} leaves)", ours_flatten, kd_flatten, 5),
         ("set_by_path '**.bias' (320 matches)", ours_glob_set, kd_glob_set, 5),
+        ("a mistyped key: error with suggestions", ours_error, kd_error, 3),
     ]
 
     print(f"kontext {kontext.__version__} vs Kauldron kontext", end="")

@@ -6,6 +6,8 @@ import collections
 import dataclasses
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from kontext import (
     GlobPath,
     GlobPathError,
@@ -13,8 +15,12 @@ from kontext import (
     PathIndexError,
     PathMutationError,
     PathNotFoundError,
+    filter_by_path,
+    flatten_with_path,
+    get_by_path,
     set_by_path,
 )
+from kontext_strategies import identifiers, ints, texts
 
 
 def _params() -> dict:
@@ -167,3 +173,36 @@ def test_double_star_terminates_on_cyclic_trees() -> None:
     tree: dict = {"a": {"x": 1}}
     tree["a"]["self"] = tree
     assert set_by_path(tree, "**.x", 0) == ["a.x"]
+
+
+mutable_trees = st.recursive(
+    st.integers(),
+    lambda children: st.one_of(
+        st.lists(children, min_size=1, max_size=3),
+        st.dictionaries(st.one_of(identifiers, texts, ints), children, min_size=1, max_size=3),
+    ),
+    max_leaves=15,
+)
+
+
+@given(mutable_trees)
+def test_setting_each_flattened_path_writes_exactly_that_leaf(tree: object) -> None:
+    for path in flatten_with_path(tree):
+        if not path:
+            continue
+        marker = object()
+        assert set_by_path(tree, path, marker) == [path]
+        assert get_by_path(tree, path) is marker
+
+
+@given(mutable_trees.filter(lambda tree: isinstance(tree, (dict, list))))
+def test_double_star_filter_keeps_the_whole_tree(tree: object) -> None:
+    assert filter_by_path(tree, "**") is tree
+    assert flatten_with_path(filter_by_path(tree, "*")) == flatten_with_path(tree)
+
+
+def test_star_on_a_leaf_before_any_other_wildcard_is_an_error() -> None:
+    with pytest.raises(
+        PathNotFoundError, match=r"Cannot expand '\*' in 'head.kernel.\*.x' at 'head.kernel': int is a leaf"
+    ):
+        set_by_path(_params(), "head.kernel.*.x", 0)

@@ -87,7 +87,7 @@ def _match(
             if lenient or part is DOUBLE_STAR:
                 return
             raise PathNotFoundError(
-                f"Cannot expand '*' in {format_parts((*parts, *suffix))!r} at {format_parts(prefix) or 'the root'!r}: "
+                f"Cannot expand '*' in {format_parts((*parts, *suffix))!r} at {_Lazy(prefix, ())}: "
                 f"{type(node).__name__} is a leaf, not a container.",
                 path=format_parts((*parts, *suffix)),
                 failed_part=part,
@@ -272,7 +272,7 @@ class _Lazy:
         self.parts = (*prefix, *tail)
 
     def __repr__(self) -> str:
-        return repr(format_parts(self.parts) or "the root")
+        return repr(format_parts(self.parts)) if self.parts else "the root"
 
     __str__ = __repr__
 

@@ -47,6 +47,7 @@ REQUIRED = "__KEY_REQUIRED__"
 
 _PROTOCOL = "__kontext_keys__"
 _KEY_FIELDS: dict[type, tuple[str, ...]] = {}
+_OWNER_NAMES: dict[type, str] = {}
 _SIGNATURES: dict[Any, tuple[tuple[str, ...], frozenset[str], frozenset[str], bool, str]] = {}
 
 
@@ -141,7 +142,10 @@ def resolve_from_keyed_obj(
       KeySignatureError: ``func`` lacks an argument for a key, or needs one that no key provides.
       UnresolvedKeysError: paths missing from ``context``; all of them, each with suggestions.
     """
-    owner = _readable_name(type(keyed_obj))
+    kind = type(keyed_obj)
+    owner = _OWNER_NAMES.get(kind)
+    if owner is None:
+        owner = _OWNER_NAMES[kind] = _readable_name(kind)
     keypaths = {name: path for name, path in get_keypaths(keyed_obj).items() if path is not None}
     unset = [name for name, path in keypaths.items() if _has_required(path)]
     if unset:
