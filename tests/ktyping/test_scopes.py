@@ -144,3 +144,25 @@ def test_manual_scopes_nest_and_restore() -> None:
 def test_get_current_scope_returns_the_innermost_scope() -> None:
     with ktyping.typechecked() as scope:
         assert ktyping.get_current_scope() is scope
+
+
+HIDDEN = 4
+
+
+def test_spec_values_see_module_globals() -> None:
+    @ktyping.typechecked
+    def f(x: Float["n {HIDDEN}"]) -> None:
+        pass
+
+    f(f32(2, 4))
+    with pytest.raises(KTypeCheckError, match="argument x"):
+        f(f32(2, 5))
+
+
+def test_spec_values_in_a_block_see_its_current_locals() -> None:
+    with ktyping.typechecked():
+        width = 3
+        ktyping.check_type(f32(2, 3), Float["n {width}"])
+        width = 5  # noqa: F841 - read by the spec below
+        with pytest.raises(KTypeCheckError):
+            ktyping.check_type(f32(2, 3), Float["n {width}"])

@@ -49,6 +49,7 @@ class _FunctionPlan:
         "_signature",
         "enabled",
         "fn",
+        "globals",
         "hints",
         "params",
         "ret_check",
@@ -62,6 +63,7 @@ class _FunctionPlan:
         import inspect
 
         self.fn = fn
+        self.globals = getattr(_unwrap(fn), "__globals__", {})
         self._signature = inspect.signature(fn)
         self.hints = hints = resolve_hints(fn, localns)
         params = []
@@ -360,12 +362,13 @@ def _coroutine_wrapper(fn: Callable[..., Any], box: list) -> Callable[..., Any]:
 
 
 class _DataclassPlan:
-    __slots__ = ("cls", "enabled", "fields", "hints", "version")
+    __slots__ = ("cls", "enabled", "fields", "globals", "hints", "version")
 
     def __init__(self, cls: type) -> None:
         import dataclasses
 
         self.cls = cls
+        self.globals = vars(sys.modules[cls.__module__]) if cls.__module__ in sys.modules else {}
         self.hints = resolve_hints(cls, getattr(cls, "__ktyping_localns__", None))
         fields = []
         for f in dataclasses.fields(cls):
@@ -420,7 +423,7 @@ def check_dataclass_fields(obj: Any, raise_error: bool = True) -> bool:
         plan.enabled = enabled_for(cls.__module__)
     if not plan.enabled:
         return True
-    scope = Scope()
+    scope = Scope(plan)
     scope.arguments = _FieldsView(obj)
     cands = scope.cands
     for name, check, hint in plan.fields:
@@ -511,6 +514,41 @@ def _enclosing_locals(obj: Any, depth: int) -> dict[str, Any] | None:
 # ----------------------------------------------------------------------------- public
 
 
+class _BlockPlan:
+    """What a `with typechecked():` scope knows about its block: the enclosing frame."""
+
+    __slots__ = ("frame",)
+
+    def __init__(self, frame: Any) -> None:
+        self.frame = frame
+
+    @property
+    def globals(self) -> dict[str, Any]:
+        return self.frame.f_globals
+
+    def bind(self, args: tuple, kwargs: dict[str, Any]) -> Any:
+        return _LiveLocals(self.frame)
+
+    def origin(self) -> str:
+        code = self.frame.f_code
+        return f"block in {code.co_name!r} at {code.co_filename}:{self.frame.f_lineno}"
+
+
+class _LiveLocals:
+    """The block's local variables as they are when a `{...}` spec is evaluated."""
+
+    __slots__ = ("frame",)
+
+    def __init__(self, frame: Any) -> None:
+        self.frame = frame
+
+    def __getitem__(self, key: str) -> Any:
+        return self.frame.f_locals[key]
+
+    def __iter__(self) -> Any:
+        return iter(self.frame.f_locals)
+
+
 class _TypecheckedBlock:
     """`with typechecked():` opens a scope; `@typechecked()` decorates like `@typechecked`."""
 
@@ -520,7 +558,7 @@ class _TypecheckedBlock:
         self._opened: list[Scope] = []
 
     def __enter__(self) -> Scope:
-        scope = Scope()
+        scope = Scope(_BlockPlan(sys._getframe(1)))
         _STACK.scopes.append(scope)
         self._opened.append(scope)
         return scope

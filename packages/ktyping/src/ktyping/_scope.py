@@ -49,6 +49,11 @@ class Scope:
     def arguments(self, value: dict[str, Any] | None) -> None:
         self._arguments = value
 
+    @property
+    def globals(self) -> dict[str, Any]:
+        """Module globals visible to `{...}` specs: those of the checked function or block."""
+        return getattr(self.plan, "globals", None) or {}
+
     def __repr__(self) -> str:
         from ._format import format_candidates
 

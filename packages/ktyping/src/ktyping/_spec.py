@@ -228,7 +228,8 @@ class Call(Expr):
 
 
 class PyExpr(Expr):
-    """`{self.hidden}`: evaluated with the call's bound arguments as variables."""
+    """`{self.hidden}`: evaluated like an f-string field: the call's bound arguments (or a
+    `with typechecked():` block's locals) and the module's globals."""
 
     __slots__ = ("code", "source")
 
@@ -246,7 +247,7 @@ class PyExpr(Expr):
                 "@typechecked call, but none is active"
             )
         try:
-            return eval(self.code, {}, arguments)
+            return eval(self.code, getattr(scope, "globals", None) or {}, arguments)
         except Exception as e:
             from ._errors import KTypeCheckError
 
