@@ -201,3 +201,11 @@ def test_array_error_says_only_indexing_is_possible() -> None:
     np = pytest.importorskip("numpy")
     with pytest.raises(PathNotFoundError, match="array of shape"):
         get_by_path({"x": np.zeros(3)}, "x.nope")
+
+
+def test_jax_key_paths_are_accepted_as_paths() -> None:
+    jax = pytest.importorskip("jax")
+    tree = {"a": [1, {"b": 2}]}
+    leaves, _ = jax.tree_util.tree_flatten_with_path(tree)
+    for key_path, leaf in leaves:
+        assert get_by_path(tree, key_path) == leaf
