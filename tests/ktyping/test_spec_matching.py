@@ -172,7 +172,12 @@ sizes = st.integers(1, 3)
 @given(
     st.lists(simple_tokens, max_size=4),
     st.lists(sizes, max_size=4),
-    st.lists(st.dictionaries(st.sampled_from(["a", "b", "c"]), sizes, max_size=3), min_size=1, max_size=3),
+    st.lists(
+        st.dictionaries(st.sampled_from(["a", "b", "c"]), sizes, max_size=3),
+        min_size=1,
+        max_size=3,
+        unique_by=lambda a: frozenset(a.items()),
+    ),
 )
 def test_generated_matcher_agrees_with_the_general_matcher(
     tokens: list[str], shape: list[int], cands: list
