@@ -209,3 +209,10 @@ def test_jax_key_paths_are_accepted_as_paths() -> None:
     leaves, _ = jax.tree_util.tree_flatten_with_path(tree)
     for key_path, leaf in leaves:
         assert get_by_path(tree, key_path) == leaf
+
+
+def test_looking_up_a_defaultdict_does_not_insert_the_missing_key() -> None:
+    counts = collections.defaultdict(int, {"seen": 1})
+    assert get_by_path({"c": counts}, "c.seen") == 1
+    assert get_by_path({"c": counts}, "c.unseen", default=None) is None
+    assert "unseen" not in counts

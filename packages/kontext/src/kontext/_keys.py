@@ -303,5 +303,7 @@ def _signature(func: Callable[..., Any]) -> tuple[tuple[str, ...], frozenset[str
                 positional_only.add(param.name)
     info = (tuple(names), frozenset(required), frozenset(positional_only), var_keyword, str(sig))
     if cache_key is not None:
+        if len(_SIGNATURES) >= 4096:  # Functions made on the fly (lambdas, partials) must not pile up.
+            _SIGNATURES.clear()
         _SIGNATURES[cache_key] = info
     return info

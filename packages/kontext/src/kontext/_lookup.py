@@ -17,12 +17,19 @@ _MAX_SUGGESTION_NODES = 20_000
 def step(obj: object, part: object) -> object:
     """``obj[part]``, else ``obj.part``, else (JAX loaded) the pytree child keyed ``part``; else ``MISSING``."""
     kind = type(obj)
-    getitem = getattr(kind, "__getitem__", None)
-    if getitem is not None:
+    if isinstance(obj, dict):
         try:
-            return getitem(obj, part)
-        except _ITEM_ERRORS:
+            if part in obj:  # Not obj[part]: a defaultdict would insert the missing key.
+                return obj[part]
+        except TypeError:  # An unhashable part (a slice).
             pass
+    else:
+        getitem = getattr(kind, "__getitem__", None)
+        if getitem is not None:
+            try:
+                return getitem(obj, part)
+            except _ITEM_ERRORS:
+                pass
     if type(part) is str:
         try:
             return getattr(obj, part)
