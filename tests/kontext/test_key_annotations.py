@@ -112,6 +112,17 @@ def test_string_annotations_that_cannot_be_evaluated_still_reveal_keys() -> None
     assert get_keypaths(WithForwardRefs()) == {"image": "batch.image", "tree": {"a": "x"}}
 
 
+def test_named_tuple_forward_references_that_cannot_be_evaluated_still_reveal_keys() -> None:
+    class Local:
+        pass
+
+    class Pair(typing.NamedTuple):
+        first: Key
+        other: Local
+
+    assert get_keypaths(Pair("a.b", Local())) == {"first": "a.b"}
+
+
 def test_key_and_required_are_the_lazily_loaded_public_names() -> None:
     assert kontext.Key is Key
     assert kontext.REQUIRED == "__KEY_REQUIRED__"

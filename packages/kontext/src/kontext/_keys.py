@@ -94,6 +94,8 @@ def _hints_with_extras(cls: type) -> dict[str, Any]:
         namespace = dict(vars(module)) if module is not None else {}
         namespace.update(vars(klass))
         for name, annotation in inspect.get_annotations(klass).items():
+            if isinstance(annotation, typing.ForwardRef):  # NamedTuple wraps string annotations.
+                annotation = annotation.__forward_arg__
             if isinstance(annotation, str):
                 try:
                     annotation = eval(annotation, namespace)
