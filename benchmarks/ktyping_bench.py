@@ -4,12 +4,13 @@
     hatch run bench:python benchmarks/ktyping_bench.py [--repeat 7] [--calls 20000]
 
 Every library decorates the same function of 3 annotated numpy arrays (plus the return
-value), called outside jit:
+value), called outside jit (where checks cost on every call; under jit they run once
+at trace time):
 
     def f(x: Float["b n"], w: Float["n m"], idx: Int["b"]) -> Float["b n"]
 
 and the same dataclass of 3 annotated array fields, constructed. Times are the best of
-`--repeat` runs of `--calls` calls. Overhead is time per call minus the undecorated
+`--repeat` runs of up to `--calls` calls (fewer for slow peers: ~0.2 s per run). Overhead is time per call minus the undecorated
 call; the ratio is peer overhead / ktyping overhead, so above 1 means ktyping is cheaper.
 The last table times `import` in fresh subprocesses.
 """
@@ -145,9 +146,11 @@ IMPORTS = {
 
 
 def per_call(fn: Callable[..., Any], calls: int, repeat: int) -> float:
-    """Best time of one call in seconds."""
+    """Best time of one call in seconds, over `repeat` runs of up to `calls` calls (~0.2 s each)."""
     fn(X, W, IDX)  # warm caches (first call builds plans)
-    return min(timeit.repeat(lambda: fn(X, W, IDX), number=calls, repeat=repeat)) / calls
+    timer = timeit.Timer(lambda: fn(X, W, IDX))
+    number = min(calls, timer.autorange()[0])
+    return min(timer.repeat(number=number, repeat=repeat)) / number
 
 
 def import_time(statement: str, repeat: int) -> float:
@@ -175,15 +178,10 @@ def main() -> None:
     for name, build in SUITES.items():
         try:
             f, batch = build()
-            call = per_call(f, args.calls // 4 if name != "ktyping" else args.calls, args.repeat)
-            init = (
-                None
-                if batch is None
-                else per_call(batch, args.calls // 4 if name != "ktyping" else args.calls, args.repeat)
-                - base_init
-            )
+            call = per_call(f, args.calls, args.repeat)
+            init = None if batch is None else per_call(batch, args.calls, args.repeat) - base_init
             rows[name] = (call - base_call, init)
-        except Exception as e:
+        except Exception as e:  # a peer that cannot run is reported, not fatal
             rows[name] = f"{type(e).__name__}: {e}".splitlines()[0][:70]
 
     ours = rows["ktyping"]
