@@ -10,8 +10,9 @@ at trace time):
     def f(x: Float["b n"], w: Float["n m"], idx: Int["b"]) -> Float["b n"]
 
 and the same dataclass of 3 annotated array fields, constructed. Times are the best of
-`--repeat` runs of up to `--calls` calls (fewer for slow peers: ~0.2 s per run). Overhead is time per call minus the undecorated
-call; the ratio is peer overhead / ktyping overhead, so above 1 means ktyping is cheaper.
+`--repeat` runs of up to `--calls` calls (fewer for slow peers: ~0.2 s per run).
+Overhead is time per call minus the undecorated call; the ratio is peer overhead /
+ktyping overhead, so above 1 means ktyping is cheaper.
 The last table times `import` in fresh subprocesses.
 """
 
