@@ -216,3 +216,17 @@ def test_looking_up_a_defaultdict_does_not_insert_the_missing_key() -> None:
     assert get_by_path({"c": counts}, "c.seen") == 1
     assert get_by_path({"c": counts}, "c.unseen", default=None) is None
     assert "unseen" not in counts
+
+
+def test_slotted_object_error_lists_its_slots() -> None:
+    class Slotted:
+        __slots__ = ("alpha", "beta")
+
+        def __init__(self) -> None:
+            self.alpha = 1
+            self.beta = 2
+
+    with pytest.raises(PathNotFoundError) as info:
+        get_by_path({"s": Slotted()}, "s.alhpa")
+    assert info.value.available == ("alpha", "beta")
+    assert info.value.suggestions[0] == "s.alpha"

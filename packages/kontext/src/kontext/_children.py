@@ -118,9 +118,14 @@ def describe_available(obj: Any) -> tuple[str, ...]:
     found = children_of(obj)
     if found is not None:
         return tuple(_part_text(part) for part, _ in found)
-    names = getattr(obj, "__dict__", None)
-    if isinstance(names, dict):
-        return tuple(name for name in names if not name.startswith("_"))
+    if kind not in _ATOMS:
+        names = dict.fromkeys(getattr(obj, "__dict__", None) or ())
+        for klass in kind.__mro__:
+            slots = klass.__dict__.get("__slots__", ())
+            names.update(dict.fromkeys((slots,) if isinstance(slots, str) else slots))
+        public = tuple(n for n in names if isinstance(n, str) and not n.startswith("_") and hasattr(obj, n))
+        if public:
+            return public
     return (f"nothing: {kind.__name__} is a leaf",)
 
 
