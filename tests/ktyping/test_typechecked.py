@@ -2,6 +2,7 @@
 """@typechecked on functions, methods, generators, dataclasses and classes."""
 
 import dataclasses
+import io
 from collections.abc import Generator, Iterator
 from typing import NamedTuple, TypedDict
 
@@ -57,14 +58,16 @@ def test_every_call_gets_a_fresh_scope() -> None:
     assert add_bias(f32(5, 7), f32(7)).shape == (5, 7)
 
 
-def test_defaults_are_checked() -> None:
+def test_omitted_arguments_are_not_checked_but_passed_ones_are() -> None:
     @ktyping.typechecked
-    def f(x: Float["n"], y: Float["n"] | None = None) -> int:
+    def f(x: Float["n"], y: Float["n"] = None, *, z: Float["n"] = None) -> int:  # type: ignore[assignment]
         return 0
 
     assert f(f32(3)) == 0
     with pytest.raises(KTypeCheckError, match="argument y"):
         f(f32(3), f32(4))
+    with pytest.raises(KTypeCheckError, match="argument z"):
+        f(f32(3), z=None)
 
 
 def test_non_array_annotations_are_checked() -> None:
@@ -381,3 +384,22 @@ def test_coroutines_are_checked() -> None:
 
     with pytest.raises(KTypeCheckError, match="return value"):
         asyncio.run(f(f32(3)))
+
+
+def test_plain_protocol_annotations_are_accepted_without_isinstance() -> None:
+    from typing import Protocol, runtime_checkable
+
+    class HasShape(Protocol):
+        shape: tuple
+
+    @runtime_checkable
+    class Closable(Protocol):
+        def close(self) -> None: ...
+
+    @ktyping.typechecked
+    def f(x: HasShape, c: Closable) -> int:
+        return 0
+
+    assert f(f32(2), open(__file__)) == 0
+    with pytest.raises(KTypeCheckError, match="argument c"):
+        f(f32(2), 3)  # type: ignore[arg-type]

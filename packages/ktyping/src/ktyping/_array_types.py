@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 
 from . import _dtypes
+from ._scope import current_candidates
 from ._spec import Spec, parse_spec
 
 TYPE_CHECKING = False
@@ -94,8 +95,6 @@ class ArrayMeta(type):
         return type.__ror__(cls, other)
 
     def __instancecheck__(cls, value: Any) -> bool:
-        from ._scope import current_candidates
-
         cands, scope = current_candidates()
         return bool(cls._kt_check(value, cands, scope))
 
@@ -278,7 +277,6 @@ class _PyTreeMeta(type):
 
     def __instancecheck__(cls, value: Any) -> bool:
         from ._checkers import compile_annotation
-        from ._scope import current_candidates
 
         cands, scope = current_candidates()
         return bool(compile_annotation(cls)(value, cands, scope))

@@ -132,6 +132,8 @@ _NUMERIC_TOWER: dict[type, tuple[type, ...]] = {float: (float, int), complex: (c
 
 
 def _class_check(cls: type) -> Check:
+    if getattr(cls, "_is_protocol", False) and not getattr(cls, "_is_runtime_protocol", False):
+        return _accept  # isinstance() is not defined for a plain Protocol
     accepted = _NUMERIC_TOWER.get(cls, cls)
     if getattr(cls, "__ktyping_dataclass__", None) is cls:
 

@@ -86,8 +86,7 @@ class _FunctionPlan:
             if position is not None:
                 index += 1
             if check is not None:
-                default = _EMPTY if p.default is p.empty else p.default
-                params.append((position, keyword, check, default, p.name))
+                params.append((position, keyword, check, p.name))
         self.params = tuple(params)
         ret = hints.get("return", _EMPTY)
         self.ret_check: Check | None = None
@@ -187,15 +186,13 @@ def _check_arguments(plan: _FunctionPlan, args: tuple, kwargs: dict[str, Any]) -
     scope = Scope(plan, args, kwargs)
     cands = scope.cands
     nargs = len(args)
-    for position, keyword, check, default, name in plan.params:
+    for position, keyword, check, name in plan.params:
         if position is not None and position < nargs:
             value = args[position]
         elif keyword in kwargs:
             value = kwargs[keyword]
-        elif default is _EMPTY:
-            continue
         else:
-            value = default
+            continue  # omitted: the default is the author's choice, not checked
         new = check(value, cands, scope)
         if not new:
             plan.fail(name, value, plan.hints[name], cands, scope)
@@ -255,15 +252,13 @@ def _wrap_function(fn: Callable[..., Any], localns: dict[str, Any] | None = None
             scope = Scope(plan, args, kwargs)
             cands = scope.cands
             nargs = len(args)
-            for position, keyword, check, default, name in plan.params:
+            for position, keyword, check, name in plan.params:
                 if position is not None and position < nargs:
                     value = args[position]
                 elif keyword in kwargs:
                     value = kwargs[keyword]
-                elif default is _EMPTY:
-                    continue
                 else:
-                    value = default
+                    continue  # omitted: the default is the author's choice, not checked
                 new = check(value, cands, scope)
                 if not new:
                     plan.fail(name, value, plan.hints[name], cands, scope)
