@@ -82,6 +82,9 @@ def to_json(value: Any, **dumps_kwargs: Any) -> str:
     """
     import json
 
+    # The encoded data is a tree (repeated nodes became `{"__id__": n}`), so the
+    # encoder's circular-reference bookkeeping is pure overhead.
+    dumps_kwargs["check_circular"] = False
     return json.dumps(encode(value), **dumps_kwargs)
 
 
@@ -94,20 +97,23 @@ def encode(value: Any) -> Any:
 
 
 class _Encoder:
-    __slots__ = ("root", "nodes", "shared", "next_id", "active")
+    __slots__ = ("root", "nodes", "shared", "next_id")
 
     def __init__(self, root: Any) -> None:
         self.root = root
         self.nodes: dict[int, dict[str, Any]] = {}  # id(ConfigDict) -> its JSON object
         self.shared: dict[int, int] = {}  # id(ConfigDict) -> __id__
         self.next_id = 1
-        self.active: set[int] = set()  # lists/tuples being encoded (cycle guard)
 
     def encode(self, value: Any) -> Any:
         try:
             return self.value(value)
         except _Unserializable as e:
             raise _unserializable_error(e) from None
+        except RecursionError:
+            raise _unserializable_error(
+                _Unserializable(value, "it is nested too deeply, or a list or tuple contains itself")
+            ) from None
 
     def value(self, value: Any) -> Any:
         t = type(value)
@@ -122,25 +128,38 @@ class _Encoder:
         return self.other(value, t)
 
     def node(self, cfg: ConfigDict) -> dict[str, Any]:
-        key = id(cfg)
-        seen = self.nodes.get(key)
-        if seen is not None:
+        fields = cfg._fields
+        out = fields.copy()  # Scalars (most fields) stay as they are.
+        seen = self.nodes.setdefault(id(cfg), out)
+        if seen is not out:
             return self.reference(cfg, seen)
-        out: dict[str, Any] = {}
-        self.nodes[key] = out
         scalars = _JSON_SCALARS
-        for k, v in cfg._fields.items():
-            if type(k) is not str or (k[:2] == "__" and (k in _RESERVED_KEYS or k[:8] == RAW_PREFIX)):
-                k = _encode_key(k)
-            if type(v) in scalars:
-                out[k] = v
+        plain_keys = _PLAIN_KEYS
+        odd_keys = False
+        for k, v in fields.items():
+            if k not in plain_keys and not _is_plain_key(k):
+                odd_keys = True
+            t = type(v)
+            if t in scalars:
                 continue
             try:
-                out[k] = self.value(v)
+                out[k] = self.node(v) if t is ConfigDict else self.value(v)
             except _Unserializable as e:
                 e.path.append(k)
                 raise
+        if odd_keys:
+            self.encode_keys(out)
         return out
+
+    @staticmethod
+    def encode_keys(out: dict[Any, Any]) -> None:
+        """Rewrites non-str keys and marker-like str keys as `__raw__=<repr>`, in place."""
+        items = list(out.items())
+        out.clear()
+        for k, v in items:
+            if type(k) is not str or k in _RESERVED_KEYS or k[:8] == RAW_PREFIX:
+                k = _encode_key(k)
+            out[k] = v
 
     def reference(self, cfg: ConfigDict, seen: dict[str, Any]) -> dict[str, Any]:
         """A repeated node: give its first occurrence an `__id__` (first key) and point to it."""
@@ -155,22 +174,19 @@ class _Encoder:
         return {ID_KEY: node_id}
 
     def sequence(self, items: list[Any] | tuple[Any, ...]) -> list[Any]:
-        key = id(items)
-        if key in self.active:
-            raise _Unserializable(items, "a list that contains itself")
-        self.active.add(key)
         out = []
+        append = out.append
         scalars = _JSON_SCALARS
         for i, v in enumerate(items):
-            if type(v) in scalars:
-                out.append(v)
+            t = type(v)
+            if t in scalars:
+                append(v)
                 continue
             try:
-                out.append(self.value(v))
+                append(self.node(v) if t is ConfigDict else self.value(v))
             except _Unserializable as e:
                 e.path.append(i)
                 raise
-        self.active.discard(key)
         return out
 
     def other(self, value: Any, t: type) -> Any:
@@ -225,6 +241,18 @@ class _Encoder:
             # `konfig.ref_fn(fn, ...)`: a module-level function is written as a constant node.
             return [{CONST: _function_name(args[0])}, *(self.value(a) for a in args[1:])]
         return [self.value(a) for a in args]
+
+
+# `str` keys known to need no escaping; a set lookup is the cheapest per-field check.
+_PLAIN_KEYS: set[Any] = set()
+
+
+def _is_plain_key(key: Any) -> bool:
+    if type(key) is not str or key in _RESERVED_KEYS or key[:8] == RAW_PREFIX:
+        return False
+    if len(_PLAIN_KEYS) < 100_000:
+        _PLAIN_KEYS.add(key)
+    return True
 
 
 def _is_config_value(value: Any) -> bool:
