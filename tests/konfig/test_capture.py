@@ -206,3 +206,25 @@ def test_node_records_the_line_that_created_it():
     filename, lineno = node._origin
     assert filename == __file__
     assert lineno == test_node_records_the_line_that_created_it.__code__.co_firstlineno + 3
+
+
+def test_two_threads_capturing_at_once_both_restore_imports():
+    original = builtins.__import__
+    both_inside = threading.Barrier(2, timeout=5)
+    results = {}
+
+    def capture(name):
+        with konfig.imports():
+            both_inside.wait()
+            import fake_lib
+
+            results[name] = fake_lib.add(1).__qualname__
+            both_inside.wait()
+
+    threads = [threading.Thread(target=capture, args=(n,)) for n in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {"a": "fake_lib:add", "b": "fake_lib:add"}
+    assert builtins.__import__ is original

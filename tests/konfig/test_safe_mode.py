@@ -80,3 +80,25 @@ def test_ref_fn_function_outside_the_list_is_refused():
 def test_safe_mode_error_is_a_resolve_error():
     with pytest.raises(konfig.ResolveError):
         konfig.resolve(konfig.ConfigDict(a={"__const__": "os:sep"}), allowed=[])
+
+
+def test_reference_to_a_dunder_attribute_is_refused():
+    from konfig._refs import OpRef, PathRef
+
+    cfg = konfig.ConfigDict(fn=fl.add)
+    cfg.escape = PathRef(cfg, ("fn", "__globals__"))
+    cfg.escape2 = OpRef("getattr", (cfg.ref.fn, "__globals__"))
+    with pytest.raises(
+        konfig.DisallowedTargetError,
+        match=r"reference attribute '__globals__'  \(at cfg\.escape, cfg\.escape2\)",
+    ):
+        konfig.resolve(cfg, allowed=["fake_lib"])
+
+
+def test_reference_to_frame_attributes_is_refused():
+    from konfig._refs import PathRef
+
+    cfg = konfig.ConfigDict(fn=fl.add)
+    cfg.frame = PathRef(cfg, ("fn", "gi_frame", "f_globals"))
+    with pytest.raises(konfig.DisallowedTargetError, match="gi_frame"):
+        konfig.resolve(cfg, allowed=["fake_lib"])

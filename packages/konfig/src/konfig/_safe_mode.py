@@ -22,6 +22,29 @@ if TYPE_CHECKING:
 # Always allowed: `A | B` of captured types is stored as a call of this.
 _BUILTIN_ALLOWED = frozenset({UNION_QUALNAME})
 
+# Attribute names that lead from an allowed object to arbitrary code
+# (`f.__globals__["os"]`, `gen.gi_frame.f_globals`, ...); refused in references.
+_INTROSPECTION_ATTRS = frozenset(
+    {
+        "gi_frame",
+        "cr_frame",
+        "ag_frame",
+        "tb_frame",
+        "f_back",
+        "f_globals",
+        "f_locals",
+        "f_builtins",
+        "f_code",
+        "gi_code",
+        "cr_code",
+        "mro",
+    }
+)
+
+
+def _is_unsafe_attr(name: object) -> bool:
+    return type(name) is str and (name.startswith("__") or name in _INTROSPECTION_ATTRS)
+
 
 def is_allowed(qualname: str, patterns: Iterable[str]) -> bool:
     """`"optax"` allows `optax` and its submodules; `"mylib.*"` is a glob on
@@ -70,12 +93,17 @@ def check_allowed(cfg: Any, allowed: Iterable[str]) -> None:
             seen.add(id(value))
             stack.extend((child, (*path, i)) for i, child in enumerate(value))
         elif isinstance(value, PathRef):
+            unsafe = [k for k in value._konfig_path if _is_unsafe_attr(k)]
+            if unsafe:
+                refused.setdefault(f"reference attribute {unsafe[0]!r}", []).append(format_path(path))
             stack.append((value._konfig_root, (*path, "<ref root>")))
         elif isinstance(value, OpRef):
             if id(value) in seen:
                 continue
             seen.add(id(value))
             args = value._konfig_args
+            if value._konfig_op == "getattr" and _is_unsafe_attr(args[1]):
+                refused.setdefault(f"reference attribute {args[1]!r}", []).append(format_path(path))
             if (
                 value._konfig_op == "call"
                 and callable(args[0])
