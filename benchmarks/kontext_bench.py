@@ -233,6 +233,9 @@ def main() -> None:
         assert sorted(kontext.set_by_path(context["params"], "**.bias", 0.0)) == sorted(
             kauldron_kontext.set_by_path(context["params"], "**.bias", 0.0)
         )
+        # Paths written by Kauldron read back the same leaves with kontext (switching keeps configs working).
+        for path, leaf in kauldron_kontext.flatten_with_path(context).items():
+            assert kontext.get_by_path(context, path) is leaf, path
     else:
         kd_resolve = kd_lookup = kd_parse = kd_flatten = kd_glob_set = kd_error = None  # type: ignore[assignment]
 

@@ -206,3 +206,9 @@ def test_star_on_a_leaf_before_any_other_wildcard_is_an_error() -> None:
         PathNotFoundError, match=r"Cannot expand '\*' in 'head.kernel.\*.x' at 'head.kernel': int is a leaf"
     ):
         set_by_path(_params(), "head.kernel.*.x", 0)
+
+
+def test_overlapping_wildcards_report_each_path_once() -> None:
+    tree = {"a": {"b": {"c": 1}}}
+    assert set_by_path(tree, "**.*.c", 0) == ["a.b.c"]
+    assert set_by_path(tree, "**.**.c", 2) == ["a.b.c"]

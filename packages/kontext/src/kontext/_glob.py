@@ -52,7 +52,9 @@ def match_nodes(
     scalars and arrays reached through a wildcard (``set_by_path`` only writes into containers).
     """
     out: list[Match] = []
-    _match(root, root, parts, suffix, 0, (), False, out, set(), set(), containers_only)
+    # Only two or more wildcards can reach the same node twice (e.g. `**.**`, `**.*`).
+    seen: set[Any] | None = set() if sum(type(p) is Wildcard for p in parts) > 1 else None
+    _match(root, root, parts, suffix, 0, (), False, out, seen, set(), containers_only)
     return out
 
 
@@ -65,17 +67,18 @@ def _match(
     prefix: tuple[object, ...],
     lenient: bool,
     out: list[Match],
-    seen: set[Any],
+    seen: set[Any] | None,
     ancestors: set[int],
     containers_only: bool,
 ) -> None:
     if i == len(parts):
-        try:
-            if prefix in seen:
-                return
-            seen.add(prefix)
-        except TypeError:  # An unhashable part (a slice): cannot be a duplicate of a glob expansion.
-            pass
+        if seen is not None:
+            try:
+                if prefix in seen:
+                    return
+                seen.add(prefix)
+            except TypeError:  # An unhashable part (a slice): cannot be a duplicate of a glob expansion.
+                pass
         out.append((prefix, node))
         return
     part = parts[i]
@@ -171,7 +174,7 @@ def set_parts(obj: Context, parts: tuple[object, ...], value: Any, text: str) ->
     written: list[str] = []
     done: set[Any] = set()
     for prefix, parent in targets:
-        if lenient and (type(parent) in _ATOMS or _is_array(type(parent))):
+        if lenient and type(parent) is not dict and (type(parent) in _ATOMS or _is_array(type(parent))):
             continue  # A leaf reached through `**`: nothing to set inside it.
         concrete = (*prefix, last)
         if done and last in prefix and _inside(concrete, done):

@@ -84,9 +84,6 @@ class PathBuilder:
     def __str__(self) -> str:
         return format_parts(self._kontext_parts)
 
-    def __fspath__(self) -> str:
-        raise TypeError("A kontext path builder is not a file system path.")
-
     def __repr__(self) -> str:
         return f"PathBuilder({format_parts(self._kontext_parts)!r})"
 
