@@ -51,7 +51,7 @@ def test_keys_load_on_first_access() -> None:
 def test_every_public_name_is_listed_and_importable() -> None:
     for name in kontext.__all__:
         assert getattr(kontext, name) is not None
-    public = {n for n in dir(kontext) if not n.startswith("_") and n != "TYPE_CHECKING"}
+    public = {n for n in dir(kontext) if not n.startswith("_")}
     assert public == set(kontext.__all__)
 
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ._keys import resolve_from_keypaths as resolve_from_keypaths
     from ._path_builder import PathBuilder as PathBuilder
     from ._path_builder import path_builder_from as path_builder_from
+del TYPE_CHECKING
 
 # Keys and path builders need `typing` (Annotated, get_type_hints): loaded on first use so that
 # `import kontext` stays cheap for code that only reads paths.
