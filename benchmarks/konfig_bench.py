@@ -69,7 +69,9 @@ def _capture_build(konfig: Any, blocks: int) -> Any:
     cfg.model = t.Model(
         blocks=[
             t.Block(
-                layers=[t.Dense(features=64, activation="relu", dropout=0.1) for _ in range(LAYERS_PER_BLOCK)],
+                layers=[
+                    t.Dense(features=64, activation="relu", dropout=0.1) for _ in range(LAYERS_PER_BLOCK)
+                ],
                 norm=t.LayerNorm(eps=1e-6),
                 name=f"block{i}",
             )
@@ -149,7 +151,9 @@ class FiddleSuite(Suite):
                 ],
                 head=fdl.Config(t.Dense, features=10),
             ),
-            "optimizer": fdl.Config(t.Adam, learning_rate=fdl.Config(t.Schedule, init_value=0.1, decay_steps=1000)),
+            "optimizer": fdl.Config(
+                t.Adam, learning_rate=fdl.Config(t.Schedule, init_value=0.1, decay_steps=1000)
+            ),
         }
 
     def layers(self, cfg: Any):
@@ -197,7 +201,12 @@ class MlCollectionsSuite(Suite):
         return cfg
 
 
-SUITES = {"konfig": KonfigSuite, "kauldron": KauldronSuite, "fiddle": FiddleSuite, "ml_collections": MlCollectionsSuite}
+SUITES = {
+    "konfig": KonfigSuite,
+    "kauldron": KauldronSuite,
+    "fiddle": FiddleSuite,
+    "ml_collections": MlCollectionsSuite,
+}
 
 
 def best_of(repeat: int, fn: Callable[[], Any]) -> float:
@@ -300,7 +309,9 @@ def main() -> None:
 
     if len(sizes) > 1:
         small, large = min(sizes), max(sizes)
-        print(f"\ncost growth from ~{small} to ~{large} calls (x{large / small:.0f} nodes; linear ~{large / small:.0f})")
+        print(
+            f"\ncost growth from ~{small} to ~{large} calls (x{large / small:.0f} nodes; linear ~{large / small:.0f})"
+        )
         print(f"{'operation':<11}" + "".join(f"{n:>16}" for n in names))
         for op in OPERATIONS[1:]:
             line = f"{op:<11}"

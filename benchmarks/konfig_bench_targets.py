@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class Dense:
-    __slots__ = ("features", "activation", "dropout", "use_bias")
+    __slots__ = ("activation", "dropout", "features", "use_bias")
 
     def __init__(self, features: int, activation: str = "relu", dropout: float = 0.0, use_bias: bool = True):
         self.features = features
@@ -21,7 +21,7 @@ class LayerNorm:
 
 
 class Block:
-    __slots__ = ("layers", "norm", "name")
+    __slots__ = ("layers", "name", "norm")
 
     def __init__(self, layers, norm, name: str = ""):
         self.layers = layers
@@ -38,7 +38,7 @@ class Model:
 
 
 class Schedule:
-    __slots__ = ("init_value", "decay_steps")
+    __slots__ = ("decay_steps", "init_value")
 
     def __init__(self, init_value: float, decay_steps: int):
         self.init_value = init_value
@@ -46,7 +46,7 @@ class Schedule:
 
 
 class Adam:
-    __slots__ = ("learning_rate", "b1")
+    __slots__ = ("b1", "learning_rate")
 
     def __init__(self, learning_rate, b1: float = 0.9):
         self.learning_rate = learning_rate

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
-
 import konfig
+import pytest
 
 optax = pytest.importorskip("optax")
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import pathlib
 
-from hypothesis import strategies as st
-
 import konfig
+from hypothesis import strategies as st
 
 CALL_TARGET = "types:SimpleNamespace"
 CONSTANTS = ("math:pi", "builtins:int", "operator:add", "string:ascii_letters")
@@ -32,7 +31,9 @@ leaves = st.one_of(
     st.floats(allow_nan=False),
     st.complex_numbers(allow_nan=False, max_magnitude=1e6),
     st.just(...),
-    st.builds(slice, st.integers(-5, 5) | st.none(), st.integers(-5, 5) | st.none(), st.sampled_from([None, 1, 2])),
+    st.builds(
+        slice, st.integers(-5, 5) | st.none(), st.integers(-5, 5) | st.none(), st.sampled_from([None, 1, 2])
+    ),
     st.builds(range, st.integers(0, 5), st.integers(5, 10), st.integers(1, 3)),
     st.sets(hashable_leaves, max_size=3),
     st.frozensets(st.integers(0, 9), max_size=3),

@@ -6,11 +6,10 @@ import argparse
 import pathlib
 import sys
 
+import konfig
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-import konfig
 from konfig._override_paths import ANY, ANY_DEPTH, format_keys, parse_override_path
 
 EXAMPLES = pathlib.Path(__file__).parent / "example_configs"
@@ -91,7 +90,11 @@ def test_value_is_python_literal_else_json_else_string(text, value):
     assert parsed == value and type(parsed) is type(value)
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), lambda c: st.lists(c) | st.tuples(c, c)))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(), lambda c: st.lists(c) | st.tuples(c, c)
+    )
+)
 def test_repr_of_a_python_literal_parses_back(value):
     assert konfig.parse_value(repr(value)) == value
 
@@ -137,7 +140,15 @@ def test_py_colon_inside_a_string_is_kept():
 
 @pytest.mark.parametrize(
     "expr",
-    ["__import__('os').system('echo hi')", "a.B(*xs)", "a.B(**kw)", "lambda: 0", "x[0]", "1 + f()", "a.B()()"],
+    [
+        "__import__('os').system('echo hi')",
+        "a.B(*xs)",
+        "a.B(**kw)",
+        "lambda: 0",
+        "x[0]",
+        "1 + f()",
+        "a.B()()",
+    ],
 )
 def test_py_rejects_anything_but_calls_names_and_literals(expr):
     with pytest.raises(konfig.OverrideError, match="py::"):
@@ -301,7 +312,7 @@ def test_config_args_str_field_keeps_numeric_text():
 
 
 def test_unknown_config_arg_suggests_the_field():
-    with pytest.raises(konfig.OverrideError, match="__args__.width"):
+    with pytest.raises(konfig.OverrideError, match=r"__args__\.width"):
         konfig.parse_flags([f"--cfg={HEADLINE}", "--cfg.__args__.widht=1"])
 
 
@@ -311,7 +322,7 @@ def test_config_args_without_a_config_args_class_is_an_error():
 
 
 def test_missing_config_file_suggests_a_sibling():
-    with pytest.raises(konfig.OverrideError, match="headline.py"):
+    with pytest.raises(konfig.OverrideError, match=r"headline\.py"):
         konfig.load_config_module(str(EXAMPLES / "headlin.py"))
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pathlib
 import sys
 
-import pytest
-
 import konfig
+import pytest
 
 EXAMPLES = pathlib.Path(__file__).parent / "example_configs"
 if str(EXAMPLES) not in sys.path:
@@ -48,7 +47,9 @@ def test_export_is_a_config_of_calls():
 
 
 def test_enum_member_is_a_constant():
-    assert konfig.export(t.Activation.GELU).to_dict() == {"__const__": "konfig_example_targets:Activation.GELU"}
+    assert konfig.export(t.Activation.GELU).to_dict() == {
+        "__const__": "konfig_example_targets:Activation.GELU"
+    }
     assert _back(t.Activation.GELU) is t.Activation.GELU
 
 

@@ -6,13 +6,12 @@ import json
 import pathlib
 import sys
 
-from hypothesis import given, settings
-
 import konfig
+from hypothesis import given, settings
 
 if str(pathlib.Path(__file__).parent) not in sys.path:
     sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from strategies import configs, values  # noqa: E402
+from strategies import configs, values
 
 # Trees are small but slow to draw; the default deadline flakes on a loaded CPU.
 examples = settings(deadline=None, max_examples=60)

@@ -6,9 +6,8 @@ import pathlib
 import sys
 import types
 
-import pytest
-
 import konfig
+import pytest
 
 EXAMPLES = pathlib.Path(__file__).parent / "example_configs"
 if str(EXAMPLES) not in sys.path:
@@ -77,7 +76,9 @@ def test_glob_items_apply_like_the_cli():
 
 
 def test_command_line_overrides_apply_to_every_item_before_it():
-    items = konfig.expand_sweep(HEADLINE, "lr", overrides={"batch_size": "7", "schedule.init_value": "0.5"}, from_strings=True)
+    items = konfig.expand_sweep(
+        HEADLINE, "lr", overrides={"batch_size": "7", "schedule.init_value": "0.5"}, from_strings=True
+    )
     assert [(i.config.batch_size, i.config.schedule.init_value) for i in items] == [(7, 0.1), (7, 0.01)]
 
 
@@ -101,7 +102,7 @@ def test_item_with_an_unknown_path_names_it():
     module = types.ModuleType("bad_sweep_config")
     module.get_config = lambda: konfig.ConfigDict(lr=0.1)
     module.sweep = lambda: iter([{"lrr": 1.0}])
-    with pytest.raises(konfig.OverrideError, match="cfg.lr"):
+    with pytest.raises(konfig.OverrideError, match=r"cfg\.lr"):
         konfig.expand_sweep(module)
 
 

@@ -64,7 +64,7 @@ class Experiment:
     activation: Activation = Activation.RELU
     shape: tuple = (1, 2)
     ids: dict = dataclasses.field(default_factory=dict)
-    origin: Point = Point(0.0, 0.0)
+    origin: Point = Point(0.0, 0.0)  # noqa: RUF009  (an immutable named tuple)
     steps: int = dataclasses.field(default=0, init=True)
     derived: int = dataclasses.field(default=0, init=False)
 
@@ -77,9 +77,16 @@ class Vocabulary:
         self.lowercase = lowercase
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Vocabulary) and (self.words, self.lowercase) == (other.words, other.lowercase)
+        return isinstance(other, Vocabulary) and (self.words, self.lowercase) == (
+            other.words,
+            other.lowercase,
+        )
 
     def __konfig_export__(self) -> dict:
         import konfig
 
-        return {"__qualname__": konfig.export_qualname(self), "words": self.words, "lowercase": self.lowercase}
+        return {
+            "__qualname__": konfig.export_qualname(self),
+            "words": self.words,
+            "lowercase": self.lowercase,
+        }

@@ -154,7 +154,9 @@ def build_config(
     """
     if isinstance(module, str) and module.endswith(".json"):
         if args:
-            raise OverrideError(f"`__args__` overrides {sorted(args)} cannot apply to the JSON config {module!r}.")
+            raise OverrideError(
+                f"`__args__` overrides {sorted(args)} cannot apply to the JSON config {module!r}."
+            )
         from ._json import from_json
 
         with open(module, encoding="utf-8") as f:
@@ -164,7 +166,9 @@ def build_config(
         module = load_config_module(module)
     get_config = getattr(module, "get_config", None)
     if get_config is None:
-        raise OverrideError(f"Config module {module.__name__!r} ({_where(module)}) defines no `get_config()`.")
+        raise OverrideError(
+            f"Config module {module.__name__!r} ({_where(module)}) defines no `get_config()`."
+        )
     config_args = _config_args(module, args or {}, from_strings=from_strings)
     cfg = get_config() if config_args is None else get_config(config_args)
     return apply_overrides(cfg, overrides, from_strings=from_strings)

@@ -25,7 +25,7 @@ _TARGET_KEYS = ("__qualname__", "__const__")
 class Change:
     """One difference: `kind` is `"added"`, `"removed"` or `"changed"`."""
 
-    __slots__ = ("kind", "keys", "old", "new", "root")
+    __slots__ = ("keys", "kind", "new", "old", "root")
 
     def __init__(self, kind: str, keys: tuple[Any, ...], old: Any, new: Any, root: str) -> None:
         self.kind = kind
@@ -52,8 +52,10 @@ class Change:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Change):
             return NotImplemented
-        return (self.kind, self.path) == (other.kind, other.path) and _equal(self.old, other.old) and _equal(
-            self.new, other.new
+        return (
+            (self.kind, self.path) == (other.kind, other.path)
+            and _equal(self.old, other.old)
+            and _equal(self.new, other.new)
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -145,11 +147,11 @@ class _Differ:
         if isinstance(a, (list, tuple)) and type(a) is type(b):
             common = min(len(a), len(b))
             for index in range(common):
-                self.walk(a[index], b[index], keys + (index,))
+                self.walk(a[index], b[index], (*keys, index))
             for index in range(common, len(a)):
-                self.add("removed", keys + (index,), a[index], None)
+                self.add("removed", (*keys, index), a[index], None)
             for index in range(common, len(b)):
-                self.add("added", keys + (index,), None, b[index])
+                self.add("added", (*keys, index), None, b[index])
             return
         if not _equal(a, b):
             self.add("changed", keys, a, b)
@@ -159,12 +161,12 @@ class _Differ:
             if key in _TARGET_KEYS:
                 continue
             if key in b:
-                self.walk(value, b[key], keys + (key,))
+                self.walk(value, b[key], (*keys, key))
             else:
-                self.add("removed", keys + (key,), value, None)
+                self.add("removed", (*keys, key), value, None)
         for key, value in b.items():
             if key not in a and key not in _TARGET_KEYS:
-                self.add("added", keys + (key,), None, value)
+                self.add("added", (*keys, key), None, value)
 
 
 def _is_ref(value: Any) -> bool:

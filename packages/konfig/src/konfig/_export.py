@@ -72,7 +72,7 @@ def export(obj: Any) -> Any:
 
 
 class _Exporter:
-    __slots__ = ("memo", "active")
+    __slots__ = ("active", "memo")
 
     def __init__(self) -> None:
         self.memo: dict[int, tuple[Any, ConfigDict]] = {}  # keeps the object alive with its node
@@ -144,7 +144,7 @@ class _Exporter:
             return self.node(_qualname(t), self.fields(pairs), t)
         if isinstance(obj, tuple) and hasattr(t, "_fields"):  # named tuple
             return self.node(_qualname(t), self.fields(zip(t._fields, obj)), t)
-        if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__"):
+        if isinstance(obj, type) or (callable(obj) and hasattr(obj, "__qualname__")):
             return ConfigDict._raw({CONST: _qualname(obj)}, None)
         enum = sys.modules.get("enum")
         if enum is not None and isinstance(obj, enum.Enum):
@@ -195,6 +195,11 @@ class _Exporter:
                 return self.node(f"numpy:{obj.dtype.name}", {"0": obj.item()})
             if hasattr(obj, "kind") and hasattr(obj, "itemsize") and hasattr(obj, "name"):
                 return self.node("numpy:dtype", {"0": obj.name})
-        if root in ("jax", "jaxlib") and hasattr(obj, "tolist") and hasattr(obj, "dtype") and hasattr(obj, "shape"):
+        if (
+            root in ("jax", "jaxlib")
+            and hasattr(obj, "tolist")
+            and hasattr(obj, "dtype")
+            and hasattr(obj, "shape")
+        ):
             return self.node("jax.numpy:asarray", {"0": obj.tolist(), "dtype": obj.dtype.name})
         return None

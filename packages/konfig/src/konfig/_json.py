@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._config_dict import CONST, QUALNAME, ConfigDict
+from ._config_dict import CONST, ConfigDict
 from ._placeholder import Placeholder
 from ._refs import OpRef, PathRef
 
@@ -97,7 +97,7 @@ def encode(value: Any) -> Any:
 
 
 class _Encoder:
-    __slots__ = ("root", "nodes", "shared", "next_id")
+    __slots__ = ("next_id", "nodes", "root", "shared")
 
     def __init__(self, root: Any) -> None:
         self.root = root
@@ -284,7 +284,9 @@ def _encode_key(key: Any) -> str:
             return RAW_PREFIX + text
     except (ValueError, SyntaxError):
         pass
-    raise _Unserializable(key, "a key must be a str or a Python literal (int, float, bool, None, tuple, bytes)")
+    raise _Unserializable(
+        key, "a key must be a str or a Python literal (int, float, bool, None, tuple, bytes)"
+    )
 
 
 def _unserializable_error(e: _Unserializable) -> TypeError:
@@ -293,8 +295,12 @@ def _unserializable_error(e: _Unserializable) -> TypeError:
 
     path = format_path(tuple(_decode_key(k) if isinstance(k, str) else k for k in reversed(e.path)))
     kind = type(e.value)
-    reason = e.reason or "it has no JSON form (configs hold plain values, ConfigDicts, refs and captured imports)"
-    return ConfigValueError(f"{path}: cannot write {kind.__module__}.{kind.__qualname__} {e.value!r} to JSON: {reason}.")
+    reason = (
+        e.reason or "it has no JSON form (configs hold plain values, ConfigDicts, refs and captured imports)"
+    )
+    return ConfigValueError(
+        f"{path}: cannot write {kind.__module__}.{kind.__qualname__} {e.value!r} to JSON: {reason}."
+    )
 
 
 # --- decoding -----------------------------------------------------------------------
@@ -351,7 +357,7 @@ def _is_marker(data: dict[str, Any]) -> bool:
 
 
 class _Decoder:
-    __slots__ = ("root", "by_id", "pending_refs")
+    __slots__ = ("by_id", "pending_refs", "root")
 
     def __init__(self) -> None:
         self.root: ConfigDict | None = None
@@ -372,10 +378,9 @@ class _Decoder:
         return data
 
     def mapping(self, data: dict[str, Any]) -> Any:
-        for first in data:
-            break
-        else:
+        if not data:
             return ConfigDict._raw({}, None)
+        first = next(iter(data))
         if first in _MARKERS:
             return self.marker(first, data)
         node_id = data.get(ID_KEY)
@@ -412,7 +417,9 @@ class _Decoder:
                 else:
                     root = self.root
                     if root is None:
-                        raise JsonFormatError("a reference from the JSON root, but the root is not a config node")
+                        raise JsonFormatError(
+                            "a reference from the JSON root, but the root is not a config node"
+                        )
                 return PathRef(root, tuple(self.value(payload)))
             if kind == _OP:
                 kwargs = {k: self.value(v) for k, v in data.get("kwargs", {}).items()}
@@ -436,7 +443,9 @@ class _Decoder:
             if kind == _PATH:
                 return _path_type(data.get("type", ""))(payload)
             if kind == _PLACEHOLDER:
-                return Placeholder(_placeholder_type(payload), self.value(data.get("default")), data.get("required", False))
+                return Placeholder(
+                    _placeholder_type(payload), self.value(data.get("default")), data.get("required", False)
+                )
         except JsonFormatError:
             raise
         except (TypeError, ValueError, KeyError) as e:
@@ -460,7 +469,14 @@ def _path_type(name: str) -> Any:
 
     module, _, qualname = name.partition(":")
     # Only pathlib's own classes are rebuilt exactly; loading never imports other modules.
-    if module == "pathlib" and qualname in ("Path", "PosixPath", "WindowsPath", "PurePath", "PurePosixPath", "PureWindowsPath"):
+    if module == "pathlib" and qualname in (
+        "Path",
+        "PosixPath",
+        "WindowsPath",
+        "PurePath",
+        "PurePosixPath",
+        "PureWindowsPath",
+    ):
         cls = getattr(pathlib, qualname)
         if qualname in ("PosixPath", "WindowsPath") and cls is not type(pathlib.Path()):
             return getattr(pathlib, "Pure" + qualname)

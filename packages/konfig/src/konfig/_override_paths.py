@@ -68,7 +68,9 @@ def parse_override_path(text: str) -> tuple[Any, ...]:
             expect_name = True
             continue
         if not expect_name:
-            raise OverrideError(f"In override path {text!r}: expected `.` or `[` at position {i}, found {char!r}.")
+            raise OverrideError(
+                f"In override path {text!r}: expected `.` or `[` at position {i}, found {char!r}."
+            )
         end = i
         while end < n and text[end] not in ".[":
             end += 1
@@ -88,7 +90,9 @@ def _name_key(text: str, name: str) -> Any:
     if name.isdigit():
         return int(name)
     if not name.isidentifier():
-        raise OverrideError(f"In override path {text!r}: {name!r} is not a valid key; quote it as `[{name!r}]`.")
+        raise OverrideError(
+            f"In override path {text!r}: {name!r} is not a valid key; quote it as `[{name!r}]`."
+        )
     return name
 
 
@@ -174,7 +178,7 @@ def iter_override_paths(node: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
             if id(value) in seen:
                 continue
             seen.add(id(value))
-            stack.extend(reversed([(keys + (k,), v) for k, v in _children(value)]))
+            stack.extend(reversed([((*keys, k), v) for k, v in _children(value)]))
 
 
 def expand_override_path(root: Any, pattern: tuple[Any, ...]) -> list[tuple[Any, ...]]:
@@ -195,14 +199,14 @@ def expand_override_path(root: Any, pattern: tuple[Any, ...]) -> list[tuple[Any,
             walk(node, index + 1, keys)
             for child_key, child in _children(node):
                 if _is_container(child):
-                    walk(child, index, keys + (child_key,))
+                    walk(child, index, (*keys, child_key))
         elif key is ANY:
             for child_key, child in _children(node):
-                walk(child, index + 1, keys + (child_key,))
+                walk(child, index + 1, (*keys, child_key))
         else:
             stored = _normalize(node, key)
             if stored is not None:
-                walk(node[stored], index + 1, keys + (key,))
+                walk(node[stored], index + 1, (*keys, key))
 
     walk(root, 0, ())
     return results

@@ -32,7 +32,7 @@ _ARGS_PREFIX = "__args__."
 class SweepItem:
     """One combination of a sweep: its overrides and the concrete config they give."""
 
-    __slots__ = ("overrides", "config")
+    __slots__ = ("config", "overrides")
 
     def __init__(self, overrides: dict[str, Any], config: Any) -> None:
         self.overrides = overrides
@@ -65,7 +65,9 @@ def _function_name(name: str) -> str:
     return "sweep" if name in ("", "sweep") else f"sweep_{name.removeprefix('sweep_')}"
 
 
-def sweep_items(module: ModuleType | str, names: str | Sequence[str] | None = "sweep") -> list[dict[str, Any]]:
+def sweep_items(
+    module: ModuleType | str, names: str | Sequence[str] | None = "sweep"
+) -> list[dict[str, Any]]:
     """Returns the override dicts of the selected sweeps' cartesian product.
 
     `names` is `"sweep"` (the module's `sweep()`), `"lr"` (`sweep_lr()`), a
