@@ -13,7 +13,7 @@ import sys
 
 from . import _dtypes
 from ._scope import current_candidates
-from ._spec import Spec, parse_spec
+from ._spec import Spec, generate_function, parse_spec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -194,6 +194,26 @@ def _compile_check(
                 return cands if ok else _NO
 
             return check_any_shape
+
+        if spec is not None and spec.simple:
+            return generate_function(
+                spec,
+                "check_array(value, cands, scope)",
+                (
+                    "    try:",
+                    "        dtype = value.dtype",
+                    "        shape = value.shape",
+                    "    except AttributeError:",
+                    "        return _NO",
+                    "    try:",
+                    "        ok = cache[dtype]",
+                    "    except (KeyError, TypeError):",
+                    "        ok = accepts(dtype)",
+                    "    if not ok:",
+                    "        return _NO",
+                ),
+                {"cache": cache, "accepts": accepts},
+            )
 
         def check_array(value: Any, cands: list, scope: Any) -> list:
             try:
