@@ -4,7 +4,18 @@ import json
 import subprocess
 import sys
 
-HEAVY = ["numpy", "jax", "torch", "tensorflow", "typing", "inspect", "dataclasses", "re", "functools", "threading"]
+HEAVY = [
+    "numpy",
+    "jax",
+    "torch",
+    "tensorflow",
+    "typing",
+    "inspect",
+    "dataclasses",
+    "re",
+    "functools",
+    "threading",
+]
 
 
 def modules_loaded_by_import() -> set[str]:

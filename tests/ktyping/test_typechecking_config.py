@@ -87,3 +87,13 @@ def test_config_update_prefers_set_fields() -> None:
     merged = ktyping.Config(typechecking_enabled=True).update(ktyping.Config())
     assert merged.typechecking_enabled is True
     assert ktyping.Config().update(ktyping.Config(typechecking_enabled=False)).typechecking_enabled is False
+
+
+def test_module_override_applies_to_check_type_by_calling_module() -> None:
+    override = ktyping.add_config_override(
+        __name__.replace(".", r"\."), ktyping.Config(typechecking_enabled=False)
+    )
+    try:
+        assert ktyping.check_type("unchecked", Float["n"]) == "unchecked"
+    finally:
+        ktyping.remove_config_override(override)

@@ -12,7 +12,7 @@ import builtins
 import sys
 
 from ._checkers import compile_annotation
-from ._config import caller_module, enabled_for
+from ._config import enabled_for_caller
 from ._errors import AmbiguousDimensionError, KTypeCheckError
 from ._scope import current_candidates, current_scope
 from ._spec import PENDING, VariadicDim, parse_spec
@@ -34,7 +34,7 @@ def check_type(value: T, annotation: Any) -> T:
 
         y = ktyping.check_type(encode(x), Float["b n d"])
     """
-    if not enabled_for(caller_module(1)):
+    if not enabled_for_caller(1):
         return value
     scope = current_scope()
     new = compile_annotation(annotation)(value, scope.cands, scope)

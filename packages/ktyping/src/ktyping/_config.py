@@ -122,6 +122,14 @@ def enabled_for(module_name: str | None) -> bool:
     return get_config(module_name).typechecking_enabled is not False
 
 
+def enabled_for_caller(depth: int) -> bool:
+    """`enabled_for` the module of the frame `depth` levels above the caller (looked up only
+    when overrides exist)."""
+    if not _OVERRIDES:
+        return CONFIG.typechecking_enabled is not False
+    return enabled_for(caller_module(depth + 1))
+
+
 def caller_module(depth: int) -> str | None:
     """Module name of the frame `depth` levels above the caller."""
     try:
