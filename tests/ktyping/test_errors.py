@@ -175,3 +175,27 @@ def test_typeddict_failure_names_the_key() -> None:
     assert "has key 'labels' = np.i64[3] that has shape (3,)" in msg
     assert "{b: 2, n: 3}" in msg
     assert "is missing the key(s) 'labels'" in message_of(lambda: f({"logits": np.zeros((2, 3))}))
+
+
+def test_generic_annotations_are_described_as_written() -> None:
+    from ktyping._format import describe
+
+    assert describe(tuple[Float["b"], Int["n"]]) == "tuple[Float['b'], Int['n']]"
+    assert describe(dict[str, list[Float["n"]]]) == "dict[str, list[Float['n']]]"
+    assert describe(tuple[int, ...]) == "tuple[int, ...]"
+
+
+def test_containers_are_printed_compactly() -> None:
+    assert compact((np.zeros(2), 3)) == "(np.f64[2], 3)"
+    assert compact({"w": np.zeros((2, 2), np.float32)}) == "{'w': np.f32[2 2]}"
+    assert compact(list(range(6))) == "[0, 1, 2, 3, ... 2 more]"
+
+
+def test_message_names_the_failing_item_of_a_returned_tuple() -> None:
+    @ktyping.typechecked
+    def f(x: Float["b n"]) -> tuple[Float["b"], Int["n"]]:
+        return x[:, 0], np.zeros(3, int)
+
+    msg = message_of(lambda: f(np.zeros((2, 4))))
+    assert msg.startswith("return value = (np.f64[2], np.i64[3]) has item 1 = np.i64[3] that has shape (3,)")
+    assert "but n = 4" in msg

@@ -20,12 +20,15 @@ __all__ = ["compact", "describe", "explain", "format_candidates"]
 _LIBS = {"numpy": "np", "jax": "jax", "jaxlib": "jax", "torch": "torch", "tensorflow": "tf"}
 
 
-def compact(value: Any) -> str:
-    """A short rendering of a value: `np.f32[2 3]`, `jax.i32[4](traced)`, `3`, `'abc'`."""
+def compact(value: Any, depth: int = 0) -> str:
+    """A short rendering of a value: `np.f32[2 3]`, `jax.i32[4](traced)`, `3`, `'abc'`,
+    `(np.f32[2], 3)`; containers show their first few items."""
     try:
         shape = value.shape
         dtype = value.dtype
     except AttributeError:
+        if type(value) in (tuple, list, dict) and depth < 2:
+            return _compact_container(value, depth)
         text = repr(value)
         return text if len(text) <= 60 else text[:57] + "..."
     cls = type(value)
@@ -35,6 +38,23 @@ def compact(value: Any) -> str:
     if "Tracer" in cls.__name__:
         text += "(traced)"
     return text
+
+
+def _compact_container(value: Any, depth: int) -> str:
+    items = list(value.items()) if isinstance(value, dict) else list(value)
+    shown = items[:4]
+    if isinstance(value, dict):
+        parts = [f"{k!r}: {compact(v, depth + 1)}" for k, v in shown]
+    else:
+        parts = [compact(v, depth + 1) for v in shown]
+    if len(items) > len(shown):
+        parts.append(f"... {len(items) - len(shown)} more")
+    body = ", ".join(parts)
+    if isinstance(value, dict):
+        return "{" + body + "}"
+    if isinstance(value, list):
+        return "[" + body + "]"
+    return "(" + body + ("," if len(items) == 1 else "") + ")"
 
 
 def describe(tp: Any) -> str:
@@ -54,11 +74,16 @@ def describe(tp: Any) -> str:
     if origin is typing.Annotated:
         args = typing.get_args(tp)
         return f"Annotated[{', '.join(describe(a) for a in args)}]"
-    if isinstance(tp, type) and not typing.get_args(tp):
-        if tp.__module__ in ("builtins", "ktyping"):
-            return tp.__qualname__
+    args = typing.get_args(tp)
+    if isinstance(tp, type) and not args:
         return tp.__qualname__
-    return repr(tp).replace("typing.", "")
+    if origin is not None and args:
+        name = getattr(origin, "__qualname__", None) or repr(origin)
+        if origin is typing.Literal:
+            return f"Literal[{', '.join(map(repr, args))}]"
+        return f"{name}[{', '.join('...' if a is Ellipsis else describe(a) for a in args)}]"
+    text = repr(tp)
+    return text[7:] if text.startswith("typing.") else text
 
 
 def format_candidates(cands: list[dict[str, Any]]) -> str:
@@ -93,6 +118,11 @@ def explain(tp: Any, value: Any, cands: list[dict[str, Any]], scope: Any) -> str
         return explain(base, value, cands, scope)
     if tp is None or tp is type(None):
         return "is not None"
+    args = typing.get_args(tp)
+    if origin in (tuple, list, dict) and args and isinstance(value, origin):
+        reason = _explain_items(origin, args, value, cands, scope)
+        if reason:
+            return reason
     if typing.is_typeddict(tp):
         return _explain_typeddict(tp, value)
     if isinstance(tp, type) and getattr(tp, "__ktyping_dataclass__", None) and isinstance(value, tp):
@@ -106,6 +136,26 @@ def explain(tp: Any, value: Any, cands: list[dict[str, Any]], scope: Any) -> str
     if isinstance(tp, type):
         return f"is a {type(value).__qualname__}, not a {describe(tp)}"
     return f"does not match {describe(tp)}"
+
+
+def _explain_items(origin: Any, args: tuple, value: Any, cands: list[dict[str, Any]], scope: Any) -> str:
+    """The first item of a tuple / list / dict that fails, with the dims threaded so far."""
+    from ._checkers import compile_annotation
+
+    if origin is dict:
+        pairs = [(f"value at key {k!r}", v, args[1]) for k, v in value.items()]
+    elif origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+        if len(value) != len(args):
+            return f"has {len(value)} items, {len(args)} expected"
+        pairs = [(f"item {i}", v, a) for i, (v, a) in enumerate(zip(value, args))]
+    else:
+        pairs = [(f"item {i}", v, args[0]) for i, v in enumerate(value)]
+    for label, item, hint in pairs:
+        new = compile_annotation(hint)(item, cands, scope)
+        if not new:
+            return f"has {label} = {compact(item)} that {explain(hint, item, cands, scope)}"
+        cands = new
+    return ""
 
 
 def _explain_typeddict(tp: Any, value: Any) -> str:
