@@ -199,3 +199,11 @@ def test_message_names_the_failing_item_of_a_returned_tuple() -> None:
     msg = message_of(lambda: f(np.zeros((2, 4))))
     assert msg.startswith("return value = (np.f64[2], np.i64[3]) has item 1 = np.i64[3] that has shape (3,)")
     assert "but n = 4" in msg
+
+
+def test_message_gives_the_expected_shape_for_expressions_and_variadics() -> None:
+    @ktyping.typechecked
+    def f(x: Float["*b d"], y: Int["*b d+1"]) -> None:
+        pass
+
+    assert "the dims in force give (7, 3)" in message_of(lambda: f(np.zeros((7, 2)), np.zeros((7, 2), int)))

@@ -226,4 +226,11 @@ def _explain_shape(
                     return f"{text}: axis {i} has size {shape[i]}, but {name} = {a[name]}"
     if len(cands) > 1:
         return f"{text} under any of the {len(cands)} candidate assignments"
+    if not spec.simple and cands:
+        try:
+            expected = spec.evaluate(cands[0], scope)
+        except Exception:  # a {...} value that cannot be evaluated: no detail
+            expected = None
+        if expected is not None:
+            return f"{text}: the dims in force give {expected}"
     return text
