@@ -228,3 +228,12 @@ def test_two_threads_capturing_at_once_both_restore_imports():
         thread.join()
     assert results == {"a": "fake_lib:add", "b": "fake_lib:add"}
     assert builtins.__import__ is original
+
+
+def test_except_modules_are_imported_even_under_a_lazy_prefix():
+    with konfig.set_lazy_imported_modules(["email"], except_=["email.mime"]):
+        with konfig.imports():
+            import email.absent_lazy_module  # noqa: F401
+        with pytest.raises(konfig.TargetNotFoundError):
+            with konfig.imports():
+                import email.mime.absent_module  # noqa: F401

@@ -104,3 +104,9 @@ def test_one_element_tuple_keeps_its_comma():
 def test_str_equals_repr():
     cfg = konfig.ConfigDict(a=fl.Dense(1))
     assert str(cfg) == repr(cfg)
+
+
+def test_sub_config_prints_refs_to_the_enclosing_config():
+    cfg = konfig.ConfigDict(steps=10)
+    cfg.model = fl.Model(encoder=None, num_layers=cfg.ref.steps)
+    assert repr(cfg.model) == "fake_lib.Model(encoder=None, num_layers=cfg.ref.steps)"

@@ -142,9 +142,8 @@ class _Printer:
 
     def root_name(self, root: Any) -> str:
         path = self.paths.get(id(root))
-        if path is None:
-            return "<config>"
-        return format_path(path)
+        # A root outside the printed tree is usually the enclosing `cfg`.
+        return "cfg" if path is None else format_path(path)
 
 
 def _block(opening: str, items: list[str], closing: str) -> str:
