@@ -39,12 +39,12 @@ def check_type(value: T, annotation: Any) -> T:
     scope = current_scope()
     new = compile_annotation(annotation)(value, scope.cands, scope)
     if not new:
-        _fail(value, annotation, scope)
+        raise _error(value, annotation, scope)
     scope.cands = new
     return value
 
 
-def _fail(value: Any, annotation: Any, scope: Any) -> None:
+def _error(value: Any, annotation: Any, scope: Any) -> KTypeCheckError:
     from ._format import compact, describe, explain, format_candidates
 
     frame = sys._getframe(2)
@@ -57,7 +57,7 @@ def _fail(value: Any, annotation: Any, scope: Any) -> None:
     if scope.plan is not None and hasattr(scope.plan, "origin"):
         lines.append(f"Scope of: {scope.plan.origin()}")
     lines += ["", "Dim assignments:", format_candidates(scope.cands)]
-    raise KTypeCheckError("\n".join(lines))
+    return KTypeCheckError("\n".join(lines))
 
 
 def isinstance_(value: Any, annotation: Any) -> bool:

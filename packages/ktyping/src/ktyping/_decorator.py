@@ -120,7 +120,8 @@ class _FunctionPlan:
         where = f"{code.co_filename}:{code.co_firstlineno}" if code else "<unknown>"
         return f"function {fn.__qualname__!r} at {where}"
 
-    def fail(self, failing: str, value: Any, annotation: Any, cands: list, scope: Scope) -> None:
+    def fail(self, failing: str, value: Any, annotation: Any, cands: list, scope: Scope) -> KTypeCheckError:
+        """The error for `failing` (an argument name, "return" or "yield"), to be raised."""
         from ._format import compact, describe, explain, format_candidates
 
         what = {"return": "return value", "yield": "yielded value"}.get(failing, f"argument {failing}")
@@ -149,7 +150,7 @@ class _FunctionPlan:
             lines += ["", f"{marker}Return: {describe(ret)}"]
         noun = "Dim assignments" if len(cands) <= 1 else f"Dim assignments ({len(cands)} candidates)"
         lines += ["", f"{noun}:", format_candidates(cands)]
-        raise KTypeCheckError("\n".join(lines))
+        return KTypeCheckError("\n".join(lines))
 
 
 def _generator_parts(ret: Any) -> tuple[Any, Any]:
@@ -195,7 +196,7 @@ def _check_arguments(plan: _FunctionPlan, args: tuple, kwargs: dict[str, Any]) -
             continue  # omitted: the default is the author's choice, not checked
         new = check(value, cands, scope)
         if not new:
-            plan.fail(name, value, plan.hints[name], cands, scope)
+            raise plan.fail(name, value, plan.hints[name], cands, scope)
         cands = new
     if plan.var_positional is not None or plan.var_keyword is not None:
         cands = _check_variadic(plan, args, kwargs, cands, scope)
@@ -214,7 +215,7 @@ def _check_variadic(
         for value in args[start:]:
             new = plan.var_positional(value, cands, scope)
             if not new:
-                plan.fail(name, value, plan.hints[name], cands, scope)
+                raise plan.fail(name, value, plan.hints[name], cands, scope)
             cands = new
     if plan.var_keyword is not None:
         name = next(n for n in names if params[n].kind is params[n].VAR_KEYWORD)
@@ -223,7 +224,7 @@ def _check_variadic(
                 continue
             new = plan.var_keyword(value, cands, scope)
             if not new:
-                plan.fail(name, value, plan.hints[name], cands, scope)
+                raise plan.fail(name, value, plan.hints[name], cands, scope)
             cands = new
     return cands
 
@@ -261,7 +262,7 @@ def _wrap_function(fn: Callable[..., Any], localns: dict[str, Any] | None = None
                     continue  # omitted: the default is the author's choice, not checked
                 new = check(value, cands, scope)
                 if not new:
-                    plan.fail(name, value, plan.hints[name], cands, scope)
+                    raise plan.fail(name, value, plan.hints[name], cands, scope)
                 cands = new
             if plan.var_positional is not None or plan.var_keyword is not None:
                 cands = _check_variadic(plan, args, kwargs, cands, scope)
@@ -274,7 +275,7 @@ def _wrap_function(fn: Callable[..., Any], localns: dict[str, Any] | None = None
                 scopes.pop()
             ret = plan.ret_check
             if ret is not None and not ret(result, scope.cands, scope):
-                plan.fail("return", result, plan.hints["return"], scope.cands, scope)
+                raise plan.fail("return", result, plan.hints["return"], scope.cands, scope)
             return result
 
     functools.update_wrapper(wrapper, fn)
@@ -301,14 +302,16 @@ def _generator_wrapper(fn: Callable[..., Any], box: list) -> Callable[..., Any]:
                 if plan.ret_check is not None:
                     new = plan.ret_check(result, scope.cands, scope)
                     if not new:
-                        plan.fail("return", result, _generator_return_hint(plan), scope.cands, scope)
+                        raise plan.fail(
+                            "return", result, _generator_return_hint(plan), scope.cands, scope
+                        ) from None
                 return result
             finally:
                 scopes.pop()
             if plan.yield_check is not None:
                 new = plan.yield_check(item, scope.cands, scope)
                 if not new:
-                    plan.fail("yield", item, _generator_yield_hint(plan), scope.cands, scope)
+                    raise plan.fail("yield", item, _generator_yield_hint(plan), scope.cands, scope)
                 scope.cands = new
             try:
                 arg = yield item
@@ -347,7 +350,7 @@ def _coroutine_wrapper(fn: Callable[..., Any], box: list) -> Callable[..., Any]:
         finally:
             scopes.remove(scope)
         if plan.ret_check is not None and not plan.ret_check(result, scope.cands, scope):
-            plan.fail("return", result, plan.hints["return"], scope.cands, scope)
+            raise plan.fail("return", result, plan.hints["return"], scope.cands, scope)
         return result
 
     return coroutine_wrapper
@@ -386,7 +389,10 @@ class _DataclassPlan:
             where = getattr(sys.modules.get(self.cls.__module__), "__file__", "<unknown>")
         return f"dataclass {self.cls.__qualname__!r} at {where}"
 
-    def fail(self, obj: Any, failing: str, value: Any, annotation: Any, cands: list, scope: Scope) -> None:
+    def fail(
+        self, obj: Any, failing: str, value: Any, annotation: Any, cands: list, scope: Scope
+    ) -> KTypeCheckError:
+        """The error for field `failing` of `obj`, to be raised."""
         from ._format import compact, describe, explain, format_candidates
 
         lines = [
@@ -401,7 +407,7 @@ class _DataclassPlan:
             marker = ">" if name == failing else " "
             lines.append(f"{marker} {name}: {describe(hint)} = {compact(getattr(obj, name, '<missing>'))}")
         lines += ["", "Dim assignments:", format_candidates(cands)]
-        raise KTypeCheckError("\n".join(lines))
+        return KTypeCheckError("\n".join(lines))
 
 
 _DATACLASS_PLANS: dict[type, _DataclassPlan] = {}
@@ -426,7 +432,7 @@ def check_dataclass_fields(obj: Any, raise_error: bool = True) -> bool:
         new = check(value, cands, scope)
         if not new:
             if raise_error:
-                plan.fail(obj, name, value, hint, cands, scope)
+                raise plan.fail(obj, name, value, hint, cands, scope)
             return False
         cands = new
     scope.cands = cands
