@@ -233,7 +233,7 @@ def test_two_threads_capturing_at_once_both_restore_imports():
 def test_except_modules_are_imported_even_under_a_lazy_prefix():
     with konfig.set_lazy_imported_modules(["email"], except_=["email.mime"]):
         with konfig.imports():
-            import email.absent_lazy_module  # noqa: F401
+            import email.absent_lazy_module
         with pytest.raises(konfig.TargetNotFoundError):
             with konfig.imports():
                 import email.mime.absent_module  # noqa: F401
