@@ -22,13 +22,17 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
-from types import ModuleType
-from typing import Any
+from collections.abc import Mapping
 
 from ._override_error import OverrideError
 from ._override_paths import set_override
 from ._py_expr import PY_PREFIX, parse_py_expression
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from types import ModuleType
+    from typing import Any
 
 __all__ = [
     "apply_overrides",

@@ -12,10 +12,14 @@ evaluating them; values of different types differ (`1` vs `1.0` vs `True`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 from ._override_paths import format_keys as format_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 __all__ = ["Change", "ConfigDiff", "diff"]
 

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import Any
 
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict, build_node
 from ._errors import ConfigValueError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["export", "export_qualname"]
 

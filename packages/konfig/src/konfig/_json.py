@@ -32,11 +32,13 @@ and then checked with `konfig.resolve(cfg, allowed=[...])`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ._config_dict import CONST, ConfigDict
 from ._placeholder import Placeholder
 from ._refs import OpRef, PathRef
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["FORMAT_VERSION", "JsonFormatError", "decode", "encode", "from_dict", "from_json", "to_json"]
 
@@ -174,7 +176,7 @@ class _Encoder:
         return {ID_KEY: node_id}
 
     def sequence(self, items: list[Any] | tuple[Any, ...]) -> list[Any]:
-        out = []
+        out: list[Any] = []
         append = out.append
         scalars = _JSON_SCALARS
         for i, v in enumerate(items):

@@ -12,10 +12,14 @@ closest existing paths. Call nodes accept new keys their signature allows.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, MutableMapping
-from typing import Any
+from collections.abc import Mapping, MutableMapping
 
 from ._override_error import OverrideError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 __all__ = ["ANY", "ANY_DEPTH", "expand_override_path", "format_keys", "parse_override_path", "set_override"]
 

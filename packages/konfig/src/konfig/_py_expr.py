@@ -15,12 +15,12 @@ Nothing is imported or called while parsing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from ._override_error import OverrideError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
-
-from ._override_error import OverrideError
+    from typing import Any
 
 __all__ = ["PY_PREFIX", "parse_py_expression"]
 

@@ -17,12 +17,16 @@ is the trainer's business.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from types import ModuleType
-from typing import Any
+from collections.abc import Mapping
 
 from ._cli import apply_overrides, build_config, load_config_module
 from ._override_error import OverrideError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from types import ModuleType
+    from typing import Any
 
 __all__ = ["SweepItem", "expand_sweep", "sweep_items"]
 
