@@ -350,3 +350,21 @@ def test_absl_flags_parser_hands_the_rest_to_absl():
 
     cfg = flags_parser(["prog", f"--cfg={HEADLINE}", "--cfg.batch_size=3", "--workdir=/w"])
     assert (cfg.batch_size, values.workdir) == (3, "/w")
+
+
+def test_failing_get_config_names_the_config_file(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text("def get_config():\n    raise ValueError('boom')\n")
+    with pytest.raises(ValueError, match="boom") as info:
+        konfig.build_config(str(path))
+    assert any("broken.py" in note for note in info.value.__notes__)
+
+
+def test_config_file_may_define_dataclasses(tmp_path):
+    path = tmp_path / "with_dataclass.py"
+    path.write_text(
+        "import dataclasses\nimport konfig\n\n@dataclasses.dataclass\nclass ConfigArgs:\n"
+        "    n: int = 1\n\ndef get_config(args):\n    return konfig.ConfigDict(n=args.n)\n"
+    )
+    cfg, _ = konfig.parse_flags([f"--cfg={path}", "--cfg.__args__.n=4"])
+    assert cfg.n == 4

@@ -226,3 +226,23 @@ def test_loading_imports_nothing():
 
 def test_a_list_root_round_trips():
     assert konfig.from_json(konfig.to_json([1, (2,)])) == [1, (2,)]
+
+
+def test_output_is_the_same_in_processes_with_different_hash_seeds():
+    import os
+    import subprocess
+
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import konfig\n"
+        "cfg = konfig.ConfigDict(s={'x', 'y', 'z', 1, b'q'}, f=frozenset('abc'), d={'k': 1})\n"
+        "cfg.shared = cfg.d\n"
+        "print(cfg.to_json())\n"
+    )
+    outputs = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        run = subprocess.run(
+            [sys.executable, "-c", code, str(EXAMPLES)], capture_output=True, text=True, env=env, check=True
+        )
+        outputs.add(run.stdout)
+    assert len(outputs) == 1

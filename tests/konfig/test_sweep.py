@@ -118,3 +118,12 @@ def test_empty_sweep_is_an_error():
     module.sweep = lambda: iter([])
     with pytest.raises(konfig.OverrideError, match="no items"):
         konfig.sweep_items(module)
+
+
+def test_command_line_args_combine_with_item_args():
+    items = konfig.expand_sweep(HEADLINE, "width", args={"name": "007"}, from_strings=True)
+    assert [(i.config.name, i.config.model.layers[0].features) for i in items] == [
+        ("007", 32),
+        ("007", 64),
+        ("007", 128),
+    ]

@@ -168,13 +168,31 @@ def build_config(
         return apply_overrides(cfg, overrides, from_strings=from_strings)
     if isinstance(module, str):
         module = load_config_module(module)
+    if from_strings and args:
+        args = parse_config_args(module, args)
+    return _build_config(module, args or {}, overrides, from_strings=from_strings)
+
+
+def _build_config(
+    module: ModuleType,
+    args: Mapping[str, Any],
+    overrides: Mapping[str, Any] | Iterable[tuple[str, Any]],
+    *,
+    from_strings: bool,
+) -> Any:
+    """`build_config` with `args` already values (sweeps merge command-line and item args)."""
     get_config = getattr(module, "get_config", None)
     if get_config is None:
         raise OverrideError(
             f"Config module {module.__name__!r} ({_where(module)}) defines no `get_config()`."
         )
-    config_args = _config_args(module, args or {}, from_strings=from_strings)
-    cfg = get_config() if config_args is None else get_config(config_args)
+    config_args = _config_args(module, args)
+    try:
+        cfg = get_config() if config_args is None else get_config(config_args)
+    except Exception as e:
+        with_args = "" if config_args is None else f"({config_args!r})"
+        e.add_note(f"While running get_config{with_args} of config module {_where(module)}.")
+        raise
     return apply_overrides(cfg, overrides, from_strings=from_strings)
 
 
@@ -182,21 +200,22 @@ def _where(module: ModuleType) -> str:
     return getattr(module, "__file__", None) or "built-in"
 
 
-def _config_args(module: ModuleType, args: Mapping[str, Any], *, from_strings: bool) -> Any:
+def _config_args_fields(module: ModuleType, names: Iterable[str]) -> tuple[type | None, dict[str, Any]]:
+    """The module's `ConfigArgs` class and its init fields; unknown `names` are errors."""
     cls = getattr(module, "ConfigArgs", None)
+    names = list(names)
     if cls is None:
-        if args:
+        if names:
             raise OverrideError(
-                f"`__args__` overrides {sorted(args)} given, but config module {module.__name__!r} "
+                f"`__args__` overrides {sorted(names)} given, but config module {module.__name__!r} "
                 f"({_where(module)}) defines no `ConfigArgs` dataclass."
             )
-        return None
+        return None, {}
     import dataclasses
     import difflib
 
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    kwargs = {}
-    for name, value in args.items():
+    for name in names:
         if name not in fields:
             close = difflib.get_close_matches(name, fields, n=3)
             hint = f" Did you mean {', '.join(f'`__args__.{c}`' for c in close)}?" if close else ""
@@ -204,13 +223,28 @@ def _config_args(module: ModuleType, args: Mapping[str, Any], *, from_strings: b
                 f"Unknown config argument `__args__.{name}`: `{cls.__qualname__}` has fields "
                 f"{', '.join(f'`{f}`' for f in fields)}.{hint}"
             )
-        if from_strings and isinstance(value, str):
+    return cls, fields
+
+
+def parse_config_args(module: ModuleType, args: Mapping[str, str]) -> dict[str, Any]:
+    """Reads command-line `__args__` strings like `parse_value`, but a `str` field keeps its text.
+
+    Usage: `parse_config_args(module, {"width": "64"}) == {"width": 64}`.
+    """
+    _, fields = _config_args_fields(module, args)
+    parsed_args = {}
+    for name, value in args.items():
+        if isinstance(value, str):
             parsed = parse_value(value)
-            # A `str` field keeps the text even when it looks like a number.
             annotation = fields[name].type
             value = value if annotation in (str, "str") and not isinstance(parsed, str) else parsed
-        kwargs[name] = value
-    return cls(**kwargs)
+        parsed_args[name] = value
+    return parsed_args
+
+
+def _config_args(module: ModuleType, args: Mapping[str, Any]) -> Any:
+    cls, _ = _config_args_fields(module, args)
+    return None if cls is None else cls(**args)
 
 
 def parse_flags(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ._cli import apply_overrides, build_config, load_config_module
+from ._cli import _build_config, apply_overrides, load_config_module, parse_config_args
 from ._override_error import OverrideError
 
 TYPE_CHECKING = False
@@ -147,15 +147,16 @@ def expand_sweep(
     if isinstance(module, str):
         module = load_config_module(module)
     base_overrides = list(overrides.items() if isinstance(overrides, Mapping) else overrides)
+    base_args = parse_config_args(module, args) if from_strings and args else dict(args or {})
     result = []
     for item in sweep_items(module, names):
-        item_args = dict(args or {})
+        item_args = dict(base_args)
         item_overrides = []
         for path, value in item.items():
             if path.startswith(_ARGS_PREFIX):
                 item_args[path[len(_ARGS_PREFIX) :]] = value
             else:
                 item_overrides.append((path, value))
-        cfg = build_config(module, args=item_args, overrides=base_overrides, from_strings=from_strings)
+        cfg = _build_config(module, item_args, base_overrides, from_strings=from_strings)
         result.append(SweepItem(item, apply_overrides(cfg, item_overrides)))
     return result
