@@ -110,3 +110,8 @@ def test_sub_config_prints_refs_to_the_enclosing_config():
     cfg = konfig.ConfigDict(steps=10)
     cfg.model = fl.Model(encoder=None, num_layers=cfg.ref.steps)
     assert repr(cfg.model) == "fake_lib.Model(encoder=None, num_layers=cfg.ref.steps)"
+
+
+def test_sets_print_sorted():
+    cfg = konfig.ConfigDict(s={"b", "a"}, f=frozenset({2, 1}), e=set())
+    assert repr(cfg) == "{'s': {'a', 'b'}, 'f': frozenset({1, 2}), 'e': set()}"

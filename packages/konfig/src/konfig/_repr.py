@@ -107,6 +107,12 @@ class _Printer:
             if len(items) == 1:
                 return f"({items[0]},)"
             return _block("(", items, ")")
+        if t is set or t is frozenset:
+            # Sorted so that the text does not depend on hashing order.
+            items = sorted(self.render(v) for v in value)
+            if t is set:
+                return _block("{", items, "}") if items else "set()"
+            return "frozenset(" + _block("{", items, "}") + ")" if items else "frozenset()"
         if isinstance(value, Ref):
             return format_ref(value, self.root_name, self.render)
         if t is Placeholder:

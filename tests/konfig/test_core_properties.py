@@ -1,0 +1,62 @@
+"""Properties of the core data model over generated config trees."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import konfig
+from hypothesis import given, settings
+from strategies import configs
+
+examples = settings(deadline=None, max_examples=20)
+
+
+@examples
+@given(configs())
+def test_deepcopy_gives_an_equal_config(cfg):
+    assert copy.deepcopy(cfg) == cfg
+
+
+@examples
+@given(configs())
+def test_pickle_gives_an_equal_config_with_sharing_kept(cfg):
+    new = pickle.loads(pickle.dumps(cfg))
+    assert new == cfg
+    assert new.shared_a is new.holder.shared_b is new.holder["items"][0]
+
+
+@examples
+@given(configs())
+def test_copy_resolves_to_equal_objects(cfg):
+    assert konfig.resolve(copy.deepcopy(cfg)) == konfig.resolve(cfg)
+
+
+@examples
+@given(configs())
+def test_copy_follows_its_own_refs(cfg):
+    new = copy.deepcopy(cfg)
+    new.n = cfg.n + 1
+    assert konfig.resolve(new).ref_plain == cfg.n + 1
+    assert konfig.resolve(cfg).ref_plain == cfg.n
+
+
+@examples
+@given(configs())
+def test_repr_is_deterministic_across_copies(cfg):
+    assert repr(copy.deepcopy(cfg)) == repr(cfg)
+
+
+@examples
+@given(configs())
+def test_every_leaf_path_leads_back_to_its_value(cfg):
+    for path, value in konfig._paths.iter_leaves(cfg):
+        assert konfig.get_by_path(cfg, path) is value
+
+
+@examples
+@given(configs())
+def test_shared_node_resolves_to_one_object(cfg):
+    resolved = konfig.resolve(cfg)
+    assert resolved.shared_a is resolved.holder.shared_b is resolved.holder["items"][0]
+    assert resolved.holder.ref_to_shared is resolved.shared_a
