@@ -131,3 +131,19 @@ def test_dataclass_built_inside_jit() -> None:
         return Batch(x, jnp.zeros(x.shape[0], jnp.int32)).x
 
     assert make(jnp.zeros((2, 3))).shape == (2, 3)
+
+
+def test_pytree_dataclass_rebuilt_by_jax_is_not_rechecked() -> None:
+    struct = pytest.importorskip("flax.struct")
+
+    @ktyping.typechecked
+    @struct.dataclass
+    class Batch:
+        x: Float["b n"]
+        y: Float["b"]
+
+    batch = Batch(jnp.zeros((2, 3)), jnp.zeros(2))
+    assert jax.vmap(lambda b: b.x.sum() + b.y)(batch).shape == (2,)
+    assert jax.tree.map(lambda v: None, batch).x is None
+    with pytest.raises(KTypeCheckError, match="field y"):
+        Batch(jnp.zeros((2, 3)), jnp.zeros(3))

@@ -453,6 +453,17 @@ class _FieldsView(dict):
             raise KeyError(key) from None
 
 
+# Pytree dataclasses (flax.struct, chex) are rebuilt through `__init__` when JAX unflattens
+# them: under vmap with per-example shapes, or with placeholder leaves (`jax.tree.map(lambda
+# x: None, ...)`). Those rebuilds are not the user's constructions and are not checked.
+_PYTREE_LIBRARIES = ("jax.", "jaxlib.", "flax.", "chex.", "equinox.")
+
+
+def _built_by_pytree_library(frame: Any) -> bool:
+    module = frame.f_globals.get("__name__", "")
+    return module.startswith(_PYTREE_LIBRARIES)
+
+
 def _wrap_dataclass(cls: type, localns: dict[str, Any] | None) -> type:
     import functools
 
@@ -464,7 +475,7 @@ def _wrap_dataclass(cls: type, localns: dict[str, Any] | None) -> type:
     @functools.wraps(original_init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
-        if type(self) is cls:
+        if type(self) is cls and not _built_by_pytree_library(sys._getframe(1)):
             check_dataclass_fields(self)
 
     cls.__init__ = __init__  # type: ignore[misc]
