@@ -159,3 +159,11 @@ def test_arbitrary_text_either_parses_or_raises_a_syntax_error(text: str) -> Non
         parse_spec(text)
     except ShapeSpecSyntaxError as e:
         assert 1 <= e.column <= len(text) + 1
+
+
+def test_spec_cache_is_bounded() -> None:
+    from ktyping import _spec
+
+    for i in range(_spec._SPEC_CACHE_SIZE + 10):
+        parse_spec(f"b {i}")
+    assert len(_spec._SPEC_CACHE) <= _spec._SPEC_CACHE_SIZE

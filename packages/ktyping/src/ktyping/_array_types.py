@@ -73,10 +73,11 @@ class ArrayMeta(type):
         sub = _make(
             cls._kt_base_name, cls._kt_family, spec, cls._kt_kind, array_type, cls._kt_scalar_types, cls
         )
-        try:
-            cls._kt_subscripts[item] = sub
-        except TypeError:
-            pass
+        if len(cls._kt_subscripts) < 1024:  # bounded: specs may be built with f-strings
+            try:
+                cls._kt_subscripts[item] = sub
+            except TypeError:
+                pass
         return sub
 
     def __or__(cls, other: Any) -> Any:

@@ -34,11 +34,14 @@ def parse_spec(source: str) -> Spec:
         pass
     from ._parser import parse
 
+    if len(_SPEC_CACHE) >= _SPEC_CACHE_SIZE:  # specs built with f-strings could grow it forever
+        _SPEC_CACHE.clear()
     spec = _SPEC_CACHE[source] = parse(source)
     return spec
 
 
 _SPEC_CACHE: dict[str, Spec] = {}
+_SPEC_CACHE_SIZE = 4096
 
 # Key of an assignment holding constraints that could not be solved yet:
 # a tuple of (expression, axis size) pairs re-checked as more dims get bound.
