@@ -102,3 +102,9 @@ class Launcher:
 
     def __init__(self, name: str = "") -> None:
         self.name = name
+
+
+def dumps_with_lazy_import(value: Any) -> str:
+    import json
+
+    return json.dumps(value)

@@ -237,3 +237,22 @@ def test_except_modules_are_imported_even_under_a_lazy_prefix():
         with pytest.raises(konfig.TargetNotFoundError):
             with konfig.imports():
                 import email.mime.absent_module  # noqa: F401
+
+
+def test_library_code_called_inside_the_block_imports_normally():
+    import fake_lib as real
+
+    with konfig.imports():
+        text = real.dumps_with_lazy_import([1])
+        import json as captured_json
+    assert text == "[1]"
+    assert not isinstance(captured_json, types.ModuleType)
+
+
+def test_capture_inside_a_function_captures_its_imports():
+    def get_config():
+        with konfig.imports():
+            import fake_lib
+        return fake_lib.add(1)
+
+    assert get_config().__qualname__ == "fake_lib:add"

@@ -1,6 +1,8 @@
 """`with konfig.imports():` turns imports and calls into config nodes.
 
-Inside the block, `import` statements of the *current thread* return proxies:
+Inside the block, `import` statements of the *current thread* in the module
+that runs the block return proxies (code called from the block, such as a
+library function importing lazily, imports normally):
 attribute access on a proxy yields a proxy, calling one yields a call node
 `ConfigDict({"__qualname__": "module:Attr", "0": ..., **kwargs})` and storing
 an uncalled proxy in a config yields `{"__const__": "module:Attr"}`.
@@ -51,17 +53,24 @@ class _Capture:
 
     def __init__(self, lazy: bool) -> None:
         self._lazy = lazy
-        self._previous: tuple[bool, bool] = (False, False)
+        self._previous: tuple[bool, bool, Any] = (False, False, None)
 
     def __enter__(self) -> None:
-        previous = (getattr(_state, "capturing", False), getattr(_state, "lazy", False))
+        previous = (
+            getattr(_state, "capturing", False),
+            getattr(_state, "lazy", False),
+            getattr(_state, "scope", None),
+        )
         self._previous = previous
         _install()
         _state.capturing = True
         _state.lazy = previous[1] or self._lazy
+        # Only import statements of the module running the block are captured:
+        # library code called inside the block keeps importing normally.
+        _state.scope = sys._getframe(1).f_globals
 
     def __exit__(self, *exc_info: Any) -> None:
-        _state.capturing, _state.lazy = self._previous
+        _state.capturing, _state.lazy, _state.scope = self._previous
         _uninstall()
 
 
@@ -151,9 +160,7 @@ def _capturing_import(
     fromlist: Any = (),
     level: int = 0,
 ) -> Any:
-    if not getattr(_state, "capturing", False) or (
-        globals is not None and str(globals.get("__name__", "")).startswith("konfig.")
-    ):
+    if not getattr(_state, "capturing", False) or globals is not getattr(_state, "scope", None):
         return _original_import(name, globals, locals, fromlist, level)
     if level:
         raise _relative_import_error(name, globals, fromlist, level)
