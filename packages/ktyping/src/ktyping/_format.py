@@ -108,7 +108,10 @@ def explain(tp: Any, value: Any, cands: list[dict[str, Any]], scope: Any) -> str
 
     origin = typing.get_origin(tp)
     if origin is typing.Union or origin is types.UnionType:
-        reasons = [f"\n    {describe(a)}: {explain(a, value, cands, scope)}" for a in typing.get_args(tp)]
+        members = [a for a in typing.get_args(tp) if value is None or a not in (None, type(None))]
+        if len(members) == 1:  # `X | None` with a value that is not None: explain X
+            return explain(members[0], value, cands, scope)
+        reasons = [f"\n    {describe(a)}: {explain(a, value, cands, scope)}" for a in members]
         return "matches no member of the union:" + "".join(reasons)
     if origin is typing.Annotated:
         base, *meta = typing.get_args(tp)
