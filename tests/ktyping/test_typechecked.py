@@ -403,3 +403,19 @@ def test_plain_protocol_annotations_are_accepted_without_isinstance() -> None:
     assert f(f32(2), io.StringIO()) == 0
     with pytest.raises(KTypeCheckError, match="argument c"):
         f(f32(2), 3)  # type: ignore[arg-type]
+
+
+def test_literal_annotations() -> None:
+    from typing import Literal
+
+    @ktyping.typechecked
+    def f(mode: Literal["mean", "sum"], flag: Literal[1]) -> int:
+        return 0
+
+    assert f("sum", 1) == 0
+    with pytest.raises(KTypeCheckError, match="argument mode"):
+        f("max", 1)  # type: ignore[arg-type]
+    with pytest.raises(KTypeCheckError, match="argument flag"):
+        f("sum", True)  # type: ignore[arg-type]
+    with pytest.raises(KTypeCheckError, match="argument mode"):
+        f(f32(2), 1)  # type: ignore[arg-type]

@@ -70,13 +70,14 @@ def _compile(tp: Any) -> Check:
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin is typing.Union or origin is types.UnionType:
-        return _union_check(tuple(compile_annotation(a) for a in args))
+        accepts_none = type(None) in args
+        return _union_check(tuple(compile_annotation(a) for a in args if a is not type(None)), accepts_none)
     if origin is typing.Annotated:
         checks = [compile_annotation(args[0])]
         checks += [compile_annotation(m) for m in args[1:] if isinstance(m, (ArrayMeta, type(PyTree)))]
         return _all_check(tuple(c for c in checks if c is not _accept))
     if origin is typing.Literal:
-        return lambda v, c, s: c if v in args else _NO
+        return _literal_check(args)
     if origin is typing.ClassVar or origin is typing.Final:
         return compile_annotation(args[0]) if args else _accept
     if typing.is_typeddict(tp):
@@ -90,11 +91,14 @@ def _compile(tp: Any) -> Check:
     return _accept
 
 
-def _union_check(checks: tuple[Check, ...]) -> Check:
+def _union_check(checks: tuple[Check, ...], accepts_none: bool) -> Check:
+    """Keeps the candidates of every member that matches (not just the first)."""
     if _accept in checks:
         return _accept
 
     def check_union(value: Any, cands: list, scope: Any) -> list:
+        if value is None and accepts_none:
+            return cands  # None binds no dims, whatever else the union allows
         out: list = []
         for check in checks:
             got = check(value, cands, scope)
@@ -110,6 +114,18 @@ def _union_check(checks: tuple[Check, ...]) -> Check:
         return out
 
     return check_union
+
+
+def _literal_check(values: tuple[Any, ...]) -> Check:
+    def check_literal(value: Any, cands: list, scope: Any) -> list:
+        try:
+            return (
+                cands if any(value is v or (type(value) is type(v) and value == v) for v in values) else _NO
+            )
+        except (TypeError, ValueError):  # e.g. an array compared elementwise
+            return _NO
+
+    return check_literal
 
 
 def _all_check(checks: tuple[Check, ...]) -> Check:
