@@ -156,40 +156,50 @@ def test_spec_values_from_bound_arguments() -> None:
         Layer()(f32(2, 7), 3)
 
 
-def test_methods_classmethods_staticmethods_and_properties() -> None:
-    class Model:
-        def __init__(self, w: np.ndarray) -> None:
-            self.w = w
+class Model:
+    def __init__(self, w: np.ndarray) -> None:
+        self.w = w
 
-        @ktyping.typechecked
-        def apply(self, x: Float["b n"]) -> Float["b n"]:
-            return x
+    @ktyping.typechecked
+    def apply(self, x: Float["b n"]) -> Float["b n"]:
+        return x
 
-        @ktyping.typechecked
-        @classmethod
-        def build(cls, n: int) -> "Model":
-            return cls(f32(n))
+    @ktyping.typechecked
+    @classmethod
+    def build(cls, n: int) -> "Model":
+        return cls(f32(n))
 
-        @ktyping.typechecked
-        @staticmethod
-        def norm(x: Float["n"]) -> Float[""]:
-            return np.float32(0.0)
+    @ktyping.typechecked
+    @staticmethod
+    def norm(x: Float["n"]) -> Float[""]:
+        return np.float32(0.0)
 
-        @ktyping.typechecked
-        @property
-        def weights(self) -> Float["n"]:
-            return self.w
+    @ktyping.typechecked
+    @property
+    def weights(self) -> Float["n"]:
+        return self.w
 
-    m = Model.build(3)
-    assert m.apply(f32(2, 3)).shape == (2, 3)
-    assert Model.norm(f32(3)).shape == ()
-    assert m.weights.shape == (3,)
+
+def test_methods_are_checked() -> None:
+    assert Model(f32(3)).apply(f32(2, 3)).shape == (2, 3)
     with pytest.raises(KTypeCheckError, match="argument x"):
-        m.apply(i32(2, 3))
+        Model(f32(3)).apply(i32(2, 3))
+
+
+def test_classmethods_are_checked() -> None:
+    assert isinstance(Model.build(3), Model)
     with pytest.raises(KTypeCheckError, match="argument n"):
         Model.build("3")  # type: ignore[arg-type]
+
+
+def test_staticmethods_are_checked() -> None:
+    assert Model.norm(f32(3)).shape == ()
     with pytest.raises(KTypeCheckError, match="argument x"):
         Model.norm(f32(3, 3))
+
+
+def test_properties_are_checked() -> None:
+    assert Model(f32(3)).weights.shape == (3,)
     with pytest.raises(KTypeCheckError, match="return value"):
         _ = Model(f32(2, 2)).weights
 
