@@ -299,3 +299,8 @@ def test_kauldron_annotation_helpers_exist():
     assert konfig.ConfigDictLike[int] is int
     with pytest.raises(RuntimeError, match="only works on configs"):
         _ = konfig.WithRef().ref
+
+
+def test_live_object_in_a_positional_argument_is_named_by_index():
+    with pytest.raises(konfig.ConfigValueError, match=r"^cfg\[1\]: "):
+        fl.anything(1, fl_real_point())

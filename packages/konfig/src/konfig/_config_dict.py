@@ -148,7 +148,7 @@ class ConfigDict(MutableMapping):
             try:
                 value = normalize(value)
             except _BadValue as e:
-                e.path.append(key)
+                e.path.append(_path_key(fields, key))
                 raise _value_error(e) from None
         qualname = fields.get(QUALNAME)
         if qualname is not None and type(key) is str and key not in fields:
@@ -433,7 +433,7 @@ def _fill(self: ConfigDict, items: dict[Any, Any], target: Any) -> None:
         try:
             fields[key] = normalize(value)
         except _BadValue as e:
-            e.path.append(key)
+            e.path.append(_path_key(items, key))
             raise
     if qualname is not None:
         if type(qualname) is not str:
@@ -444,6 +444,13 @@ def _fill(self: ConfigDict, items: dict[Any, Any], target: Any) -> None:
                 _signature.check_fields(params, qualname, fields)
             except ArgumentError as e:
                 raise ArgumentError(f"{e}{_created_at(self)}") from None
+
+
+def _path_key(fields: dict[Any, Any], key: Any) -> Any:
+    """Positional arguments of a node appear as `[1]` in paths."""
+    if QUALNAME in fields and type(key) is str and key.isdigit():
+        return int(key)
+    return key
 
 
 def normalize(value: Any) -> Any:
