@@ -117,7 +117,7 @@ def test_missing_path_raises_key_error_naming_the_whole_path_and_the_failing_ste
 def test_missing_path_error_lists_what_was_available_at_the_failing_step() -> None:
     with pytest.raises(PathNotFoundError) as info:
         get_by_path(CONTEXT, "batch.lable")
-    assert {"image", "label", "a.b"} <= set(info.value.available)
+    assert {"image", "label", "'a.b'"} <= set(info.value.available)
     assert "Available there: image, label" in str(info.value)
 
 
@@ -230,3 +230,78 @@ def test_slotted_object_error_lists_its_slots() -> None:
         get_by_path({"s": Slotted()}, "s.alhpa")
     assert info.value.available == ("alpha", "beta")
     assert info.value.suggestions[0] == "s.alpha"
+
+
+def test_available_keys_are_written_as_path_parts_so_str_and_int_keys_differ() -> None:
+    with pytest.raises(PathNotFoundError) as info:
+        get_by_path({"a": {"0": "str zero", 1: "int one"}}, "a.2")
+    assert info.value.available == ("'0'", "1")
+    assert "Available there: '0', 1." in str(info.value)
+
+
+def test_numeric_name_on_a_string_keyed_dict_suggests_the_quoted_key() -> None:
+    with pytest.raises(PathNotFoundError) as info:
+        get_by_path({"layers": {"0": {"w": 1}}}, "layers.0.w")
+    assert info.value.suggestions[0] == "layers['0'].w"
+
+
+def test_empty_container_says_it_is_empty() -> None:
+    with pytest.raises(PathNotFoundError) as info:
+        get_by_path({"a": {}}, "a.b")
+    assert info.value.available == ("nothing (empty dict)",)
+
+
+class WithProperties:
+    threshold = 0.5
+
+    def __init__(self) -> None:
+        self.weights = [1.0]
+
+    @property
+    def scale(self) -> float:
+        return 2.0
+
+    @property
+    def broken(self) -> float:
+        raise AttributeError("no cache yet")
+
+    def method(self) -> None:
+        pass
+
+
+def test_plain_object_error_lists_properties_and_class_attributes_but_not_methods() -> None:
+    with pytest.raises(PathNotFoundError) as info:
+        get_by_path({"o": WithProperties()}, "o.scal")
+    assert set(info.value.available) == {"weights", "threshold", "scale", "broken"}
+    assert info.value.suggestions[0] == "o.scale"
+
+
+def test_property_raising_attribute_error_is_reported_as_such() -> None:
+    with pytest.raises(PathNotFoundError, match=r"reading it raised AttributeError: no cache yet"):
+        get_by_path({"o": WithProperties()}, "o.broken")
+
+
+def test_error_inside_user_code_names_the_path_being_looked_up() -> None:
+    class Exploding:
+        @property
+        def value(self) -> int:
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom") as info:
+        get_by_path({"batch": {"e": Exploding()}}, "batch.e.value")
+    assert any("'batch.e.value'" in note and "step 3 of 3" in note for note in info.value.__notes__)
+
+
+def test_pytree_dataclass_error_lists_its_static_fields_too() -> None:
+    jax = pytest.importorskip("jax")
+
+    @dataclasses.dataclass
+    class Out:
+        logits: int
+        name: str
+
+    jax.tree_util.register_dataclass(Out, data_fields=["logits"], meta_fields=["name"])
+    with pytest.raises(PathNotFoundError) as info:
+        get_by_path({"o": Out(1, "x")}, "o.nme")
+    assert info.value.available == ("logits", "name")
+    assert info.value.suggestions[0] == "o.name"

@@ -233,3 +233,9 @@ def test_resolution_errors_survive_pickling_with_their_details() -> None:
     assert str(restored) == str(info.value)
     assert restored.errors["logits"].suggestions == info.value.errors["logits"].suggestions
     assert restored.errors["logits"].path == "preds.logit"
+
+
+def test_a_key_with_a_wildcard_is_reported_as_needing_a_concrete_path() -> None:
+    loss = CrossEntropy(logits="preds.*", labels="batch.label")
+    with pytest.raises(UnresolvedKeysError, match=r"wildcard '\*'.*concrete path"):
+        resolve_from_keyed_obj(CONTEXT, loss)

@@ -108,7 +108,7 @@ def part_from_jax_key(entry: Any) -> Any:
 
 
 def describe_available(obj: Any) -> tuple[str, ...]:
-    """What a node offers, for error messages: keys, an index range or attribute names."""
+    """What a node offers, for error messages: keys (as path parts), an index range or attribute names."""
     kind = type(obj)
     if isinstance(obj, (list, tuple)) and getattr(kind, "_fields", None) is None:
         n = len(obj)
@@ -117,17 +117,33 @@ def describe_available(obj: Any) -> tuple[str, ...]:
         return (f"an array of shape {getattr(obj, 'shape', '?')}: numpy-style indexing only",)
     found = children_of(obj)
     if found is not None:
-        return tuple(_part_text(part) for part, _ in found)
+        names = dict.fromkeys(_part_text(part) for part, _ in found)
+        # Static fields (flax struct, registered dataclass) are no pytree children but are reachable.
+        fields = getattr(kind, "__dataclass_fields__", ())
+        names.update(dict.fromkeys(name for name in fields if hasattr(obj, name)))
+        return tuple(names) or (f"nothing (empty {kind.__name__})",)
     if kind not in _ATOMS:
-        names = dict.fromkeys(getattr(obj, "__dict__", None) or ())
-        for klass in kind.__mro__:
-            slots = klass.__dict__.get("__slots__", ())
-            names.update(dict.fromkeys((slots,) if isinstance(slots, str) else slots))
-        public = tuple(n for n in names if isinstance(n, str) and not n.startswith("_") and hasattr(obj, n))
+        public = tuple(name for name in _attribute_names(obj) if not name.startswith("_"))
         if public:
             return public
     return (f"nothing: {kind.__name__} is a leaf",)
 
 
+def _attribute_names(obj: Any) -> list[str]:
+    """Data attributes of a plain object (instance dict, slots, properties, class data), not methods.
+
+    Nothing is read, so a property that raises cannot break the error message being built.
+    """
+    kind = type(obj)
+    names = dict.fromkeys(n for n in getattr(obj, "__dict__", None) or () if isinstance(n, str))
+    for klass in kind.__mro__[:-1]:
+        for name, value in vars(klass).items():
+            # Slots and properties are descriptors that are not callable, unlike methods.
+            if not (callable(value) or isinstance(value, (classmethod, staticmethod))):
+                names[name] = None
+    return list(names)
+
+
 def _part_text(part: Any) -> str:
-    return part if type(part) is str else repr(part)
+    """A key as it is written in a path: ``name`` for identifiers, else its literal (``'0'`` vs ``0``)."""
+    return part if type(part) is str and part.isidentifier() else repr(part)

@@ -6,7 +6,7 @@ import sys
 
 from ._children import _ATOMS, children_of, describe_available, jax_children
 from ._errors import PathNotFoundError
-from ._parser import format_parts
+from ._parser import Wildcard, format_parts
 
 MISSING = object()
 _NOT_JAX_NODES = _ATOMS
@@ -47,17 +47,25 @@ def step(obj: object, part: object) -> object:
 def lookup(obj: object, parts: tuple[object, ...]) -> tuple[object, int]:
     """Follows ``parts`` from ``obj``: ``(value, -1)`` on success, ``(node, failing index)`` otherwise."""
     node = obj
-    for index, part in enumerate(parts):
-        if type(node) is dict:
-            try:
-                node = node[part]  # type: ignore[index]
-                continue
-            except (KeyError, TypeError):
-                pass
-        child = step(node, part)
-        if child is MISSING:
-            return node, index
-        node = child
+    index = 0
+    try:
+        for index, part in enumerate(parts):
+            if type(node) is dict:
+                try:
+                    node = node[part]  # type: ignore[index]
+                    continue
+                except (KeyError, TypeError):
+                    pass
+            child = step(node, part)
+            if child is MISSING:
+                return node, index
+            node = child
+    except Exception as e:  # Raised by the tree's own code (a property, a __getitem__): say where.
+        e.add_note(
+            f"kontext: raised while taking step {index + 1} of {len(parts)} of the path "
+            f"{format_parts(parts)!r}, on a {type(node).__name__} at {format_parts(parts[:index])!r}."
+        )
+        raise
     return node, -1
 
 
@@ -67,13 +75,19 @@ def not_found(root: object, parts: tuple[object, ...], node: object, index: int)
     parent = format_parts(parts[:index])
     failed = parts[index]
     available = describe_available(node)
-    suggestions = close_paths(root, path, parts, index, node)
+    suggestions = close_paths(root, path, parts, index, node, available)
+    step_text = f"step {index + 1} of {len(parts)} ({format_parts((failed,)).lstrip('.')!r})"
     where = f"at {parent!r}" if parent else "at the root"
-    lines = [
-        f"Path {path!r} not found: step {index + 1} of {len(parts)} ({format_parts((failed,)).lstrip('.')!r}) "
-        f"does not exist {where} ({type(node).__name__}).",
-        "Available there: " + _shorten(available) + ".",
-    ]
+    if type(failed) is Wildcard:
+        first = (
+            f"Path {path!r} has the wildcard {str(failed)!r} at {step_text}: a lookup needs a concrete path "
+            "(wildcards work with set_by_path, filter_by_path and GlobPath.match)."
+        )
+    else:
+        first = f"Path {path!r} not found: {step_text} " + (
+            _attribute_error(node, failed) or f"does not exist {where} ({type(node).__name__})."
+        )
+    lines = [first, "Available there: " + _shorten(available) + "."]
     if suggestions:
         lines.append("Did you mean " + " or ".join(repr(s) for s in suggestions) + "?")
     return PathNotFoundError(
@@ -86,28 +100,44 @@ def not_found(root: object, parts: tuple[object, ...], node: object, index: int)
     )
 
 
+def _attribute_error(node: object, name: object) -> str:
+    """For a name the class defines (a property) whose reading raised AttributeError: that error."""
+    if type(name) is not str or not hasattr(type(node), name):  # Only descriptors of the class.
+        return ""
+    try:
+        getattr(node, name)
+    except AttributeError as e:
+        return f"is defined by {type(node).__name__} but reading it raised AttributeError: {e}."
+    return ""
+
+
 def _shorten(names: tuple[str, ...], limit: int = 20) -> str:
     shown = ", ".join(names[:limit])
     return shown + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")
 
 
 def close_paths(
-    root: object, path: str, parts: tuple[object, ...], index: int, node: object, n: int = 3
+    root: object,
+    path: str,
+    parts: tuple[object, ...],
+    index: int,
+    node: object,
+    available: tuple[str, ...],
+    n: int = 3,
 ) -> tuple[str, ...]:
-    """Existing paths of ``root`` closest to ``path`` (difflib), trying the failing node's children first."""
+    """Existing paths of ``root`` closest to ``path`` (difflib), trying the failing node's names first."""
     import difflib
 
     local = children_of(node)
-    candidates: list[str] = []
-    if local is not None:
-        prefix = parts[:index]
-        candidates = [format_parts((*prefix, key, *parts[index + 1 :])) for key, _ in local]
-        candidates += [format_parts((*prefix, key)) for key, _ in local]
-    elif type(parts[index]) is str:
-        names = describe_available(node)
-        candidates = [format_parts((*parts[:index], name)) for name in names if name.isidentifier()]
+    keys: list[object] = [key for key, _ in local] if local else []
+    if type(parts[index]) is str:  # Attribute names too: static fields, properties, plain attributes.
+        keys += [name for name in available if name.isidentifier() and name not in keys]
+    prefix, rest = parts[:index], parts[index + 1 :]
+    candidates = [format_parts((*prefix, key, *rest)) for key in keys]
+    candidates += [format_parts((*prefix, key)) for key in keys]
     # The nodes the lookup already went through exist but are no answer to "did you mean".
     passed = {format_parts(parts[:j]) for j in range(index + 1)}
+    passed.add(path)
     found = [
         c
         for c in difflib.get_close_matches(path, list(dict.fromkeys(candidates)), n=n, cutoff=0.6)
