@@ -212,49 +212,73 @@ SUITES = {
 }
 
 
-def best_of(repeat: int, fn: Callable[[], Any]) -> float:
-    """Best wall time of `fn`, with the garbage collector paused as `timeit` does.
+def time_once(fn: Callable[[], Any]) -> float:
+    """Wall time of one call, with the garbage collector paused as `timeit` does."""
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        fn()
+        return time.perf_counter() - start
+    finally:
+        gc.enable()
+
+
+def best_of_interleaved(repeat: int, fns: dict[str, Callable[[], Any] | None]) -> dict[str, float | None]:
+    """Best time of each library's `fn`, taking turns so CPU noise hits all of them alike.
 
     A run slower than 2 s is not repeated (fiddle's JSON export is quadratic).
     """
-    times = []
+    best: dict[str, float | None] = dict.fromkeys(fns)
     for _ in range(repeat):
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        finally:
-            gc.enable()
-        if times[-1] > 2.0:
-            break
-    return min(times)
+        for name, fn in fns.items():
+            current = best[name]
+            if fn is None or (current is not None and current > 2.0):
+                continue
+            elapsed = time_once(fn)
+            best[name] = elapsed if current is None else min(current, elapsed)
+    return best
 
 
-def import_time(statement: str, repeat: int) -> float:
-    code = f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
-    times = []
+def import_times(suites: dict[str, type[Suite]], repeat: int) -> dict[str, float]:
+    """Best `import` time of each library, each in a fresh interpreter, taking turns."""
+    best: dict[str, float] = {}
     for _ in range(repeat):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        times.append(float(out.stdout.strip().splitlines()[-1]))
-    return min(times)
+        for name, suite in suites.items():
+            code = f"import time; t = time.perf_counter(); {suite.import_statement}; print(time.perf_counter() - t)"
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+            elapsed = float(out.stdout.strip().splitlines()[-1])
+            best[name] = min(best.get(name, elapsed), elapsed)
+    return best
 
 
-def measure(suite: Suite, calls: int, repeat: int) -> dict[str, float | None]:
+def measure(suites: dict[str, Suite], calls: int, repeat: int) -> dict[str, dict[str, float | None]]:
+    """Times every operation of every library at one size; `None` where a library lacks it."""
     blocks = n_blocks(calls)
-    results: dict[str, float | None] = {}
-    results["build"] = best_of(repeat, lambda: suite.build(blocks))
-    cfg = suite.build(blocks)
-    results["mutation"] = best_of(repeat, lambda: suite.mutation(cfg))
-    results["resolve"] = best_of(repeat, lambda: suite.resolve(cfg)) if suite.resolve else None
-    if suite.to_json and suite.from_json and calls <= suite.max_json_calls:
-        text = suite.to_json(cfg)
-        results["to_json"] = best_of(repeat, lambda: suite.to_json(cfg))
-        results["from_json"] = best_of(repeat, lambda: suite.from_json(text))
-    else:
-        results["to_json"] = results["from_json"] = None
-    results["repr"] = best_of(repeat, lambda: suite.repr(cfg))
+    cfgs = {name: suite.build(blocks) for name, suite in suites.items()}
+    with_json = {
+        name: suite.to_json is not None and suite.from_json is not None and calls <= suite.max_json_calls
+        for name, suite in suites.items()
+    }
+    texts = {name: suite.to_json(cfgs[name]) if with_json[name] else None for name, suite in suites.items()}
+
+    def ops(name: str, suite: Suite) -> dict[str, Callable[[], Any] | None]:
+        cfg, text = cfgs[name], texts[name]
+        return {
+            "build": lambda: suite.build(blocks),
+            "mutation": lambda: suite.mutation(cfg),
+            "resolve": (lambda: suite.resolve(cfg)) if suite.resolve else None,
+            "to_json": (lambda: suite.to_json(cfg)) if with_json[name] else None,
+            "from_json": (lambda: suite.from_json(text)) if with_json[name] else None,
+            "repr": lambda: suite.repr(cfg),
+        }
+
+    per_library = {name: ops(name, suite) for name, suite in suites.items()}
+    results: dict[str, dict[str, float | None]] = {name: {} for name in suites}
+    for op in OPERATIONS[1:]:
+        best = best_of_interleaved(repeat, {name: per_library[name][op] for name in suites})
+        for name, value in best.items():
+            results[name][op] = value
     return results
 
 
@@ -291,22 +315,23 @@ def main() -> None:
     sizes = [int(s) for s in options.sizes.split(",")]
 
     suites: dict[str, Suite] = {}
-    imports: dict[str, float] = {}
     for name in options.libraries.split(","):
         try:
-            imports[name] = import_time(SUITES[name].import_statement, options.repeat)
             suites[name] = SUITES[name]()
         except Exception as e:  # A peer that fails to import is reported, not fatal.
             print(f"[{name}] unavailable: {type(e).__name__}: {e}".splitlines()[0])
     names = list(suites)
+    imports = import_times({name: SUITES[name] for name in names}, options.repeat)
 
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, best of {options.repeat}")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, best of {options.repeat}, libraries interleaved"
+    )
     per_size: dict[int, dict[str, dict[str, float | None]]] = {}
     for size in sizes:
-        repeat = options.repeat if size <= 2000 else max(2, options.repeat // 2)
-        rows = {}
-        for name, suite in suites.items():
-            rows[name] = {"import": imports[name], **measure(suite, size, repeat)}
+        repeat = options.repeat if size <= 2000 else max(3, options.repeat // 2)
+        rows = measure(suites, size, repeat)
+        for name in names:
+            rows[name]["import"] = imports[name]
         per_size[size] = rows
         print_table(f"~{count_calls(n_blocks(size))} calls", names, rows)
 

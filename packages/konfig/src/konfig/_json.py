@@ -99,13 +99,77 @@ def encode(value: Any) -> Any:
 
 
 class _Encoder:
-    __slots__ = ("next_id", "nodes", "root", "shared")
+    """Turns a config into JSON data; `value`, `node` and `sequence` are closures for speed."""
+
+    __slots__ = ("next_id", "node", "nodes", "root", "sequence", "shared", "value")
 
     def __init__(self, root: Any) -> None:
         self.root = root
-        self.nodes: dict[int, dict[str, Any]] = {}  # id(ConfigDict) -> its JSON object
         self.shared: dict[int, int] = {}  # id(ConfigDict) -> __id__
         self.next_id = 1
+        # id(ConfigDict) -> its JSON object
+        nodes: dict[int, dict[str, Any]] = {}
+        self.nodes = nodes
+        # The hot paths are closures over locals: no attribute lookups per node or field.
+        setdefault = nodes.setdefault
+        scalars = _JSON_SCALARS
+        plain_keys = _PLAIN_KEYS
+        config_dict = ConfigDict
+        other = self.other
+        reference = self.reference
+
+        def value(v: Any) -> Any:
+            t = type(v)
+            if t in scalars:
+                return v
+            if t is config_dict:
+                return node(v)
+            if t is list:
+                return sequence(v)
+            if t is tuple:
+                return {_TUPLE: sequence(v)}
+            return other(v, t)
+
+        def node(cfg: ConfigDict) -> dict[str, Any]:
+            fields = cfg._fields
+            out = fields.copy()  # Scalars (most fields) stay as they are.
+            seen = setdefault(id(cfg), out)
+            if seen is not out:
+                return reference(cfg, seen)
+            odd_keys = False
+            for k, v in fields.items():
+                if k not in plain_keys and not _is_plain_key(k):
+                    odd_keys = True
+                t = type(v)
+                if t in scalars:
+                    continue
+                try:
+                    out[k] = node(v) if t is config_dict else value(v)
+                except _Unserializable as e:
+                    e.path.append(k)
+                    raise
+            if odd_keys:
+                _Encoder.encode_keys(out)
+            return out
+
+        def sequence(items: list[Any] | tuple[Any, ...]) -> list[Any]:
+            out: list[Any] = []
+            append = out.append
+            for i, v in enumerate(items):
+                t = type(v)
+                if t in scalars:
+                    append(v)
+                    continue
+                try:
+                    append(node(v) if t is config_dict else value(v))
+                except _Unserializable as e:
+                    e.path.append(i)
+                    raise
+            return out
+
+        self.value = value
+        self.node = node
+        self.sequence = sequence
 
     def encode(self, value: Any) -> Any:
         try:
@@ -116,42 +180,6 @@ class _Encoder:
             raise _unserializable_error(
                 _Unserializable(value, "it is nested too deeply, or a list or tuple contains itself")
             ) from None
-
-    def value(self, value: Any) -> Any:
-        t = type(value)
-        if t in _JSON_SCALARS:
-            return value
-        if t is ConfigDict:
-            return self.node(value)
-        if t is list:
-            return self.sequence(value)
-        if t is tuple:
-            return {_TUPLE: self.sequence(value)}
-        return self.other(value, t)
-
-    def node(self, cfg: ConfigDict) -> dict[str, Any]:
-        fields = cfg._fields
-        out = fields.copy()  # Scalars (most fields) stay as they are.
-        seen = self.nodes.setdefault(id(cfg), out)
-        if seen is not out:
-            return self.reference(cfg, seen)
-        scalars = _JSON_SCALARS
-        plain_keys = _PLAIN_KEYS
-        odd_keys = False
-        for k, v in fields.items():
-            if k not in plain_keys and not _is_plain_key(k):
-                odd_keys = True
-            t = type(v)
-            if t in scalars:
-                continue
-            try:
-                out[k] = self.node(v) if t is ConfigDict else self.value(v)
-            except _Unserializable as e:
-                e.path.append(k)
-                raise
-        if odd_keys:
-            self.encode_keys(out)
-        return out
 
     @staticmethod
     def encode_keys(out: dict[Any, Any]) -> None:
@@ -174,22 +202,6 @@ class _Encoder:
             seen[ID_KEY] = node_id
             seen.update(items)
         return {ID_KEY: node_id}
-
-    def sequence(self, items: list[Any] | tuple[Any, ...]) -> list[Any]:
-        out: list[Any] = []
-        append = out.append
-        scalars = _JSON_SCALARS
-        for i, v in enumerate(items):
-            t = type(v)
-            if t in scalars:
-                append(v)
-                continue
-            try:
-                append(self.node(v) if t is ConfigDict else self.value(v))
-            except _Unserializable as e:
-                e.path.append(i)
-                raise
-        return out
 
     def other(self, value: Any, t: type) -> Any:
         if isinstance(value, ConfigDict):
