@@ -22,3 +22,25 @@ def test_public_names_are_listed_in_all():
 
     missing = [name for name in konfig.__all__ if not hasattr(konfig, name)]
     assert missing == []
+
+
+KAULDRON_KONFIG_NAMES = [
+    "ConfigDict",
+    "ConfigDictLike",
+    "WithRef",
+    "imports",
+    "placeholder",
+    "ref_copy",
+    "ref_fn",
+    "register_aliases",
+    "register_default_values",
+    "required",
+    "resolve",
+    "set_lazy_imported_modules",
+]
+
+
+def test_kauldron_konfig_names_are_available():
+    import konfig
+
+    assert [name for name in KAULDRON_KONFIG_NAMES if not hasattr(konfig, name)] == []
