@@ -304,3 +304,8 @@ def test_kauldron_annotation_helpers_exist():
 def test_live_object_in_a_positional_argument_is_named_by_index():
     with pytest.raises(konfig.ConfigValueError, match=r"^cfg\[1\]: "):
         fl.anything(1, fl_real_point())
+
+
+def test_programmatic_classmethod_node_is_validated_without_cls():
+    with pytest.raises(konfig.ArgumentError, match="at most 2 positional"):
+        konfig.ConfigDict({"__qualname__": "fake_lib:Trainer.eval_only", "0": 1, "1": 2, "2": 3})

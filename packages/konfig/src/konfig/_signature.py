@@ -86,11 +86,13 @@ def _lookup_imported(qualname: str) -> Any:
     import inspect
 
     for attr in attrs.split("."):
-        obj = inspect.getattr_static(obj, attr, None)
-        if obj is None:
+        # Static lookup: no property or module `__getattr__` runs for validation.
+        value = inspect.getattr_static(obj, attr, None)
+        if value is None:
             return None
-    if isinstance(obj, (classmethod, staticmethod)):
-        obj = obj.__func__
+        if isinstance(value, (classmethod, staticmethod)):
+            value = getattr(obj, attr)  # Bound: `cls` is not a parameter.
+        obj = value
     return obj if callable(obj) else None
 
 
