@@ -14,6 +14,7 @@ jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 nn = pytest.importorskip("flax.linen")
 struct = pytest.importorskip("flax.struct")
+flax = pytest.importorskip("flax")
 
 import kontext  # noqa: E402
 from kontext import REQUIRED, Key, Path  # noqa: E402
@@ -135,6 +136,13 @@ def test_path_builder_checks_flax_struct_fields() -> None:
     assert str(preds.logits) == "preds.logits"
     with pytest.raises(AttributeError, match="Did you mean 'logits'"):
         _ = preds.logit
+
+
+def test_frozen_flax_params_are_read_but_a_write_names_the_path() -> None:
+    params = flax.core.freeze(Classifier().init(jax.random.PRNGKey(0), _batch()["image"]))
+    assert kontext.get_by_path(params, "params.head.kernel").shape == (8, 3)
+    with pytest.raises(kontext.PathMutationError, match=r"Cannot set 'params.encoder.bias'.*FrozenDict"):
+        kontext.set_by_path(params, "**.bias", 0.0)
 
 
 # Equinox-style modules: dataclasses registered as pytrees, arrays as children, config as static metadata.

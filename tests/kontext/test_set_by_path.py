@@ -212,3 +212,35 @@ def test_overlapping_wildcards_report_each_path_once() -> None:
     tree = {"a": {"b": {"c": 1}}}
     assert set_by_path(tree, "**.*.c", 0) == ["a.b.c"]
     assert set_by_path(tree, "**.**.c", 2) == ["a.b.c"]
+
+
+class ReadOnlyDict(dict):
+    """A mapping that refuses writes the way flax's FrozenDict does."""
+
+    def __setitem__(self, key: object, value: object) -> None:
+        raise ValueError(f"{type(self).__name__} is immutable.")
+
+
+def test_mapping_that_refuses_the_write_is_a_mutation_error_naming_the_path() -> None:
+    tree = {"params": ReadOnlyDict(bias=1)}
+    with pytest.raises(PathMutationError, match=r"Cannot set 'params.bias'.*ReadOnlyDict is immutable"):
+        set_by_path(tree, "params.bias", 0)
+    with pytest.raises(PathMutationError, match=r"Cannot set 'params.bias'"):
+        set_by_path(tree, "**.bias", 0)
+
+
+def test_unhashable_dict_key_is_a_mutation_error_naming_the_path() -> None:
+    with pytest.raises(PathMutationError, match=r"Cannot set 'a\[1:2\]'.*hashable"):
+        set_by_path({"a": {}}, "a[1:2]", 0)
+
+
+def test_glob_writes_only_where_glob_match_finds_the_path() -> None:
+    class Optimizer:  # A plain object: a leaf for globs, as for flatten_with_path.
+        def __init__(self) -> None:
+            self.lr = 0.1
+
+    tree = {"opt": Optimizer(), "sched": {"lr": 0.2}}
+    assert [str(p) for p in GlobPath.from_str("**.lr").match(tree)] == ["sched.lr"]
+    assert set_by_path(tree, "**.lr", 0.0) == ["sched.lr"]
+    assert tree["opt"].lr == 0.1
+    assert set_by_path(tree, "opt.lr", 0.0) == ["opt.lr"]

@@ -174,8 +174,8 @@ def set_parts(obj: Context, parts: tuple[object, ...], value: Any, text: str) ->
     written: list[str] = []
     done: set[Any] = set()
     for prefix, parent in targets:
-        if lenient and type(parent) is not dict and (type(parent) in _ATOMS or _is_array(type(parent))):
-            continue  # A leaf reached through `**`: nothing to set inside it.
+        if lenient and type(parent) is not dict and children_of(parent) is None:
+            continue  # A leaf reached through a wildcard: globs write into containers only, as `match` reads.
         concrete = (*prefix, last)
         if done and last in prefix and _inside(concrete, done):
             continue  # Inside a sub-tree that was just replaced.
@@ -201,13 +201,18 @@ def _assign(
     root: object, parent: object, prefix: tuple[object, ...], part: object, value: Any, lenient: bool
 ) -> bool:
     kind = type(parent)
+    where = _Lazy(prefix, ())
+    target = _Lazy(prefix, (part,))
     if kind is dict:
         if lenient and not _has_key(parent, part):
             return False
-        parent[part] = value  # type: ignore[index]
+        try:
+            parent[part] = value  # type: ignore[index]
+        except TypeError:
+            raise PathMutationError(
+                f"Cannot set {target!r}: dict keys must be hashable, got {part!r}."
+            ) from None
         return True
-    where = _Lazy(prefix, ())
-    target = _Lazy(prefix, (part,))
     if kind in _ATOMS or _is_array(kind):
         if lenient:
             return False
@@ -223,9 +228,18 @@ def _assign(
     if hasattr(kind, "keys") and hasattr(kind, "__getitem__"):
         if lenient and not _has_key(parent, part):
             return False
-        if not hasattr(kind, "__setitem__"):
-            raise PathMutationError(f"Cannot set {target!r}: {where!r} is an immutable {kind.__name__}.")
-        parent[part] = value  # type: ignore[index]
+        try:
+            parent[part] = value  # type: ignore[index]
+        except (
+            TypeError,
+            ValueError,
+            AttributeError,
+            NotImplementedError,
+        ) as e:  # FrozenDict, mappingproxy...
+            raise PathMutationError(
+                f"Cannot set {target!r}: the {kind.__name__} at {where} refused the write "
+                f"({type(e).__name__}: {e}); build a new one instead."
+            ) from None
         return True
     if isinstance(parent, list) or (hasattr(kind, "__setitem__") and hasattr(kind, "__len__")):
         n = len(parent)  # type: ignore[arg-type]
