@@ -9,8 +9,10 @@ three kinds of `ConfigDict`, distinguished only by their keys:
   "kw": value}`. The module part (importable with `importlib`) comes before
   `:`, the attribute path after it. Positional arguments are stored under the
   string keys `"0"`, `"1"`, ... (contiguous, inserted before keywords by
-  capture); `cfg[0]`, `cfg[-1]` map integers to them on call nodes and
-  `cfg[num_args] = x` appends one.
+  capture); `cfg[0]`, `cfg[-1]` map integers to them on call nodes,
+  `cfg[num_args] = x` appends one, and when the target's signature is known
+  `cfg.features` reads/writes the positional argument that fills `features`.
+  In paths (`_paths`) positional arguments are `int` keys: `("opt", 1, "lr")`.
 * constant node: `{"__const__": "module:Attr"}`, an object used without a
   call (enum member, function, class). A module alone is `"module.path"`.
 * plain mapping: any other `ConfigDict` (keys are usually `str`).
@@ -21,14 +23,19 @@ for speed; write through `cfg[key] = value` so values are validated).
 `None`.
 
 Building programmatically without capture: `make_node("optax:adam", 0.1,
-b1=0.9)` or `ConfigDict({"__qualname__": "optax:adam", "0": 0.1})`; the
-latter validates arguments only when the target module is already imported.
+b1=0.9)` or `ConfigDict({"__qualname__": "optax:adam", "0": 0.1})` (both
+validate arguments only when the target module is already imported, never
+importing anything); `make_const("optax:adam")` for a constant. Loaders that
+already hold valid data may wrap a dict without any check or copy with
+`ConfigDict._raw(fields, origin=None)`. Arguments are validated through
+`_signature.params_for(qualname)` (cached per qualname).
 
 Leaves are `None`, `bool`, `int`, `float`, `complex`, `str`, `bytes`,
 `Ellipsis`, `slice`, `range`, `os.PathLike`, sets/frozensets of those,
 `Ref`s (see `_refs`) and `Placeholder`s (see `_placeholder`). Dicts are
 converted to `ConfigDict` on assignment; captured objects (`konfig.imports()`
-proxies) are converted to constant nodes; anything else is refused.
+proxies) and builtin types (`float` -> `{"__const__": "builtins:float"}`)
+are converted to constant nodes; anything else is refused.
 
 Paths and walking: `konfig._paths` (`get_by_path`, `set_by_path`,
 `iter_leaves`, `format_path`, `parse_path`).
