@@ -68,15 +68,6 @@ def test_every_unset_required_key_is_named() -> None:
         resolve_from_keyed_obj(CONTEXT, CrossEntropy())
 
 
-def test_required_inside_a_key_tree_is_detected() -> None:
-    @dataclasses.dataclass
-    class Multi:
-        inputs: KeyTree[dict] = dataclasses.field(default_factory=lambda: {"a": "batch.image", "b": REQUIRED})
-
-    with pytest.raises(RequiredKeyError, match="'inputs'"):
-        resolve_from_keyed_obj(CONTEXT, Multi())
-
-
 def test_missing_function_argument_is_reported() -> None:
     @dataclasses.dataclass
     class OnlyLogits:
@@ -239,3 +230,31 @@ def test_a_key_with_a_wildcard_is_reported_as_needing_a_concrete_path() -> None:
     loss = CrossEntropy(logits="preds.*", labels="batch.label")
     with pytest.raises(UnresolvedKeysError, match=r"wildcard '\*'.*concrete path"):
         resolve_from_keyed_obj(CONTEXT, loss)
+
+
+def test_positional_only_argument_cannot_be_fed_by_a_key_even_with_var_keyword() -> None:
+    @dataclasses.dataclass
+    class One:
+        x: Key = "batch.image"
+
+    def fn(x, /, **rest):  # `x=...` would land in `rest`, and `x` would be missing.
+        return x
+
+    with pytest.raises(KeySignatureError, match="key 'x' names a positional-only argument"):
+        resolve_from_keyed_obj(CONTEXT, One(), func=fn)
+
+
+def test_function_without_a_readable_signature_is_not_checked() -> None:
+    loss = CrossEntropy(logits="preds.logits", labels="batch.label")
+    assert resolve_from_keyed_obj(CONTEXT, loss, func=dict) == {"logits": "LOGITS", "labels": "LBL"}
+
+
+def test_required_inside_a_key_tree_is_named_by_its_position() -> None:
+    @dataclasses.dataclass
+    class Multi:
+        inputs: KeyTree[dict] = dataclasses.field(
+            default_factory=lambda: {"a": "batch.image", "b": ["batch.label", REQUIRED]}
+        )
+
+    with pytest.raises(RequiredKeyError, match=r"'inputs.b\[1\]'"):
+        resolve_from_keyed_obj(CONTEXT, Multi())

@@ -48,7 +48,9 @@ REQUIRED = "__KEY_REQUIRED__"
 _PROTOCOL = "__kontext_keys__"
 _KEY_FIELDS: dict[type, tuple[str, ...]] = {}
 _OWNER_NAMES: dict[type, str] = {}
-_SIGNATURES: dict[Any, tuple[tuple[str, ...], frozenset[str], frozenset[str], bool, str]] = {}
+_Signature = tuple[tuple[str, ...], frozenset[str], frozenset[str], bool, str]
+_SIGNATURES: dict[Any, _Signature | None] = {}
+_UNKNOWN = object()
 
 
 def get_keypaths(keyed_obj: Any) -> dict[str, Any]:
@@ -149,12 +151,12 @@ def resolve_from_keyed_obj(
     if owner is None:
         owner = _OWNER_NAMES[kind] = _readable_name(kind)
     keypaths = {name: path for name, path in get_keypaths(keyed_obj).items() if path is not None}
-    unset = [name for name, path in keypaths.items() if _has_required(path)]
+    unset = [where for name, path in keypaths.items() for where in _required_positions(path, (name,))]
     if unset:
-        listed = ", ".join(repr(name) for name in unset)
+        listed = ", ".join(repr(format_parts(where)) for where in unset)
         raise RequiredKeyError(
             f"{owner}: key(s) {listed} are REQUIRED but were not set. Set them when building the object, "
-            f"e.g. {owner}({unset[0]}='<path in the context>'), or set them to None if the input is optional."
+            f"e.g. {owner}({unset[0][0]}='<path in the context>'), or set them to None if the input is optional."
         )
     if func is not None:
         _check_signature(owner, keypaths, func)
@@ -174,15 +176,18 @@ def _readable_name(obj: Any) -> str:
     return str(getattr(obj, "__qualname__", obj)).rsplit("<locals>.", 1)[-1]
 
 
-def _has_required(path: Any) -> bool:
+def _required_positions(path: Any, where: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
+    """Where a key (or a tree of paths) is still ``REQUIRED``: ``(("inputs", "b", 1),)``."""
     kind = type(path)
     if kind is str:
-        return path == REQUIRED  # type: ignore[no-any-return]
+        return (where,) if path == REQUIRED else ()
     if kind is dict:
-        return any(_has_required(p) for p in path.values())
-    if kind is list or kind is tuple:
-        return any(_has_required(p) for p in path)
-    return False
+        items: Any = path.items()
+    elif kind is list or kind is tuple:
+        items = enumerate(path)
+    else:
+        return ()
+    return tuple(found for key, sub in items for found in _required_positions(sub, (*where, key)))
 
 
 def _resolve(context: Context, key_paths: dict[str, Any], owner: str) -> dict[str, Any]:
@@ -250,10 +255,14 @@ def _unresolved(
 
 
 def _check_signature(owner: str, keypaths: dict[str, Any], func: Callable[..., Any]) -> None:
-    names, required, positional_only, var_keyword, text = _signature(func)
+    signature = _signature(func)
+    if signature is None:
+        return  # No signature to check against (some builtins).
+    names, required, positional_only, var_keyword, text = signature
     given = set(keypaths)
     missing = [name for name in names if name in required and name not in given]
-    extra = [] if var_keyword else [key for key in keypaths if key not in names or key in positional_only]
+    # A positional-only name given by keyword fails, or lands in `**kwargs`: a mistake either way.
+    extra = [key for key in keypaths if key in positional_only or (not var_keyword and key not in names)]
     if not missing and not extra:
         return
     import difflib
@@ -276,18 +285,32 @@ def _check_signature(owner: str, keypaths: dict[str, Any], func: Callable[..., A
     raise KeySignatureError("\n".join(lines))
 
 
-def _signature(func: Callable[..., Any]) -> tuple[tuple[str, ...], frozenset[str], frozenset[str], bool, str]:
+def _signature(func: Callable[..., Any]) -> _Signature | None:
+    """Argument names, required ones, positional-only ones, ``**kwargs``, text; ``None`` if unknown."""
     underlying = getattr(func, "__func__", func)
     cache_key: Any = (underlying, hasattr(func, "__self__"))
     try:
-        cached = _SIGNATURES.get(cache_key)
+        cached = _SIGNATURES.get(cache_key, _UNKNOWN)
     except TypeError:  # An unhashable callable.
-        cached, cache_key = None, None
-    if cached is not None:
+        cached, cache_key = _UNKNOWN, None
+    if cached is not _UNKNOWN:
         return cached
     import inspect
 
-    sig = inspect.signature(func)
+    try:
+        sig = inspect.signature(func)
+    except (ValueError, TypeError):
+        info = None
+    else:
+        info = _read_signature(sig)
+    if cache_key is not None:
+        if len(_SIGNATURES) >= 4096:  # Functions made on the fly (lambdas, partials) must not pile up.
+            _SIGNATURES.clear()
+        _SIGNATURES[cache_key] = info
+    return info
+
+
+def _read_signature(sig: Any) -> _Signature:
     names: list[str] = []
     required: set[str] = set()
     positional_only: set[str] = set()
@@ -303,9 +326,4 @@ def _signature(func: Callable[..., Any]) -> tuple[tuple[str, ...], frozenset[str
                 required.add(param.name)
             if param.kind is param.POSITIONAL_ONLY:
                 positional_only.add(param.name)
-    info = (tuple(names), frozenset(required), frozenset(positional_only), var_keyword, str(sig))
-    if cache_key is not None:
-        if len(_SIGNATURES) >= 4096:  # Functions made on the fly (lambdas, partials) must not pile up.
-            _SIGNATURES.clear()
-        _SIGNATURES[cache_key] = info
-    return info
+    return (tuple(names), frozenset(required), frozenset(positional_only), var_keyword, str(sig))
