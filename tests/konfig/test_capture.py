@@ -256,3 +256,12 @@ def test_capture_inside_a_function_captures_its_imports():
         return fake_lib.add(1)
 
     assert get_config().__qualname__ == "fake_lib:add"
+
+
+def test_capture_entered_through_an_exit_stack():
+    import contextlib
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(konfig.imports())
+        import fake_lib
+    assert fake_lib.add(1).__qualname__ == "fake_lib:add"

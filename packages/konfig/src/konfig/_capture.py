@@ -67,7 +67,10 @@ class _Capture:
         _state.lazy = previous[1] or self._lazy
         # Only import statements of the module running the block are captured:
         # library code called inside the block keeps importing normally.
-        _state.scope = sys._getframe(1).f_globals
+        frame = sys._getframe(1)
+        while frame.f_back is not None and frame.f_globals.get("__name__") == "contextlib":
+            frame = frame.f_back  # Entered through `ExitStack.enter_context` and the like.
+        _state.scope = frame.f_globals
 
     def __exit__(self, *exc_info: Any) -> None:
         _state.capturing, _state.lazy, _state.scope = self._previous
