@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
-from typing import NamedTuple, TypedDict
+from typing import Generic, NamedTuple, TypedDict, TypeVar
 
 import pytest
 from kontext import PathBuilder, get_by_path, path_builder_from
@@ -110,3 +110,57 @@ def test_builders_copy_and_pickle_as_their_path() -> None:
     restored = pickle.loads(pickle.dumps(built))
     assert isinstance(restored, PathBuilder)
     assert restored == "batch.meta.id"
+
+
+T = TypeVar("T")
+
+
+@dataclasses.dataclass
+class Box(Generic[T]):
+    item: T
+    items: list[T]
+
+    @property
+    def first(self) -> T:
+        return self.items[0]
+
+
+def test_parameterized_generic_checks_its_fields_and_follows_type_arguments() -> None:
+    box = path_builder_from("box", Box[Meta])
+    assert str(box.item.id) == "box.item.id"
+    assert str(box.items[0].tags) == "box.items[0].tags"
+    with pytest.raises(AttributeError, match="Box has no field 'itme'"):
+        _ = box.itme
+    with pytest.raises(AttributeError, match="Meta has no field 'idd'"):
+        _ = box.items[0].idd
+
+
+def test_unparameterized_generic_field_accepts_any_name() -> None:
+    assert str(path_builder_from("box", Box).item.anything) == "box.item.anything"
+
+
+def test_properties_are_valid_steps_typed_by_their_return_annotation() -> None:
+    @dataclasses.dataclass
+    class Crops:
+        all: list[Meta]
+
+        @property
+        def main(self) -> Meta:
+            return self.all[0]
+
+    crops = path_builder_from("crops", Crops)
+    assert str(crops.main.id) == "crops.main.id"
+    with pytest.raises(AttributeError, match="Meta has no field 'idd'"):
+        _ = crops.main.idd
+    assert "main" in dir(crops)
+
+
+def test_named_tuple_items_follow_the_field_types() -> None:
+    class Pair(NamedTuple):
+        name: str
+        meta: Meta
+
+    pair = path_builder_from("pair", Pair)
+    assert str(pair[1].id) == "pair[1].id"
+    with pytest.raises(AttributeError, match="Meta has no field 'idd'"):
+        _ = pair[-1].idd

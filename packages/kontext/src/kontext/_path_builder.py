@@ -64,12 +64,19 @@ class PathBuilder:
     def __getitem__(self, key: Any) -> PathBuilder:
         cls = self._kontext_cls
         hints = _hints(cls)
-        if hints and _is_typed_dict(cls):
+        if not hints:
+            child = _item_type(cls, key)
+        elif _is_typed_dict(cls):
             if key not in hints:
                 raise KeyError(_unknown_field(self, cls, key, hints))
             child = _unwrap(hints[key])
         else:
-            child = _item_type(cls, key)
+            fields = getattr(cls, "_fields", ())  # A named tuple's items are its fields.
+            child = (
+                _unwrap(hints[fields[key]])
+                if type(key) is int and -len(fields) <= key < len(fields)
+                else None
+            )
         return PathBuilder((*self._kontext_parts, check_part(key, False)), child)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -105,27 +112,69 @@ class PathBuilder:
 
 
 def _hints(cls: Any) -> dict[str, Any]:
-    if cls is None or not isinstance(cls, type):
+    """``{name: type}`` of the fields (and properties) of ``cls``; empty when it has none or is unknown."""
+    if cls is None:
         return _NO_HINTS
-    found = _HINTS.get(cls)
+    try:
+        found = _HINTS.get(cls)
+    except TypeError:  # An unhashable annotation.
+        return _NO_HINTS
     if found is None:
-        try:
-            found = dict(typing.get_type_hints(cls))
-        except Exception:  # Unresolvable annotations: field names only, types unknown.
-            import inspect
-
-            found = {}
-            for klass in reversed(cls.__mro__):
-                for name in inspect.get_annotations(klass):
-                    found[name] = None
-        found = {n: h for n, h in found.items() if typing.get_origin(h) is not typing.ClassVar}
-        _HINTS[cls] = found
+        found = _HINTS[cls] = _read_hints(cls)
     return found
+
+
+def _read_hints(cls: Any) -> dict[str, Any]:
+    origin = typing.get_origin(cls)
+    parameters = getattr(origin, "__parameters__", ())
+    if isinstance(origin, type) and parameters:  # `Box[Meta]`: the fields of `Box`, with `T` -> `Meta`.
+        mapping = dict(zip(parameters, typing.get_args(cls), strict=False))
+        return {name: _substitute(hint, mapping) for name, hint in _hints(origin).items()}
+    if not isinstance(cls, type):
+        return _NO_HINTS
+    try:
+        found = dict(typing.get_type_hints(cls))
+    except Exception:  # Unresolvable annotations: field names only, types unknown.
+        import inspect
+
+        found = {}
+        for klass in reversed(cls.__mro__):
+            for name in inspect.get_annotations(klass):
+                found[name] = None
+    found = {n: h for n, h in found.items() if typing.get_origin(h) is not typing.ClassVar}
+    if found:  # Properties are steps too, typed by what they return.
+        for klass in reversed(cls.__mro__):
+            for name, value in vars(klass).items():
+                if isinstance(value, property) and not name.startswith("_"):
+                    found[name] = _return_hint(value.fget)
+    return found
+
+
+def _return_hint(func: Any) -> Any:
+    try:
+        return typing.get_type_hints(func).get("return")
+    except Exception:  # An annotation that cannot be resolved: type unknown.
+        return None
+
+
+def _substitute(hint: Any, mapping: dict[Any, Any]) -> Any:
+    """``hint`` with its type variables replaced: ``list[T]`` -> ``list[Meta]``."""
+    if isinstance(hint, TypeVar):
+        return mapping.get(hint, hint)
+    parameters = getattr(hint, "__parameters__", ())
+    if not parameters:
+        return hint
+    try:
+        return hint[tuple(mapping.get(p, p) for p in parameters)]
+    except TypeError:
+        return hint
 
 
 def _unwrap(hint: Any) -> Any:
     """``Optional[X]``/``Annotated[X, ...]`` -> ``X``; other unions -> unknown (``None``)."""
     while True:
+        if isinstance(hint, TypeVar):
+            return hint.__bound__  # What every value of it has; `None` (unknown) without a bound.
         origin = typing.get_origin(hint)
         if origin is typing.Annotated:
             hint = typing.get_args(hint)[0]
