@@ -90,7 +90,7 @@ def _match(
             if lenient or part is DOUBLE_STAR:
                 return
             raise PathNotFoundError(
-                f"Cannot expand '*' in {format_parts((*parts, *suffix))!r} at {_Lazy(prefix, ())}: "
+                f"Cannot expand '*' in {format_parts((*parts, *suffix))!r} at {_where(prefix)}: "
                 f"{type(node).__name__} is a leaf, not a container.",
                 path=format_parts((*parts, *suffix)),
                 failed_part=part,
@@ -200,62 +200,50 @@ def _inside(parts: tuple[object, ...], done: set[Any]) -> bool:
 def _assign(
     root: object, parent: object, prefix: tuple[object, ...], part: object, value: Any, lenient: bool
 ) -> bool:
+    """Writes ``parent[part]`` / ``parent.part``; ``False`` for a glob match with nothing to write.
+
+    Error messages are formatted only when raised: this runs once per written path.
+    """
     kind = type(parent)
-    where = _Lazy(prefix, ())
-    target = _Lazy(prefix, (part,))
     if kind is dict:
         if lenient and not _has_key(parent, part):
             return False
         try:
             parent[part] = value  # type: ignore[index]
         except TypeError:
-            raise PathMutationError(
-                f"Cannot set {target!r}: dict keys must be hashable, got {part!r}."
-            ) from None
+            raise _cannot(prefix, part, f"dict keys must be hashable, got {part!r}") from None
         return True
     if kind in _ATOMS or _is_array(kind):
         if lenient:
             return False
-        raise PathMutationError(
-            f"Cannot set {target!r}: {where!r} is a leaf ({kind.__name__}), not a container that can be written into."
-        )
+        reason = f"{_where(prefix)} is a leaf ({kind.__name__}), not a container that can be written into"
+        raise _cannot(prefix, part, reason)
     if isinstance(parent, tuple):
         if lenient and step(parent, part) is MISSING:
             return False
-        raise PathMutationError(
-            f"Cannot set {target!r}: {where!r} is a {kind.__name__}, which is immutable; rebuild it instead."
-        )
+        raise _cannot(prefix, part, f"{_where(prefix)} is a {kind.__name__}, which is immutable; rebuild it")
     if hasattr(kind, "keys") and hasattr(kind, "__getitem__"):
         if lenient and not _has_key(parent, part):
             return False
         try:
             parent[part] = value  # type: ignore[index]
-        except (
-            TypeError,
-            ValueError,
-            AttributeError,
-            NotImplementedError,
-        ) as e:  # FrozenDict, mappingproxy...
-            raise PathMutationError(
-                f"Cannot set {target!r}: the {kind.__name__} at {where} refused the write "
-                f"({type(e).__name__}: {e}); build a new one instead."
-            ) from None
+        except (TypeError, ValueError, AttributeError, NotImplementedError) as e:  # FrozenDict, mappingproxy
+            reason = f"the {kind.__name__} at {_where(prefix)} refused the write ({type(e).__name__}: {e})"
+            raise _cannot(prefix, part, reason + "; build a new one instead") from None
         return True
     if isinstance(parent, list) or (hasattr(kind, "__setitem__") and hasattr(kind, "__len__")):
         n = len(parent)  # type: ignore[arg-type]
         if type(part) is not int:
             if lenient:
                 return False
-            raise PathMutationError(
-                f"Cannot set {target!r}: {kind.__name__} indices are integers, got {part!r}."
-            )
+            raise _cannot(prefix, part, f"{kind.__name__} indices are integers, got {part!r}")
         if not -n <= part < n:
             if lenient:
                 return False
             raise PathIndexError(
-                f"Cannot set {target!r}: index {part} is out of range for the {kind.__name__} of length {n} at "
-                f"{where!r} (valid: 0..{n - 1} or -{n}..-1).",
-                path=format_parts(target.parts),
+                f"Cannot set {_where((*prefix, part))}: index {part} is out of range for the {kind.__name__} "
+                f"of length {n} at {_where(prefix)} (valid: 0..{n - 1} or -{n}..-1).",
+                path=format_parts((*prefix, part)),
                 failed_part=part,
                 parent=format_parts(prefix),
                 available=(f"indices 0..{n - 1}",) if n else (),
@@ -265,7 +253,7 @@ def _assign(
     if type(part) is not str:
         if lenient:
             return False
-        raise PathMutationError(f"Cannot set {target!r}: {kind.__name__} has attributes, not item {part!r}.")
+        raise _cannot(prefix, part, f"{kind.__name__} has attributes, not item {part!r}")
     if not hasattr(parent, part):
         if lenient:
             return False
@@ -273,25 +261,22 @@ def _assign(
     try:
         setattr(parent, part, value)
     except AttributeError as e:  # Frozen dataclasses, flax structs, slots without the name.
-        raise PathMutationError(
-            f"Cannot set {target!r}: {kind.__name__} at {where!r} does not allow setting attributes ({e}); "
-            "it is probably frozen: build a new one (dataclasses.replace / .replace(...))."
+        reason = f"{kind.__name__} at {_where(prefix)} does not allow setting attributes ({e})"
+        raise _cannot(
+            prefix,
+            part,
+            reason + "; it is probably frozen: build a new one (dataclasses.replace / .replace(...))",
         ) from None
     return True
 
 
-class _Lazy:
-    """A path formatted only if an error message needs it."""
+def _cannot(prefix: tuple[object, ...], part: object, reason: str) -> PathMutationError:
+    return PathMutationError(f"Cannot set {_where((*prefix, part))}: {reason}.")
 
-    __slots__ = ("parts",)
 
-    def __init__(self, prefix: tuple[object, ...], tail: tuple[object, ...]) -> None:
-        self.parts = (*prefix, *tail)
-
-    def __repr__(self) -> str:
-        return repr(format_parts(self.parts)) if self.parts else "the root"
-
-    __str__ = __repr__
+def _where(parts: tuple[object, ...]) -> str:
+    """A path for an error message: ``'a.b'``, or ``the root``."""
+    return repr(format_parts(parts)) if parts else "the root"
 
 
 def _has_key(mapping: Any, key: object) -> bool:

@@ -9,7 +9,6 @@ from ._errors import PathNotFoundError
 from ._parser import Wildcard, format_parts
 
 MISSING = object()
-_NOT_JAX_NODES = _ATOMS
 _ITEM_ERRORS = (LookupError, TypeError, ValueError, AttributeError)
 _MAX_SUGGESTION_NODES = 20_000
 
@@ -35,7 +34,7 @@ def step(obj: object, part: object) -> object:
             return getattr(obj, part)
         except AttributeError:
             pass
-    if "jax" in sys.modules and kind not in _NOT_JAX_NODES and not isinstance(obj, (dict, list, tuple)):
+    if "jax" in sys.modules and kind not in _ATOMS and not isinstance(obj, (dict, list, tuple)):
         found = jax_children(obj)
         if found:
             for key, child in found:
