@@ -5,11 +5,13 @@ stdlib targets that accept any keyword (`types:SimpleNamespace`), constant
 nodes, every leaf kind konfig stores (tuples, sets, bytes, slices, ranges,
 Ellipsis, complex numbers, paths), non-str keys, keys that look like JSON
 markers, shared nodes and references (plain and with operators) to an int
-field. Everything resolves without third-party libraries.
+field (plain, with operators, through `konfig.ref_fn`), placeholders.
+Everything resolves without third-party libraries.
 """
 
 from __future__ import annotations
 
+import operator
 import pathlib
 
 import konfig
@@ -38,6 +40,7 @@ leaves = st.one_of(
     st.sets(hashable_leaves, max_size=3),
     st.frozensets(st.integers(0, 9), max_size=3),
     st.builds(pathlib.PurePosixPath, st.sampled_from(["a", "/data/b", "c/d.txt"])),
+    st.builds(konfig.placeholder, st.sampled_from([int, str, float, object]), default=hashable_leaves),
 )
 
 identifiers = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)
@@ -97,4 +100,5 @@ def configs(draw: st.DrawFn) -> konfig.ConfigDict:
         st.sampled_from([ref + 1, ref * 3 - 2, -ref, abs(ref), ref // 7, ref % 5, ref > 0, ref == 3])
     )
     cfg.holder.ref_to_shared = cfg.ref.shared_a
+    cfg.ref_fn_value = konfig.ref_fn(operator.add, cfg.ref.n, draw(st.integers(-5, 5)))
     return cfg

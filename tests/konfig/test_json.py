@@ -246,3 +246,21 @@ def test_output_is_the_same_in_processes_with_different_hash_seeds():
         )
         outputs.add(run.stdout)
     assert len(outputs) == 1
+
+
+def test_ref_fn_of_a_module_not_yet_imported_is_imported_at_resolve():
+    text = (
+        '{"__konfig_version__": 1, "rgb": [1.0, 0.0, 0.0], "hsv": {"__op__": "call", "args": '
+        '[{"__const__": "colorsys:rgb_to_hsv"}, {"__ref__": ["rgb", 0]}, 0.0, 0.0]}}'
+    )
+    assert "colorsys" not in sys.modules  # loading must not import it
+    cfg = konfig.from_json(text)
+    assert "colorsys" not in sys.modules
+    assert konfig.resolve(cfg).hsv == (0.0, 1.0, 1.0)  # pure red
+
+
+def test_ref_fn_of_a_class_round_trips_equal():
+    cfg = konfig.ConfigDict(x=2.5)
+    cfg.n = konfig.ref_fn(int, cfg.ref.x)
+    loaded = _round_trip(cfg)
+    assert loaded == cfg and konfig.resolve(loaded).n == 2

@@ -24,7 +24,8 @@ placeholders `{"__placeholder__": "builtins:int", "default": v, "required": b}`,
 and references: `{"__ref__": ["a", 0]}` (a path from the JSON root) or, when
 the reference's root is another node, `{"__ref__": [...], "__root__": node}`;
 operations `{"__op__": "add", "args": [...], "kwargs": {...}}` (a function
-called by `konfig.ref_fn` is written as a constant node).
+called by `konfig.ref_fn` is written as a constant node, and read back as the
+function when its module is already imported).
 
 Loading imports nothing and calls nothing, so untrusted JSON can be loaded
 and then checked with `konfig.resolve(cfg, allowed=[...])`.
@@ -437,7 +438,10 @@ class _Decoder:
                 return PathRef(root, tuple(self.value(payload)))
             if kind == _OP:
                 kwargs = {k: self.value(v) for k, v in data.get("kwargs", {}).items()}
-                return OpRef(payload, tuple(self.value(data["args"])), kwargs)
+                args = self.value(data["args"])
+                if payload == "call" and args:
+                    args[0] = _loaded_function(args[0])
+                return OpRef(payload, tuple(args), kwargs)
             if kind == _SET:
                 return set(self.value(payload))
             if kind == _FROZENSET:
@@ -465,6 +469,23 @@ class _Decoder:
         except (TypeError, ValueError, KeyError) as e:
             raise JsonFormatError(f"Malformed {kind} value {data!r}: {e}") from e
         raise AssertionError(kind)
+
+
+def _loaded_function(node: Any) -> Any:
+    """The function a `konfig.ref_fn` constant names, if its module is already imported.
+
+    Loading never imports; a module not yet imported keeps the constant node,
+    which `konfig.resolve` imports (and safe mode checks) like any other.
+    """
+    if type(node) is not ConfigDict or len(node._fields) != 1 or CONST not in node._fields:
+        return node
+    import sys
+
+    module, _, attrs = str(node._fields[CONST]).partition(":")
+    obj: Any = sys.modules.get(module)
+    for attr in attrs.split(".") if attrs else ():
+        obj = getattr(obj, attr, None) if obj is not None else None
+    return obj if obj is not None and callable(obj) else node
 
 
 def _decode_key(key: str) -> Any:
