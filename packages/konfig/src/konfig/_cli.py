@@ -13,7 +13,7 @@ Flags (the name `cfg` is a parameter):
   else JSON (`true`, `null`), else kept as a string. `py::mylib.Dense(features=12)`
   is read with `ast` into a config node (see `parse_py_expression`).
 - `--cfg.**.batch_size=32` sets every existing `batch_size`; `*` is one level.
-- `--cfg.+new_key=1` creates a key on a plain node; unknown keys are errors
+- `--cfg.+new_key=1` lets the last key be new on a plain node; other unknown keys are errors
   that name the closest existing paths.
 Each flag may also be written `--cfg.a.b VALUE`.
 """
