@@ -195,7 +195,6 @@ def main() -> None:
         except KeyError:
             pass
 
-    rows: list[tuple[str, Callable[[], Any], Callable[[], Any] | None, int]] = []
     if kauldron_kontext is not None:
         kd_objs = make_keyed_objects(kauldron_kontext.Key, kauldron_kontext.REQUIRED)
 
@@ -239,7 +238,7 @@ def main() -> None:
     else:
         kd_resolve = kd_lookup = kd_parse = kd_flatten = kd_glob_set = kd_error = None  # type: ignore[assignment]
 
-    rows = [
+    rows: list[tuple[str, Callable[[], Any], Callable[[], Any] | None, int]] = [
         (f"resolve keys of 20 losses/metrics ({n_leaves}-leaf context)", ours_resolve, kd_resolve, 50),
         (f"get_by_path x{len(paths)}", ours_lookup, kd_lookup, 50),
         (f"parse {len(unique_paths)} distinct paths (kontext: cold cache)", ours_parse_cold, kd_parse, 10),
