@@ -305,3 +305,8 @@ def test_pytree_dataclass_error_lists_its_static_fields_too() -> None:
         get_by_path({"o": Out(1, "x")}, "o.nme")
     assert info.value.available == ("logits", "name")
     assert info.value.suggestions[0] == "o.name"
+
+
+def test_glob_path_is_refused_even_with_a_default() -> None:
+    with pytest.raises(kontext.GlobPathError):
+        get_by_path(CONTEXT, "batch.*", default=None)

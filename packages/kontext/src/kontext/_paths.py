@@ -209,10 +209,10 @@ def get_by_path(obj: Context, path: Any, default: Any = ...) -> Any:
     value, failed = lookup(obj, parts)
     if failed < 0:
         return value
-    if default is not ...:
-        return default
-    if type(parts[failed]) is Wildcard:
+    if type(parts[failed]) is Wildcard:  # A mistake even with a default: it could never be found.
         raise GlobPathError(
             f"get_by_path got the glob {format_parts(parts)!r}; use kontext.filter_by_path to select by wildcard."
         )
+    if default is not ...:
+        return default
     raise not_found(obj, parts, value, failed)
