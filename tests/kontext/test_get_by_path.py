@@ -154,8 +154,8 @@ def test_plain_object_error_lists_its_public_attributes() -> None:
     assert info.value.suggestions == ("obj.weights",)
 
 
-def test_stepping_into_a_leaf_says_it_is_a_leaf() -> None:
-    with pytest.raises(PathNotFoundError, match="int is a leaf"):
+def test_stepping_into_a_leaf_says_it_is_a_leaf_and_shows_its_value() -> None:
+    with pytest.raises(PathNotFoundError, match=r"int is a leaf \(the value is 3\)"):
         get_by_path(CONTEXT, "batch.label.value")
 
 

@@ -126,6 +126,10 @@ def describe_available(obj: Any) -> tuple[str, ...]:
         public = tuple(name for name in _attribute_names(obj) if not name.startswith("_"))
         if public:
             return public
+    if kind in _ATOMS:  # Show the value found: a scalar's repr is short and safe to compute.
+        import reprlib
+
+        return (f"nothing: {kind.__name__} is a leaf (the value is {reprlib.repr(obj)})",)
     return (f"nothing: {kind.__name__} is a leaf",)
 
 
