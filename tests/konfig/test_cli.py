@@ -19,6 +19,9 @@ if str(EXAMPLES) not in sys.path:
 HEADLINE = str(EXAMPLES / "headline.py")
 NO_ARGS = str(EXAMPLES / "no_args.py")
 
+with konfig.imports():
+    import konfig_example_targets as targets
+
 
 # --- Path grammar -----------------------------------------------------------------
 
@@ -368,3 +371,15 @@ def test_config_file_may_define_dataclasses(tmp_path):
     )
     cfg, _ = konfig.parse_flags([f"--cfg={path}", "--cfg.__args__.n=4"])
     assert cfg.n == 4
+
+
+def test_argument_passed_positionally_is_reached_by_its_name():
+    cfg = konfig.ConfigDict(model=targets.Dense(8, activation="gelu"))
+    konfig.apply_overrides(cfg, {"model.features": 3})
+    assert cfg.model[0] == 3 and "features" not in cfg.model.keys()
+
+
+def test_glob_reaches_arguments_passed_positionally():
+    cfg = konfig.ConfigDict(a=targets.Dense(8), b=targets.Sequential(layers=[targets.Dense(features=4)]))
+    konfig.apply_overrides(cfg, {"**.features": 16})
+    assert (cfg.a[0], cfg.b.layers[0].features) == (16, 16)

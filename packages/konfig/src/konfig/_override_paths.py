@@ -163,11 +163,26 @@ def _normalize(node: Any, key: Any) -> Any:
         if isinstance(key, int) and not isinstance(key, bool) and "__qualname__" in node:
             stored = str(key if key >= 0 else _num_args(node) + key)
             return stored if stored in node else None
-        return key if key in node else None
+        if key in node:
+            return key
+        if isinstance(key, str) and "__qualname__" in node:
+            return _positional_by_name(node, key)
+        return None
     if isinstance(node, (list, tuple)):
         if isinstance(key, int) and not isinstance(key, bool) and -len(node) <= key < len(node):
             return key
     return None
+
+
+def _positional_by_name(node: Mapping[str, Any], name: str) -> str | None:
+    """`"0"` when `name` is the target's first parameter and was passed positionally."""
+    from ._signature import params_for
+
+    params = params_for(node["__qualname__"])
+    if params is None or name not in params.positional:
+        return None
+    stored = str(params.positional.index(name))
+    return stored if stored in node else None
 
 
 def iter_override_paths(node: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
