@@ -147,3 +147,13 @@ def test_pytree_dataclass_rebuilt_by_jax_is_not_rechecked() -> None:
     assert jax.tree.map(lambda v: None, batch).x is None
     with pytest.raises(KTypeCheckError, match="field y"):
         Batch(jnp.zeros((2, 3)), jnp.zeros(3))
+
+
+def test_decorating_a_jitted_function_checks_its_calls() -> None:
+    def total(x: Float["b n"]) -> Float["b"]:
+        return x.sum(-1)
+
+    checked = ktyping.typechecked(jax.jit(total))
+    assert checked(jnp.zeros((2, 3))).shape == (2,)
+    with pytest.raises(KTypeCheckError, match="argument x = jax.f32\\[2\\]"):
+        checked(jnp.zeros(2))

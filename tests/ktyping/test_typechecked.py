@@ -429,3 +429,16 @@ def test_literal_annotations() -> None:
         f("sum", True)  # type: ignore[arg-type]
     with pytest.raises(KTypeCheckError, match="argument mode"):
         f(f32(2), 1)  # type: ignore[arg-type]
+
+
+def test_partials_and_callable_objects_can_be_decorated() -> None:
+    import functools
+
+    class Scale:
+        def __call__(self, x: Float["b n"], factor: float = 2.0) -> Float["b n"]:
+            return x * factor
+
+    for checked in (ktyping.typechecked(Scale()), ktyping.typechecked(functools.partial(Scale(), factor=3.0))):
+        assert checked(f32(2, 3)).shape == (2, 3)
+        with pytest.raises(KTypeCheckError, match="argument x = np.f32\\[2\\]"):
+            checked(f32(2))

@@ -63,9 +63,10 @@ class _FunctionPlan:
         import inspect
 
         self.fn = fn
-        self.globals = getattr(_unwrap(fn), "__globals__", {})
+        source = _annotated_function(fn)
+        self.globals = getattr(source, "__globals__", {})
         self._signature = inspect.signature(fn)
-        self.hints = hints = resolve_hints(fn, localns)
+        self.hints = hints = resolve_hints(source, localns)
         params = []
         self.var_positional: Check | None = None
         self.var_keyword: Check | None = None
@@ -92,7 +93,7 @@ class _FunctionPlan:
         self.ret_check: Check | None = None
         self.yield_check: Check | None = None
         if ret is not _EMPTY:
-            if fn.__code__.co_flags & _CO_GENERATOR:
+            if _code_flags(fn) & _CO_GENERATOR:
                 self.yield_check, ret = _generator_parts(ret)
             if ret is not _EMPTY:
                 check = compile_annotation(ret)
@@ -115,10 +116,11 @@ class _FunctionPlan:
     # -- errors (slow path) --------------------------------------------------------------
 
     def origin(self) -> str:
-        fn = _unwrap(self.fn)
+        fn = _annotated_function(self.fn)
         code = getattr(fn, "__code__", None)
         where = f"{code.co_filename}:{code.co_firstlineno}" if code else "<unknown>"
-        return f"function {fn.__qualname__!r} at {where}"
+        name = getattr(fn, "__qualname__", None) or repr(fn)
+        return f"function {name!r} at {where}"
 
     def fail(self, failing: str, value: Any, annotation: Any, cands: list, scope: Scope) -> KTypeCheckError:
         """The error for `failing` (an argument name, "return" or "yield"), to be raised."""
@@ -169,9 +171,30 @@ def _generator_parts(ret: Any) -> tuple[Any, Any]:
     return None, _EMPTY
 
 
+def _code_flags(fn: Any) -> int:
+    """`co_flags` of a Python function; 0 for other callables (`jax.jit(f)`, partials)."""
+    return getattr(getattr(fn, "__code__", None), "co_flags", 0)
+
+
 def _unwrap(fn: Any) -> Any:
     while hasattr(fn, "__wrapped__"):
         fn = fn.__wrapped__
+    return fn
+
+
+def _annotated_function(fn: Any) -> Any:
+    """The Python function whose annotations describe calls of `fn`: through `__wrapped__`,
+    `functools.partial` and the `__call__` of callable objects."""
+    import functools
+
+    for _ in range(100):
+        fn = _unwrap(fn)
+        if isinstance(fn, functools.partial):
+            fn = fn.func
+        elif hasattr(fn, "__code__") or isinstance(fn, type) or not hasattr(type(fn), "__call__"):
+            return fn
+        else:
+            fn = type(fn).__call__
     return fn
 
 
@@ -236,7 +259,7 @@ def _wrap_function(fn: Callable[..., Any], localns: dict[str, Any] | None = None
         return fn
     box: list[Any] = [None, localns]  # [plan (built on the first call), names for string hints]
     version = VERSION
-    flags = getattr(getattr(fn, "__code__", None), "co_flags", 0)
+    flags = _code_flags(fn)
 
     if flags & _CO_GENERATOR:
         wrapper = _generator_wrapper(fn, box)
@@ -250,6 +273,7 @@ def _wrap_function(fn: Callable[..., Any], localns: dict[str, Any] | None = None
                 plan = _plan_for(box, fn)
             if not plan.enabled:
                 return fn(*args, **kwargs)
+            # `_check_arguments`, inlined: one call less on the hot path.
             scope = Scope(plan, args, kwargs)
             cands = scope.cands
             nargs = len(args)
@@ -289,52 +313,67 @@ def _generator_wrapper(fn: Callable[..., Any], box: list) -> Callable[..., Any]:
         if not plan.enabled:
             return (yield from fn(*args, **kwargs))
         scope = _check_arguments(plan, args, kwargs)
-        gen = fn(*args, **kwargs)
-        scopes = _STACK.scopes
-        method: Any = gen.send
-        arg: Any = None
-        while True:
-            scopes.append(scope)
-            try:
-                item = method(arg)
-            except StopIteration as stop:
-                result = stop.value
-                if plan.ret_check is not None:
-                    new = plan.ret_check(result, scope.cands, scope)
-                    if not new:
-                        raise plan.fail(
-                            "return", result, _generator_return_hint(plan), scope.cands, scope
-                        ) from None
-                return result
-            finally:
-                scopes.pop()
-            if plan.yield_check is not None:
-                new = plan.yield_check(item, scope.cands, scope)
-                if not new:
-                    raise plan.fail("yield", item, _generator_yield_hint(plan), scope.cands, scope)
-                scope.cands = new
-            try:
-                arg = yield item
-                method = gen.send
-            except GeneratorExit:
-                gen.close()
-                raise
-            except BaseException as e:
-                method, arg = gen.throw, e
+        result = yield from _run_in_scope(fn(*args, **kwargs), scope, plan)
+        if plan.ret_check is not None and not plan.ret_check(result, scope.cands, scope):
+            raise plan.fail("return", result, _generator_hint(plan, 2), scope.cands, scope)
+        return result
 
     return generator_wrapper
 
 
-def _generator_yield_hint(plan: _FunctionPlan) -> Any:
+def _run_in_scope(steps: Any, scope: Scope, plan: _FunctionPlan) -> Any:
+    """Drives a generator or coroutine with `scope` active only while its own code runs.
+
+    A suspended generator or coroutine keeps no scope on the stack, so interleaved ones
+    (asyncio tasks, zipped generators) and ones resumed in another thread each see their
+    own dims. Yielded values are checked when the plan has a yield check.
+    """
+    send: Any = steps.send
+    arg: Any = None
+    yield_check = plan.yield_check
+    while True:
+        scopes = _STACK.scopes  # looked up per step: the caller's thread may change
+        scopes.append(scope)
+        try:
+            item = send(arg)
+        except StopIteration as stop:
+            return stop.value
+        finally:
+            scopes.pop()
+        if yield_check is not None:
+            new = yield_check(item, scope.cands, scope)
+            if not new:
+                raise plan.fail("yield", item, _generator_hint(plan, 0), scope.cands, scope)
+            scope.cands = new
+        try:
+            arg = yield item
+            send = steps.send
+        except GeneratorExit:
+            steps.close()
+            raise
+        except BaseException as e:
+            send, arg = steps.throw, e
+
+
+def _generator_hint(plan: _FunctionPlan, index: int) -> Any:
+    """The yield (0) or return (2) type of a `Generator[Y, S, R]` hint."""
     import typing
 
-    return typing.get_args(plan.hints["return"])[0]
+    return typing.get_args(plan.hints["return"])[index]
 
 
-def _generator_return_hint(plan: _FunctionPlan) -> Any:
-    import typing
+class _InScope:
+    """Awaiting it runs a coroutine through `_run_in_scope`."""
 
-    return typing.get_args(plan.hints["return"])[2]
+    __slots__ = ("coroutine", "plan", "scope")
+
+    def __init__(self, coroutine: Any, scope: Scope, plan: _FunctionPlan) -> None:
+        self.coroutine = coroutine
+        self.scope = scope
+        self.plan = plan
+
+    def __await__(self) -> Any:
+        return _run_in_scope(self.coroutine, self.scope, self.plan)
 
 
 def _coroutine_wrapper(fn: Callable[..., Any], box: list) -> Callable[..., Any]:
@@ -343,12 +382,7 @@ def _coroutine_wrapper(fn: Callable[..., Any], box: list) -> Callable[..., Any]:
         if not plan.enabled:
             return await fn(*args, **kwargs)
         scope = _check_arguments(plan, args, kwargs)
-        scopes = _STACK.scopes
-        scopes.append(scope)
-        try:
-            result = await fn(*args, **kwargs)
-        finally:
-            scopes.remove(scope)
+        result = await _InScope(fn(*args, **kwargs), scope, plan)
         if plan.ret_check is not None and not plan.ret_check(result, scope.cands, scope):
             raise plan.fail("return", result, plan.hints["return"], scope.cands, scope)
         return result
