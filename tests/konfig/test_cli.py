@@ -383,3 +383,8 @@ def test_glob_reaches_arguments_passed_positionally():
     cfg = konfig.ConfigDict(a=targets.Dense(8), b=targets.Sequential(layers=[targets.Dense(features=4)]))
     konfig.apply_overrides(cfg, {"**.features": 16})
     assert (cfg.a[0], cfg.b.layers[0].features) == (16, 16)
+
+
+def test_py_names_printed_with_an_alias_parse_back_to_the_module():
+    assert konfig.parse_py_expression("nn.Dense(3)")["__qualname__"] == "flax.linen:Dense"
+    assert konfig.parse_py_expression("jnp.float32")["__const__"] == "jax.numpy:float32"
