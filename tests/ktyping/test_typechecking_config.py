@@ -97,3 +97,27 @@ def test_module_override_applies_to_check_type_by_calling_module() -> None:
         assert ktyping.check_type("unchecked", Float["n"]) == "unchecked"
     finally:
         ktyping.remove_config_override(override)
+
+
+def test_resolving_the_config_does_not_invalidate_cached_configs() -> None:
+    from ktyping import _config
+
+    override = ktyping.add_config_override(r".*", ktyping.Config(typechecking_enabled=True))
+    try:
+        version = _config.VERSION[0]
+        needs_vector(np.zeros(2))
+        ktyping.get_config(__name__)
+        assert _config.VERSION[0] == version  # so decorated functions keep their cached config
+    finally:
+        ktyping.remove_config_override(override)
+
+
+def test_changing_a_registered_override_takes_effect() -> None:
+    config = ktyping.Config(typechecking_enabled=True)
+    override = ktyping.add_config_override(__name__.replace(".", r"\."), config)
+    try:
+        needs_vector(np.zeros(2))
+        config.typechecking_enabled = False
+        assert needs_vector(np.zeros((2, 2))).shape == (2, 2)
+    finally:
+        ktyping.remove_config_override(override)

@@ -46,8 +46,9 @@ class Config:
     typechecking_enabled: bool | Any
 
     def __init__(self, *, typechecking_enabled: bool | Any = MISSING) -> None:
+        # A new Config is in force nowhere yet: no VERSION bump (get_config builds them).
         object.__setattr__(self, "_tokens", [])
-        self.typechecking_enabled = typechecking_enabled
+        object.__setattr__(self, "typechecking_enabled", typechecking_enabled)
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
