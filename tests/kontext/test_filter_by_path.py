@@ -71,3 +71,7 @@ def test_missing_concrete_step_raises_with_suggestions() -> None:
 
 def test_double_star_alone_keeps_everything() -> None:
     assert filter_by_path(TREE, "**") is TREE
+
+
+def test_double_star_in_the_middle_keeps_matches_at_every_depth_below() -> None:
+    assert filter_by_path(TREE, "a.**.d") == {"a": {"b2": {"c": {"d": 1}, "c1": {"d": 1}}}}

@@ -244,3 +244,10 @@ def test_glob_writes_only_where_glob_match_finds_the_path() -> None:
     assert set_by_path(tree, "**.lr", 0.0) == ["sched.lr"]
     assert tree["opt"].lr == 0.1
     assert set_by_path(tree, "opt.lr", 0.0) == ["opt.lr"]
+
+
+def test_double_star_in_the_middle_matches_zero_or_more_levels() -> None:
+    tree = {"a": {"b": 1, "x": {"b": 2, "y": {"b": 3}}}, "b": 0}
+    assert [str(p) for p in GlobPath.from_str("a.**.b").match(tree)] == ["a.b", "a.x.b", "a.x.y.b"]
+    assert set_by_path(tree, "a.**.y.b", 9) == ["a.x.y.b"]
+    assert tree["b"] == 0
