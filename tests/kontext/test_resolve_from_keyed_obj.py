@@ -258,3 +258,11 @@ def test_required_inside_a_key_tree_is_named_by_its_position() -> None:
 
     with pytest.raises(RequiredKeyError, match=r"'inputs.b\[1\]'"):
         resolve_from_keyed_obj(CONTEXT, Multi())
+
+
+def test_annotated_key_never_assigned_is_reported_as_required() -> None:
+    class Metric:
+        values: Key
+
+    with pytest.raises(RequiredKeyError, match=r"Metric: key\(s\) 'values' are REQUIRED"):
+        resolve_from_keyed_obj(CONTEXT, Metric())

@@ -68,7 +68,7 @@ def get_keypaths(keyed_obj: Any) -> dict[str, Any]:
     names = _KEY_FIELDS.get(kind)
     if names is None:
         names = _key_fields(kind)
-    return {name: getattr(keyed_obj, name) for name in names}
+    return {name: getattr(keyed_obj, name, REQUIRED) for name in names}  # Annotated, never set: required.
 
 
 def is_key_annotated(cls_or_obj: Any) -> bool:
