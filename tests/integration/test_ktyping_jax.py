@@ -155,5 +155,5 @@ def test_decorating_a_jitted_function_checks_its_calls() -> None:
 
     checked = ktyping.typechecked(jax.jit(total))
     assert checked(jnp.zeros((2, 3))).shape == (2,)
-    with pytest.raises(KTypeCheckError, match="argument x = jax.f32\\[2\\]"):
+    with pytest.raises(KTypeCheckError, match=r"argument x = jax.f32\[2\]"):
         checked(jnp.zeros(2))

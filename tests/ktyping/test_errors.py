@@ -75,7 +75,7 @@ def test_message_explains_rank_mismatch() -> None:
     def f(x: Float["b n"]) -> None:
         pass
 
-    assert "1 axes given, 2 expected" in message_of(lambda: f(np.zeros(3)))
+    assert "1 axis given, 2 expected" in message_of(lambda: f(np.zeros(3)))
 
 
 def test_message_explains_dtype_mismatch_with_accepted_dtypes() -> None:
@@ -207,3 +207,60 @@ def test_message_gives_the_expected_shape_for_expressions_and_variadics() -> Non
         pass
 
     assert "the dims in force give (7, 3)" in message_of(lambda: f(np.zeros((7, 2)), np.zeros((7, 2), int)))
+
+
+def test_deeply_nested_values_are_printed_compactly() -> None:
+    assert compact({"a": [(np.zeros(3),)]}) == "{'a': [(...1 item)]}"
+    assert compact([[[np.zeros(3), np.zeros(2)]]]) == "[[[...2 items]]]"
+
+
+def test_pytree_failure_names_the_failing_leaf() -> None:
+    from ktyping import PyTree
+
+    @ktyping.typechecked
+    def f(params: PyTree[Float["d"]]) -> None:
+        pass
+
+    msg = message_of(lambda: f({"w": [np.zeros(3), (np.zeros(4),)]}))
+    assert msg.startswith("argument params = {'w': [np.f64[3], (...1 item)]} has leaf 1 = np.f64[4] that")
+    assert "but d = 3" in msg
+
+
+def test_message_explains_axis_against_a_python_expression_value() -> None:
+    class Model:
+        hidden = 4
+
+        @ktyping.typechecked
+        def __call__(self, x: Float["b {self.hidden}"]) -> None:
+            pass
+
+    msg = message_of(lambda: Model()(np.zeros((2, 5))))
+    assert "axis 1 has size 5, but {self.hidden} = 4" in msg
+
+
+def test_message_explains_axis_after_a_bound_variadic() -> None:
+    @ktyping.typechecked
+    def f(x: Float["*b n"], y: Float["*b n+1"]) -> None:
+        pass
+
+    msg = message_of(lambda: f(np.zeros((7, 2)), np.zeros((7, 4))))
+    assert "axis 1 has size 4, but n+1 = 3" in msg
+
+
+def test_message_names_the_failing_extra_argument() -> None:
+    @ktyping.typechecked
+    def f(*xs: Float["n"], **named: Float["n"]) -> None:
+        pass
+
+    assert message_of(lambda: f(np.zeros(2), np.zeros(3))).startswith("argument xs[1] = np.f64[3] ")
+    assert message_of(lambda: f(np.zeros(2), w=np.zeros(3))).startswith("argument named['w'] = np.f64[3] ")
+
+
+def test_message_names_a_deferred_constraint_that_fails() -> None:
+    @ktyping.typechecked
+    def f(x: Float["h*w"], y: Float["h w"]) -> None:
+        pass
+
+    msg = message_of(lambda: f(np.zeros(6), np.zeros((2, 4))))
+    assert "does not match 'h w': with its dims bound, the deferred constraint h*w = 6" in msg
+    assert "- {h*w = 6 (unresolved)}" in msg

@@ -438,7 +438,10 @@ def test_partials_and_callable_objects_can_be_decorated() -> None:
         def __call__(self, x: Float["b n"], factor: float = 2.0) -> Float["b n"]:
             return x * factor
 
-    for checked in (ktyping.typechecked(Scale()), ktyping.typechecked(functools.partial(Scale(), factor=3.0))):
+    for checked in (
+        ktyping.typechecked(Scale()),
+        ktyping.typechecked(functools.partial(Scale(), factor=3.0)),
+    ):
         assert checked(f32(2, 3)).shape == (2, 3)
-        with pytest.raises(KTypeCheckError, match="argument x = np.f32\\[2\\]"):
+        with pytest.raises(KTypeCheckError, match=r"argument x = np.f32\[2\]"):
             checked(f32(2))

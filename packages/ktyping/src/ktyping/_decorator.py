@@ -122,11 +122,16 @@ class _FunctionPlan:
         name = getattr(fn, "__qualname__", None) or repr(fn)
         return f"function {name!r} at {where}"
 
-    def fail(self, failing: str, value: Any, annotation: Any, cands: list, scope: Scope) -> KTypeCheckError:
-        """The error for `failing` (an argument name, "return" or "yield"), to be raised."""
+    def fail(
+        self, failing: str, value: Any, annotation: Any, cands: list, scope: Scope, item: str = ""
+    ) -> KTypeCheckError:
+        """The error for `failing` (an argument name, "return" or "yield"), to be raised.
+
+        `item` locates the value inside a `*args` / `**kwargs` argument (`[1]`, `['w']`).
+        """
         from ._format import compact, describe, explain, format_candidates
 
-        what = {"return": "return value", "yield": "yielded value"}.get(failing, f"argument {failing}")
+        what = {"return": "return value", "yield": "yielded value"}.get(failing, f"argument {failing}{item}")
         lines = [
             f"{what} = {compact(value)} {explain(annotation, value, cands, scope)}",
             f"  (required by {describe(annotation)})",
@@ -187,15 +192,17 @@ def _annotated_function(fn: Any) -> Any:
     `functools.partial` and the `__call__` of callable objects."""
     import functools
 
-    for _ in range(100):
+    while True:
         fn = _unwrap(fn)
         if isinstance(fn, functools.partial):
             fn = fn.func
-        elif hasattr(fn, "__code__") or isinstance(fn, type) or not hasattr(type(fn), "__call__"):
+            continue
+        if hasattr(fn, "__code__") or isinstance(fn, type):
             return fn
-        else:
-            fn = type(fn).__call__
-    return fn
+        call = next((vars(k)["__call__"] for k in type(fn).__mro__ if "__call__" in vars(k)), None)
+        if not hasattr(call, "__code__"):  # a builtin, or not callable
+            return fn
+        fn = call
 
 
 def _plan_for(box: list, fn: Callable[..., Any]) -> _FunctionPlan:
@@ -235,10 +242,10 @@ def _check_variadic(
     if plan.var_positional is not None:
         name = next(n for n in names if params[n].kind is params[n].VAR_POSITIONAL)
         start = sum(1 for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
-        for value in args[start:]:
+        for i, value in enumerate(args[start:]):
             new = plan.var_positional(value, cands, scope)
             if not new:
-                raise plan.fail(name, value, plan.hints[name], cands, scope)
+                raise plan.fail(name, value, plan.hints[name], cands, scope, f"[{i}]")
             cands = new
     if plan.var_keyword is not None:
         name = next(n for n in names if params[n].kind is params[n].VAR_KEYWORD)
@@ -247,7 +254,7 @@ def _check_variadic(
                 continue
             new = plan.var_keyword(value, cands, scope)
             if not new:
-                raise plan.fail(name, value, plan.hints[name], cands, scope)
+                raise plan.fail(name, value, plan.hints[name], cands, scope, f"[{key!r}]")
             cands = new
     return cands
 

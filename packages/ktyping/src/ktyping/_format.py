@@ -9,7 +9,8 @@
 from __future__ import annotations
 
 from . import _dtypes
-from ._array_types import ArrayMeta
+from ._array_types import ArrayMeta, PyTree
+from ._spec import PENDING
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,8 +28,12 @@ def compact(value: Any, depth: int = 0) -> str:
         shape = value.shape
         dtype = value.dtype
     except AttributeError:
-        if type(value) in (tuple, list, dict) and depth < 2:
-            return _compact_container(value, depth)
+        if type(value) in (tuple, list, dict):
+            if depth < 2:
+                return _compact_container(value, depth)
+            n = len(value)
+            opening, closing = _BRACKETS[type(value)]
+            return f"{opening}...{n} item{'' if n == 1 else 's'}{closing}"
         text = repr(value)
         return text if len(text) <= 60 else text[:57] + "..."
     cls = type(value)
@@ -38,6 +43,9 @@ def compact(value: Any, depth: int = 0) -> str:
     if "Tracer" in cls.__name__:
         text += "(traced)"
     return text
+
+
+_BRACKETS: dict[type, tuple[str, str]] = {tuple: ("(", ")"), list: ("[", "]"), dict: ("{", "}")}
 
 
 def _compact_container(value: Any, depth: int) -> str:
@@ -88,21 +96,28 @@ def describe(tp: Any) -> str:
 
 def format_candidates(cands: list[dict[str, Any]]) -> str:
     """`{b: 2, *batch: (4, 5)}` per candidate, one per line when there are several."""
-    from ._spec import PENDING
 
     def one(a: dict[str, Any]) -> str:
         items = [f"{k}: {v}" for k, v in a.items() if k != PENDING]
         for expr, v, _ in a.get(PENDING, ()):
-            items.append(f"{expr} = {v} (unresolved)")
+            items.append(f"{expr_text(expr)} = {v} (unresolved)")
         return "{" + ", ".join(items) + "}"
 
     return "\n".join(" - " + one(a) for a in cands)
+
+
+def expr_text(expr: Any) -> str:
+    """A spec expression as written: `h*w`, not the fully parenthesised `(h*w)`."""
+    text = str(expr)
+    return text[1:-1] if type(expr).__name__ == "BinOp" else text
 
 
 def explain(tp: Any, value: Any, cands: list[dict[str, Any]], scope: Any) -> str:
     """Why `value` fails `tp`, as the tail of a sentence starting with the value."""
     if isinstance(tp, ArrayMeta):
         return _explain_array(tp, value, cands, scope)
+    if isinstance(tp, type) and issubclass(tp, PyTree) and getattr(tp, "_kt_leaf", None) is not None:
+        return _explain_pytree(tp._kt_leaf, value, cands, scope)
     import types
     import typing
 
@@ -161,6 +176,20 @@ def _explain_items(origin: Any, args: tuple, value: Any, cands: list[dict[str, A
     return ""
 
 
+def _explain_pytree(leaf_tp: Any, value: Any, cands: list[dict[str, Any]], scope: Any) -> str:
+    """The first leaf that fails, with the dims threaded through the leaves before it."""
+    from ._array_types import tree_leaves
+    from ._checkers import compile_annotation
+
+    check = compile_annotation(leaf_tp)
+    for i, leaf in enumerate(tree_leaves(value)):
+        new = check(leaf, cands, scope)
+        if not new:
+            return f"has leaf {i} = {compact(leaf)} that {explain(leaf_tp, leaf, cands, scope)}"
+        cands = new
+    return f"does not match PyTree[{describe(leaf_tp)}]"
+
+
 def _explain_typeddict(tp: Any, value: Any) -> str:
     import typing
 
@@ -216,24 +245,80 @@ def _explain_shape(
     if spec is None:
         return f"{verb} {shape}"
     text = f"{verb} {shape}, which does not match {spec.source!r}"
-    if spec.simple:
-        if len(shape) != spec.ndim:
-            return f"{text}: {len(shape)} axes given, {spec.ndim} expected"
-        for i, c in spec.fixed:
-            if shape[i] != c:
-                return f"{text}: axis {i} has size {shape[i]}, expected {c}"
-        if len(cands) == 1:
-            a = cands[0]
-            for i, name in spec.named:
-                if name in a and a[name] != shape[i]:
-                    return f"{text}: axis {i} has size {shape[i]}, but {name} = {a[name]}"
+    lo, hi = spec._min_after[0], spec._max_after[0]
+    if not lo <= len(shape) <= hi:
+        needed = str(lo) if lo == hi else f"at least {lo}" if hi >= len(shape) else f"{lo} to {hi}"
+        return f"{text}: {_axes(len(shape))} given, {needed} expected"
     if len(cands) > 1:
         return f"{text} under any of the {len(cands)} candidate assignments"
-    if not spec.simple and cands:
-        try:
-            expected = spec.evaluate(cands[0], scope)
-        except Exception:  # a {...} value that cannot be evaluated: no detail
-            expected = None
-        if expected is not None:
-            return f"{text}: the dims in force give {expected}"
+    a = cands[0] if cands else {}
+    reason = _axis_mismatch(shape, spec, a, scope)
+    if reason:
+        expected: Any = None
+        if not spec.simple:
+            try:
+                expected = spec.evaluate(a, scope)
+            except Exception:  # a {...} value that cannot be evaluated
+                expected = None
+        return f"{text}: {reason}" + ("" if expected is None else f" (the dims in force give {expected})")
+    pending = a.get(PENDING, ())
+    if pending:
+        shown = ", ".join(f"{expr_text(e)} = {v}" for e, v, _ in pending)
+        return f"{text}: with its dims bound, the deferred constraint {shown} (from an earlier value) fails"
     return text
+
+
+def _axis_mismatch(shape: tuple[Any, ...], spec: Any, a: dict[str, Any], scope: Any) -> str:
+    """`axis 1 has size 5, but n+1 = 4` for the first axis that contradicts the assignment `a`.
+
+    Empty when no axis can be blamed: an unbound variadic or an optional dim makes the
+    positions of later axes uncertain.
+    """
+    from ._spec import SingleDim
+
+    if all(d.min_len == 1 for d in spec.dims if isinstance(d, SingleDim)):
+        variadics: list[Any] = [a.get(d.key) for d in spec.dims if not isinstance(d, SingleDim)]
+        if None not in variadics:
+            rank = len(spec.dims) - len(variadics) + sum(len(v) for v in variadics)
+            if rank != len(shape):
+                return f"{_axes(len(shape))} given, {rank} expected"
+    j = 0
+    for d in spec.dims:
+        if not isinstance(d, SingleDim):
+            bound = a.get(d.key) if d.key is not None else None
+            if bound is None:
+                return ""
+            got = tuple(shape[j : j + len(bound)])
+            if not d.broadcast and got != tuple(bound):
+                return f"axes {j} to {j + len(bound) - 1} are {got}, but {d} = {tuple(bound)}"
+            j += len(bound)
+            continue
+        if d.min_len == 0:
+            return ""
+        size = shape[j]
+        if len(d.options) == 1:
+            try:
+                want = spec.evaluate_dim(d, a, scope)
+            except Exception:  # a {...} value that cannot be evaluated
+                want = None
+            if want is not None and not (want == size or (d.broadcast and (size == 1 or want == 1))):
+                name = str(d.options[0]) if not d.broadcast else str(d)
+                if name == str(want):
+                    return f"axis {j} has size {size}, expected {want}"
+                return f"axis {j} has size {size}, but {expr_text(d.options[0])} = {want}"
+        elif d.options and not d.broadcast:
+            wants = []
+            for expr in d.options:
+                try:
+                    wants.append(expr.evaluate(a, scope))
+                except Exception:
+                    wants = []
+                    break
+            if wants and all(type(w) is int for w in wants) and size not in wants:
+                return f"axis {j} has size {size}, expected one of {d}"
+        j += 1
+    return ""
+
+
+def _axes(n: int) -> str:
+    return f"{n} axis" if n == 1 else f"{n} axes"
