@@ -266,3 +266,11 @@ def test_konfig_config_dicts_are_looked_up_by_item_and_attribute() -> None:
     assert kontext.set_by_path(cfg, "optimizer.lr", 0.5) == ["optimizer.lr"]
     assert cfg.optimizer.lr == 0.5
     assert kontext.flatten_with_path(cfg) == {"optimizer.lr": 0.5, "layers[0]": 1, "layers[1]": 2}
+
+
+def test_writing_a_child_only_jax_can_reach_is_a_mutation_error_not_a_silent_skip() -> None:
+    tree = {"p": NamedArrays(["w", "b"], [jnp.ones(2), jnp.zeros(1)])}
+    assert [str(p) for p in kontext.GlobPath.from_str("**.w").match(tree)] == ["p.w"]
+    for path in ("p.w", "**.w"):
+        with pytest.raises(kontext.PathMutationError, match=r"Cannot set 'p.w'.*only through JAX"):
+            kontext.set_by_path(tree, path, 0.0)

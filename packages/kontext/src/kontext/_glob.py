@@ -255,6 +255,9 @@ def _assign(
             return False
         raise _cannot(prefix, part, f"{kind.__name__} has attributes, not item {part!r}")
     if not hasattr(parent, part):
+        if step(parent, part) is not MISSING:  # A pytree child with no attribute behind it.
+            reason = f"{kind.__name__} at {_where(prefix)} exposes {part!r} only through JAX's flattening"
+            raise _cannot(prefix, part, reason + "; rebuild the node (jax.tree_util.tree_unflatten)")
         if lenient:
             return False
         raise not_found(root, (*prefix, part), parent, len(prefix))
