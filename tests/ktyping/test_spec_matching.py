@@ -117,6 +117,30 @@ def test_expressions_are_solved_backwards(spec: str, size: int, name: str, value
     assert match(spec, (size,)) == [{name: value}]
 
 
+@pytest.mark.parametrize(
+    ("spec", "known", "size", "solved"),
+    [
+        ("a/b", {"b": 7}, 3, {"a": 21}),
+        ("a/b", {"a": 21}, 3, {"b": 7}),
+        ("a-b", {"a": 7}, 5, {"b": 2}),
+        ("a*b", {"a": 7}, 21, {"b": 3}),
+    ],
+)
+def test_expressions_are_solved_for_either_operand(spec: str, known: dict, size: int, solved: dict) -> None:
+    assert match(spec, (size,), [known]) == [{**known, **solved}]
+
+
+def test_exact_division_by_a_non_divisor_fails() -> None:
+    assert match("a/b", (4,), [{"a": 21}]) == []
+    assert match("a/b", (4,), [{"a": 21, "b": 5}]) == []
+    assert match("a//b", (4,), [{"a": 21, "b": 5}]) == [{"a": 21, "b": 5}]
+
+
+def test_broadcastable_dim_does_not_widen_a_dim_bound_to_one() -> None:
+    # jaxtyping and Kauldron agree: `#c` is 1 or c; with c = 1 only 1 fits.
+    assert match("c #c", (1, 4)) == []
+
+
 def test_backward_solving_rejects_impossible_sizes() -> None:
     assert match("2*n", (7,)) == []
     assert match("n+3", (2,)) == []

@@ -99,7 +99,7 @@ def format_candidates(cands: list[dict[str, Any]]) -> str:
 
     def one(a: dict[str, Any]) -> str:
         items = [f"{k}: {v}" for k, v in a.items() if k != PENDING]
-        for expr, v, _ in a.get(PENDING, ()):
+        for expr, v in a.get(PENDING, ()):
             items.append(f"{expr_text(expr)} = {v} (unresolved)")
         return "{" + ", ".join(items) + "}"
 
@@ -263,7 +263,7 @@ def _explain_shape(
         return f"{text}: {reason}" + ("" if expected is None else f" (the dims in force give {expected})")
     pending = a.get(PENDING, ())
     if pending:
-        shown = ", ".join(f"{expr_text(e)} = {v}" for e, v, _ in pending)
+        shown = ", ".join(f"{expr_text(e)} = {v}" for e, v in pending)
         return f"{text}: with its dims bound, the deferred constraint {shown} (from an earlier value) fails"
     return text
 

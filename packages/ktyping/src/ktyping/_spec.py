@@ -120,12 +120,19 @@ def _floordiv(x: Any, y: Any) -> Any:
     return x // y
 
 
+def _exact_div(x: Any, y: Any) -> Any:
+    """`/` is exact division: `21/5` is 4.2, which no axis size equals."""
+    if type(x) is int and type(y) is int and x % y:
+        return x / y
+    return x // y
+
+
 _OPS = {
     "+": lambda x, y: x + y,
     "-": lambda x, y: x - y,
     "*": lambda x, y: x * y,
     "//": _floordiv,
-    "/": _floordiv,
+    "/": _exact_div,
     "%": lambda x, y: x % y,
     "**": lambda x, y: x**y,
 }
@@ -177,10 +184,15 @@ class BinOp(Expr):
             if value % known:
                 return None
             return other.solve(value // known, a, scope)
-        if op == "/" and y is not _UNKNOWN:  # exact division
-            if type(value) is not int or type(y) is not int:
+        if op == "/":  # exact division
+            known = y if y is not _UNKNOWN else x
+            if type(value) is not int or type(known) is not int:
                 return _DEFER
-            return self.left.solve(value * y, a, scope)
+            if y is not _UNKNOWN:
+                return self.left.solve(value * y, a, scope)
+            if value == 0 or x % value:
+                return None
+            return self.right.solve(x // value, a, scope)
         return _DEFER
 
     def __str__(self) -> str:
@@ -320,14 +332,14 @@ class SingleDim(Dim):
         for expr in self.options:
             got = expr.evaluate(a, scope)
             if got is not _UNKNOWN:
-                if got == v or (self.broadcast and got == 1):
+                if got == v:  # a broadcastable axis of size 1 was accepted above
                     out.append(a)
                 continue
             new = expr.solve(v, a, scope)
             if new is None:
                 continue
             if new is _DEFER:
-                pending = (*a.get(PENDING, ()), (expr, v, self.broadcast))
+                pending = (*a.get(PENDING, ()), (expr, v))
                 out.append({**a, PENDING: pending})
                 continue
             b = {**a, **new}
@@ -356,11 +368,11 @@ class VariadicDim(Dim):
 def _recheck_pending(a: Assignment, scope: Any) -> Assignment | None:
     """Re-evaluates deferred constraints; drops those now satisfied, `None` if one fails."""
     keep = []
-    for expr, v, broadcast in a[PENDING]:
+    for expr, v in a[PENDING]:
         got = expr.evaluate(a, scope)
         if got is _UNKNOWN:
-            keep.append((expr, v, broadcast))
-        elif not (got == v or (broadcast and (got == 1 or v == 1))):
+            keep.append((expr, v))
+        elif got != v:
             return None
     a = dict(a)
     if keep:
