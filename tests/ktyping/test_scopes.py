@@ -166,3 +166,13 @@ def test_spec_values_in_a_block_see_its_current_locals() -> None:
         width = 5  # noqa: F841 - read by the spec below
         with pytest.raises(KTypeCheckError):
             ktyping.check_type(f32(2, 3), Float["n {width}"])
+
+
+def test_checking_annotations_built_from_f_strings_keeps_caches_bounded() -> None:
+    from ktyping import _checkers
+
+    with ktyping.typechecked():
+        for i in range(5000):
+            ktyping.check_type(np.zeros((1, i % 3 + 1)), Float[f"b {i % 3 + 1}|{i}"])
+    assert len(_checkers._CACHE) <= 4096
+    assert len(Float._kt_subscripts) <= 1024

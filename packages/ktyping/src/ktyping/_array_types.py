@@ -290,10 +290,11 @@ class _PyTreeMeta(type):
         sub = _PyTreeMeta.__new__(
             _PyTreeMeta, f"PyTree[{leaf!r}]", (cls,), {"__module__": "ktyping", "_kt_leaf": leaf}
         )
-        try:
-            cls._kt_subscripts[leaf] = sub
-        except TypeError:
-            pass
+        if len(cls._kt_subscripts) < 1024:  # bounded, like the array annotations
+            try:
+                cls._kt_subscripts[leaf] = sub
+            except TypeError:
+                pass
         return sub
 
     def __instancecheck__(cls, value: Any) -> bool:

@@ -44,6 +44,8 @@ def compile_annotation(tp: Any) -> Check:
     except (KeyError, TypeError):
         pass
     check = _compile(tp)
+    if len(_CACHE) >= 4096:  # bounded: annotations may be built with f-string specs
+        _CACHE.clear()
     try:
         _CACHE[tp] = check
     except TypeError:
