@@ -35,5 +35,6 @@ def get_config() -> konfig.ConfigDict:
 
 
 def sweep():
-    for lr_steps in (200, 400):
-        yield {"num_train_steps": lr_steps}
+    """`konfig.expand_sweep("examples/mlp_regression.py")`: one config per training length."""
+    for num_train_steps in (200, 400):
+        yield {"num_train_steps": num_train_steps}

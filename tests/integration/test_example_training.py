@@ -43,3 +43,22 @@ def test_unknown_override_path_fails_with_a_suggestion() -> None:
     proc = _train("--cfg.num_train_step=10")
     assert proc.returncode != 0
     assert "num_train_steps" in proc.stderr
+
+
+def test_example_sweep_expands_into_configs_whose_schedules_follow_num_train_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import konfig
+
+    monkeypatch.syspath_prepend(str(REPO / "examples"))
+    items = konfig.expand_sweep(str(REPO / "examples" / "mlp_regression.py"))
+    assert [item.config.num_train_steps for item in items] == [200, 400]
+    for item in items:
+        steps = item.config.num_train_steps
+        schedule = konfig.resolve(item.config.schedule)
+        assert float(schedule(steps)) == pytest.approx(0.0, abs=1e-9)
+        assert float(schedule(steps // 2)) > 1e-4
+        # Each item's JSON is a complete config that resolves to the same schedule.
+        reloaded = konfig.from_json(item.to_json())
+        assert reloaded.num_train_steps == steps
+        assert float(konfig.resolve(reloaded.schedule)(steps // 2)) == pytest.approx(float(schedule(steps // 2)))
