@@ -264,3 +264,27 @@ def test_message_names_a_deferred_constraint_that_fails() -> None:
     msg = message_of(lambda: f(np.zeros(6), np.zeros((2, 4))))
     assert "does not match 'h w': with its dims bound, the deferred constraint h*w = 6" in msg
     assert "- {h*w = 6 (unresolved)}" in msg
+
+
+def test_failing_spec_value_names_the_function_and_the_near_miss() -> None:
+    class Model:
+        hidden = 4
+
+        @ktyping.typechecked
+        def __call__(self, x: Float["b {self.hiden}"]) -> None:
+            pass
+
+    msg = message_of(lambda: Model()(np.zeros((2, 4))))
+    assert "shape spec value {self.hiden} could not be evaluated: AttributeError" in msg
+    assert "did you mean 'hidden'?" in msg
+    assert "Origin: function 'test_failing_spec_value_names_the_function_and_the_near_miss" in msg
+
+
+def test_unknown_name_in_a_spec_value_suggests_an_argument() -> None:
+    @ktyping.typechecked
+    def f(x: Float["b {hiden}"], hidden: int) -> None:
+        pass
+
+    assert "NameError: name 'hiden' is not defined; did you mean 'hidden'?" in message_of(
+        lambda: f(np.zeros((2, 4)), 4)
+    )

@@ -277,15 +277,30 @@ class PyExpr(Expr):
                 f"shape spec value {{{self.source}}} needs the bound arguments of a "
                 "@typechecked call, but none is active"
             )
+        globals_ = getattr(scope, "globals", None) or {}
         try:
-            return eval(self.code, getattr(scope, "globals", None) or {}, arguments)
+            return eval(self.code, globals_, arguments)
         except Exception as e:
-            from ._errors import KTypeCheckError
+            raise self._error(e, scope, arguments, globals_) from e
 
-            raise KTypeCheckError(
-                f"shape spec value {{{self.source}}} could not be evaluated: "
-                f"{type(e).__name__}: {e} (arguments: {', '.join(arguments)})"
-            ) from e
+    def _error(self, e: Exception, scope: Any, arguments: Any, globals_: dict[str, Any]) -> Exception:
+        import difflib
+
+        from ._errors import KTypeCheckError
+
+        name = getattr(e, "name", None)
+        if isinstance(e, AttributeError) and getattr(e, "obj", None) is not None:
+            known = [k for k in dir(e.obj) if not k.startswith("__")]
+        else:
+            known = [*arguments, *globals_]
+        near = difflib.get_close_matches(name, known, n=1) if isinstance(name, str) else []
+        plan: Any = getattr(scope, "plan", None)
+        return KTypeCheckError(
+            f"shape spec value {{{self.source}}} could not be evaluated: {type(e).__name__}: {e}"
+            + (f"; did you mean {near[0]!r}?" if near else "")
+            + f"\n  (arguments: {', '.join(arguments)})"
+            + (f"\n\nOrigin: {plan.origin()}" if hasattr(plan, "origin") else "")
+        )
 
     def __str__(self) -> str:
         return "{" + self.source + "}"
