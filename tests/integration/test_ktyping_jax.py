@@ -157,3 +157,24 @@ def test_decorating_a_jitted_function_checks_its_calls() -> None:
     assert checked(jnp.zeros((2, 3))).shape == (2,)
     with pytest.raises(KTypeCheckError, match=r"argument x = jax.f32\[2\]"):
         checked(jnp.zeros(2))
+
+
+def test_numpy_arrays_of_ml_dtypes_bfloat16_count_as_float() -> None:
+    import numpy as np
+
+    x = np.zeros((2, 3), jnp.bfloat16)  # numpy array with the ml_dtypes extension dtype
+    assert ktyping.isinstance(x, Float["b n"])
+    assert ktyping.isinstance(x, ktyping.BFloat16["b n"])
+    assert not ktyping.isinstance(x, ktyping.Float32["b n"])
+    assert not ktyping.isinstance(x, Int["b n"])
+
+
+def test_vmap_of_a_checked_function_with_an_unbatched_argument() -> None:
+    @ktyping.typechecked
+    def per_example(x: Float["n d"], w: Float["d"]) -> Float["n"]:
+        return x @ w
+
+    out = jax.vmap(per_example, in_axes=(0, None))(jnp.zeros((7, 4, 3)), jnp.zeros(3))
+    assert out.shape == (7, 4)
+    with pytest.raises(KTypeCheckError, match=r"argument w = jax.f32\[2\]\(traced\)"):
+        jax.vmap(per_example)(jnp.zeros((7, 4, 3)), jnp.zeros((7, 2)))

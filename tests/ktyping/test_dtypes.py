@@ -137,3 +137,12 @@ def test_prng_key_rejects_other_arrays() -> None:
 def test_non_arrays_are_not_instances_of_array_annotations() -> None:
     assert not ktyping.isinstance([1.0, 2.0], ktyping.Float)
     assert not ktyping.isinstance(None, ktyping.Array)
+
+
+@pytest.mark.parametrize("family", sorted(_dtypes.SIZED))
+def test_every_sized_family_accepts_exactly_its_dtype(family: str) -> None:
+    annotation = getattr(ktyping, family)
+    own = _dtypes.SIZED[family]
+    for name in sorted(set(_dtypes.SIZED.values()) | {"bool"}):
+        x = DuckArray((2,), NamedDtype(name))
+        assert ktyping.isinstance(x, annotation) is (name == own), name
