@@ -445,3 +445,16 @@ def test_partials_and_callable_objects_can_be_decorated() -> None:
         assert checked(f32(2, 3)).shape == (2, 3)
         with pytest.raises(KTypeCheckError, match=r"argument x = np.f32\[2\]"):
             checked(f32(2))
+
+
+def test_typeddict_required_and_not_required_keys_are_checked() -> None:
+    from typing import NotRequired, Required
+
+    class Out(TypedDict, total=False):
+        logits: Required[Float["b n"]]
+        weights: NotRequired[Float["b"]]
+
+    assert ktyping.isinstance({"logits": f32(2, 3)}, Out)
+    assert ktyping.isinstance({"logits": f32(2, 3), "weights": f32(2)}, Out)
+    assert not ktyping.isinstance({"logits": f32(2, 3), "weights": f32(3)}, Out)
+    assert not ktyping.isinstance({"weights": f32(2)}, Out)

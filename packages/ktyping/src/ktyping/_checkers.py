@@ -80,7 +80,9 @@ def _compile(tp: Any) -> Check:
         return _all_check(tuple(c for c in checks if c is not _accept))
     if origin is typing.Literal:
         return _literal_check(args)
-    if origin is typing.ClassVar or origin is typing.Final:
+    # Qualifiers around the annotation to check (typing.ReadOnly exists from Python 3.13).
+    qualifiers = (typing.ClassVar, typing.Final, typing.Required, typing.NotRequired)
+    if origin in qualifiers or origin is getattr(typing, "ReadOnly", typing.Final):
         return compile_annotation(args[0]) if args else _accept
     if typing.is_typeddict(tp):
         return _typeddict_check(tp)
