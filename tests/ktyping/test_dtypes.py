@@ -134,6 +134,12 @@ def test_prng_key_rejects_other_arrays() -> None:
     assert not ktyping.isinstance(np.zeros((2,), np.float32), ktyping.PRNGKey)
 
 
+def test_unsubscripted_prng_key_is_a_single_key_typed_or_raw() -> None:
+    assert not ktyping.isinstance(DuckArray((5,), NamedDtype("key<fry>")), ktyping.PRNGKey)
+    assert not ktyping.isinstance(np.zeros((5, 2), np.uint32), ktyping.PRNGKey)
+    assert ktyping.isinstance(np.zeros((5, 2), np.uint32), ktyping.PRNGKey["5"])
+
+
 def test_non_arrays_are_not_instances_of_array_annotations() -> None:
     assert not ktyping.isinstance([1.0, 2.0], ktyping.Float)
     assert not ktyping.isinstance(None, ktyping.Array)

@@ -288,3 +288,16 @@ def test_unknown_name_in_a_spec_value_suggests_an_argument() -> None:
     assert "NameError: name 'hiden' is not defined; did you mean 'hidden'?" in message_of(
         lambda: f(np.zeros((2, 4)), 4)
     )
+
+
+def test_prng_key_failures_are_explained() -> None:
+    from ktyping import PRNGKey
+    from ktyping._format import explain
+
+    assert explain(PRNGKey, np.zeros((5, 2), np.uint32), [{}], None) == (
+        "holds keys of shape (5,), but PRNGKey is one key (shape ())"
+    )
+    assert "need a last axis of size 2" in explain(PRNGKey, np.zeros(3, np.uint32), [{}], None)
+    assert "holds keys of shape (5,), which does not match 'b': axis 0 has size 5, but b = 4" in explain(
+        PRNGKey["b"], np.zeros((5, 2), np.uint32), [{"b": 4}], None
+    )

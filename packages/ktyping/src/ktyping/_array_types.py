@@ -250,12 +250,13 @@ def _compile_check(
             return _NO
         if kind == _SCALAR:
             return cands if len(shape) == 0 else _NO
-        if kind == _KEY and _dtypes.dtype_name(dtype) == "uint32":
-            if not shape or shape[-1] != 2:
-                return _NO
-            shape = tuple(shape)[:-1]
-        elif kind == _KEY and match is None:
-            return cands if len(shape) == 0 else _NO
+        if kind == _KEY:
+            if _dtypes.dtype_name(dtype) == "uint32":  # a raw key: uint32 with a last axis of 2
+                if not shape or shape[-1] != 2:
+                    return _NO
+                shape = tuple(shape)[:-1]
+            if match is None:  # `PRNGKey` alone is one key
+                return cands if len(shape) == 0 else _NO
         if match is None:
             return cands
         return match(shape, cands, scope)

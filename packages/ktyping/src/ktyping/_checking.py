@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import builtins
 import sys
 
 from ._checkers import compile_annotation
@@ -121,7 +120,7 @@ class _DimView:
 
     def __contains__(self, name: str) -> bool:
         cands = current_scope().cands
-        return builtins.any(name in a or "*" + name in a for a in cands)
+        return any(name in a or "*" + name in a for a in cands)
 
     def __iter__(self) -> Iterator[str]:
         seen: dict[str, None] = {}

@@ -236,6 +236,15 @@ def _explain_array(tp: ArrayMeta, value: Any, cands: list[dict[str, Any]], scope
         return f"has dtype {name}, but {tp._kt_base_name} needs one of: {tp._kt_family.describe()}"
     if kind == "scalar":
         return f"has shape {tuple(shape)}, but a scalar needs shape ()"
+    if kind == "key":
+        keys = tuple(shape)
+        if name == "uint32":  # a raw key: the last axis holds the 2 words of one key
+            if not keys or keys[-1] != 2:
+                return f"has shape {keys}, but raw uint32 keys need a last axis of size 2"
+            keys = keys[:-1]
+        if spec is None:
+            return f"holds keys of shape {keys}, but {tp._kt_base_name} is one key (shape ())"
+        return _explain_shape(keys, spec, cands, scope, "holds keys of shape")
     return _explain_shape(tuple(shape), spec, cands, scope, "has shape")
 
 
