@@ -105,6 +105,7 @@ def test_parsing_is_cached_per_string() -> None:
         ("min(a b)", 7, "',' or ')'"),
         ("{x +}", 2, "a valid Python expression"),
         ("# n", 2, "a dim name or a number after '#'"),
+        ("b foo(n)", 3, "one of the functions max, min, prod, sum"),
     ],
 )
 def test_syntax_errors_point_at_the_column(text: str, column: int, expected: str) -> None:

@@ -181,8 +181,11 @@ class _Parser:
         if c.isdigit():
             return self.parse_int()
         if c.isascii() and c.isalpha():
+            start = self.pos
             name = self.parse_name()
-            if name in _FUNC_NAMES and self.peek() == "(":
+            if self.peek() == "(":
+                if name not in _FUNC_NAMES:
+                    raise self.error(f"one of the functions {', '.join(sorted(_FUNC_NAMES))}", start)
                 return self.parse_call(name)
             return Name(name)
         if c == "(":
