@@ -283,7 +283,7 @@ def _axis_mismatch(shape: tuple[Any, ...], spec: Any, a: dict[str, Any], scope: 
     Empty when no axis can be blamed: an unbound variadic or an optional dim makes the
     positions of later axes uncertain.
     """
-    from ._spec import SingleDim
+    from ._spec import Const, SingleDim
 
     if all(d.min_len == 1 for d in spec.dims if isinstance(d, SingleDim)):
         variadics: list[Any] = [a.get(d.key) for d in spec.dims if not isinstance(d, SingleDim)]
@@ -299,7 +299,8 @@ def _axis_mismatch(shape: tuple[Any, ...], spec: Any, a: dict[str, Any], scope: 
                 return ""
             got = tuple(shape[j : j + len(bound)])
             if not d.broadcast and got != tuple(bound):
-                return f"axes {j} to {j + len(bound) - 1} are {got}, but {d} = {tuple(bound)}"
+                where = f"axis {j} is" if len(bound) == 1 else f"axes {j} to {j + len(bound) - 1} are"
+                return f"{where} {got}, but {d} = {tuple(bound)}"
             j += len(bound)
             continue
         if d.min_len == 0:
@@ -310,9 +311,8 @@ def _axis_mismatch(shape: tuple[Any, ...], spec: Any, a: dict[str, Any], scope: 
                 want = spec.evaluate_dim(d, a, scope)
             except Exception:  # a {...} value that cannot be evaluated
                 want = None
-            if want is not None and not (want == size or (d.broadcast and (size == 1 or want == 1))):
-                name = str(d.options[0]) if not d.broadcast else str(d)
-                if name == str(want):
+            if want is not None and want != size and not (d.broadcast and size == 1):
+                if isinstance(d.options[0], Const):
                     return f"axis {j} has size {size}, expected {want}"
                 return f"axis {j} has size {size}, but {expr_text(d.options[0])} = {want}"
         elif d.options and not d.broadcast:
