@@ -309,3 +309,31 @@ def test_live_object_in_a_positional_argument_is_named_by_index():
 def test_programmatic_classmethod_node_is_validated_without_cls():
     with pytest.raises(konfig.ArgumentError, match="at most 2 positional"):
         konfig.ConfigDict({"__qualname__": "fake_lib:Trainer.eval_only", "0": 1, "1": 2, "2": 3})
+
+
+def test_argument_error_on_a_nested_node_names_its_config_path():
+    cfg = konfig.ConfigDict()
+    cfg.model = fl.Dense(features=3)
+    with pytest.raises(konfig.ArgumentError, match=r"^In cfg\.model: .*'feaures'; did you mean 'features'"):
+        cfg.model.feaures = 3
+
+
+def test_argument_error_on_a_node_in_a_list_names_its_path():
+    cfg = konfig.ConfigDict(opt=fl.anything(0, fl.Sequential(layers=[fl.Dense(1), fl.Dense(2)])))
+    with pytest.raises(konfig.ArgumentError, match=r"^In cfg\.opt\[1\]\.layers\[1\]: "):
+        cfg["opt"][1].layers[1].use_bais = False
+
+
+def test_live_object_set_on_a_nested_node_names_the_full_path():
+    cfg = konfig.ConfigDict(model=fl.Model(encoder=None))
+    with pytest.raises(konfig.ConfigValueError, match=r"^cfg\.model\.decoder\[0\]: "):
+        cfg.model.decoder = [fl_real_point()]
+
+
+def test_node_moved_away_is_not_named_by_its_stale_path():
+    cfg = konfig.ConfigDict(model=fl.Dense(features=3))
+    old = cfg.model
+    cfg.model = fl.Dense(features=4)
+    with pytest.raises(konfig.ArgumentError) as info:
+        old.feaures = 1
+    assert "cfg.model" not in str(info.value)

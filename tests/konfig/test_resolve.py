@@ -159,3 +159,26 @@ def test_values_appended_to_lists_after_validation_still_resolve():
     resolved = konfig.resolve(cfg)
     assert resolved["items"][0] is fake_lib.Color
     assert resolved["items"][1].a == 2
+
+
+def test_frozen_result_becomes_a_jax_pytree_when_jax_is_imported_later():
+    pytest.importorskip("jax")
+    code = (
+        "import sys, konfig\n"
+        "resolved = konfig.resolve(konfig.ConfigDict(a=1, b={'c': 2}))\n"
+        "assert 'jax' not in sys.modules\n"
+        "import jax\n"
+        "assert jax.tree_util.tree_leaves(resolved) == [1, 2], jax.tree_util.tree_leaves(resolved)\n"
+        "assert jax.__spec__.loader is jax.__loader__ and type(jax.__loader__).__module__ != 'konfig._immutable_dict'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_waiting_for_jax_leaves_other_imports_alone():
+    code = (
+        "import sys, konfig\n"
+        "konfig.resolve(konfig.ConfigDict(a={'b': 1}))\n"
+        "import json, email.mime.text\n"
+        "assert 'jax' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

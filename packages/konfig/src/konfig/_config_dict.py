@@ -20,7 +20,10 @@ three kinds of `ConfigDict`, distinguished only by their keys:
 Fields live in the insertion-ordered dict `cfg._fields` (read it directly
 for speed; write through `cfg[key] = value` so values are validated).
 `cfg._origin` is `(filename, lineno)` of the line that created the node, or
-`None`.
+`None`. `cfg._reached` (unset until then) is `(parent, key)`: the last
+`parent.key` / `parent[key]` access that handed this node out; errors follow
+these links up to name the node's path (`In cfg.model: ...`), see
+`node_path`.
 
 Building programmatically without capture: `make_node("optax:adam", 0.1,
 b1=0.9)` or `ConfigDict({"__qualname__": "optax:adam", "0": 0.1})` (both
@@ -72,6 +75,10 @@ LEAF_TYPES = frozenset({type(None), bool, int, float, complex, str, bytes, type(
 # qualname -> ConfigDict of default fields, see `register_default_values`.
 _DEFAULTS: dict[str, ConfigDict] = {}
 
+# `(sequence, parent, key)` of the last list/tuple a `ConfigDict` handed out:
+# names nodes reached as `cfg.layers[0]` in errors (see `node_path`).
+_last_sequence: tuple[Any, ConfigDict, Any] | None = None
+
 
 def caller_origin() -> tuple[str, int] | None:
     """`(filename, lineno)` of the first frame outside the konfig package."""
@@ -100,10 +107,11 @@ class ConfigDict(MutableMapping):
         cfg.model.features = 32
     """
 
-    __slots__ = ("__weakref__", "_fields", "_origin")
+    __slots__ = ("__weakref__", "_fields", "_origin", "_reached")
 
     _fields: dict[Any, Any]
     _origin: tuple[str, int] | None
+    _reached: tuple[ConfigDict, Any]
 
     def __init__(self, init: Mapping[Any, Any] | None = None, /, **kwargs: Any) -> None:
         items: dict[Any, Any] = {}
@@ -131,19 +139,28 @@ class ConfigDict(MutableMapping):
     # -- mapping protocol --------------------------------------------------
 
     def __getitem__(self, key: Any) -> Any:
+        global _last_sequence
         fields = self._fields
         try:
-            return fields[key]
+            value = fields[key]
         except KeyError:
             pass
         except TypeError:
             raise KeyError(key) from None
+        else:
+            t = type(value)  # Inlined `_handed_out` (hot path).
+            if t is ConfigDict:
+                _set_reached(value, (self, key))
+            elif t is list or t is tuple:
+                _last_sequence = (value, self, key)
+            return value
         if QUALNAME in fields:
             if type(key) is int:
-                return fields[self._arg_key(key)]
+                key = self._arg_key(key)
+                return _handed_out(self, key, fields[key])
             alias = self._positional_name(key)
             if alias is not None:
-                return fields[alias]
+                return _handed_out(self, alias, fields[alias])
         raise KeyError(_missing_message(self, key)) from None
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -156,7 +173,7 @@ class ConfigDict(MutableMapping):
                 value = normalize(value)
             except _BadValue as e:
                 e.path.append(_path_key(fields, key))
-                raise _value_error(e) from None
+                raise _value_error(e, node_path(self)) from None
         qualname = fields.get(QUALNAME)
         if qualname is not None and type(key) is str and key not in fields:
             alias = self._positional_name(key)
@@ -168,7 +185,7 @@ class ConfigDict(MutableMapping):
                     try:
                         _signature.check_key(params, qualname, key, num_args(fields))
                     except ArgumentError as e:
-                        raise ArgumentError(f"Setting {key!r}: {e}{_created_at(self)}") from None
+                        raise ArgumentError(f"{_where(self)}{e}{_created_at(self)}") from None
         fields[key] = value
 
     def __delitem__(self, key: Any) -> None:
@@ -247,7 +264,7 @@ class ConfigDict(MutableMapping):
             index += n
         if not 0 <= index < n + can_append:
             raise IndexError(
-                f"argument index {index} out of range: "
+                f"{_where(self)}argument index {index} out of range: "
                 f"{_signature.display_name(self._fields[QUALNAME])}() has {n} positional argument(s)"
             )
         return str(index)
@@ -255,16 +272,24 @@ class ConfigDict(MutableMapping):
     # -- attribute access --------------------------------------------------
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("_fields", "_origin"):
-            raise AttributeError(name)  # Not initialised yet (unpickling).
+        if name in ("_fields", "_origin", "_reached"):
+            raise AttributeError(name)  # Not set (yet): unpickling, never handed out.
+        global _last_sequence
         try:
-            return self._fields[name]
+            value = self._fields[name]
         except KeyError:
             if name[:2] == "__" and name[-2:] == "__":
                 raise AttributeError(name) from None
+        else:
+            t = type(value)  # Inlined `_handed_out` (hot path).
+            if t is ConfigDict:
+                _set_reached(value, (self, name))
+            elif t is list or t is tuple:
+                _last_sequence = (value, self, name)
+            return value
         alias = self._positional_name(name)
         if alias is not None:
-            return self._fields[alias]
+            return _handed_out(self, alias, self._fields[alias])
         raise AttributeError(_missing_message(self, name))
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -386,6 +411,64 @@ def _new_empty() -> ConfigDict:
     return ConfigDict._raw({}, None)
 
 
+_set_reached = ConfigDict._reached.__set__  # type: ignore[attr-defined]
+
+
+def _handed_out(parent: ConfigDict, key: Any, value: Any) -> Any:
+    """Records how `value` was reached (one store), for `node_path`; returns it."""
+    t = type(value)
+    if t is ConfigDict:
+        _set_reached(value, (parent, key))
+    elif t is list or t is tuple:
+        global _last_sequence
+        _last_sequence = (value, parent, key)
+    return value
+
+
+def node_path(node: ConfigDict) -> tuple[Any, ...] | None:
+    """The path by which `node` was last reached (`("model", "layers", 0)`), or None.
+
+    Follows the `_reached` links recorded by attribute/item access, checking
+    that each is still current; a node reached as an item of a list is found
+    in the last list handed out. Only called to word errors.
+    """
+    keys: list[Any] = []
+    seen: set[int] = set()
+    current = node
+    while id(current) not in seen:
+        seen.add(id(current))
+        try:
+            parent, key = current._reached
+        except AttributeError:
+            pass
+        else:
+            if parent._fields.get(key) is current:
+                keys.append(_path_key(parent._fields, key))
+                current = parent
+                continue
+        last = _last_sequence
+        if last is None:
+            break
+        sequence, parent, key = last
+        index = next((i for i, item in enumerate(sequence) if item is current), None)
+        if index is None or parent._fields.get(key) is not sequence:
+            break
+        keys.append(index)
+        keys.append(_path_key(parent._fields, key))
+        current = parent
+    return tuple(reversed(keys)) if keys else None
+
+
+def _where(node: ConfigDict) -> str:
+    """`"In cfg.model: "` when the node's path is known, else `""`."""
+    path = node_path(node)
+    if path is None:
+        return ""
+    from ._paths import format_path
+
+    return f"In {format_path(path)}: "
+
+
 def num_args(fields: dict[Any, Any]) -> int:
     """Number of contiguous positional arguments `"0"`, `"1"`, ... in `fields`."""
     n = 0
@@ -502,10 +585,10 @@ def normalize(value: Any) -> Any:
     raise _BadValue(value)
 
 
-def _value_error(e: _BadValue) -> ConfigValueError:
+def _value_error(e: _BadValue, prefix: tuple[Any, ...] | None = None) -> ConfigValueError:
     from ._paths import format_path
 
-    path = format_path(tuple(reversed(e.path)))
+    path = format_path((*(prefix or ()), *reversed(e.path)))
     value = e.value
     text = repr(value)
     if len(text) > 60:
@@ -532,7 +615,7 @@ def _missing_message(cfg: ConfigDict, key: Any) -> str:
     qualname = fields.get(QUALNAME)
     if qualname is not None:
         where = f" of {_signature.display_name(qualname)}(...)"
-    return f"No field {key!r}{where}{did_you_mean(str(key), candidates)} (fields: {', '.join(map(str, candidates)) or 'none'})"
+    return f"{_where(cfg)}No field {key!r}{where}{did_you_mean(str(key), candidates)} (fields: {', '.join(map(str, candidates)) or 'none'})"
 
 
 def _is_captured(value: Any) -> bool:

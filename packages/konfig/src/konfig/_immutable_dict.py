@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 class ImmutableDict(Mapping):
     """A hashable, read-only dict with attribute access.
 
-    Registered as a JAX pytree by `konfig.resolve` once JAX is imported
-    (konfig itself never imports JAX).
+    A JAX pytree whenever JAX is imported, before or after the dict was made;
+    konfig itself never imports JAX (see `register_pytree_if_jax_imported`).
 
     Usage: `d = ImmutableDict(a=1); d.a == d["a"] == 1`.
     """
@@ -25,6 +25,8 @@ class ImmutableDict(Mapping):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         object.__setattr__(self, "_data", dict(*args, **kwargs))
         object.__setattr__(self, "_hash", None)
+        if not _pytree_registered:
+            register_pytree_if_jax_imported()
 
     @classmethod
     def _wrap(cls, data: dict[Any, Any]) -> ImmutableDict:
@@ -89,13 +91,28 @@ class ImmutableDict(Mapping):
 
 
 _pytree_registered = False
+_watching = False
 
 
 def register_pytree_if_jax_imported() -> None:
-    """Registers `ImmutableDict` with JAX if (and only if) JAX is already imported."""
-    global _pytree_registered
-    if _pytree_registered or "jax" not in sys.modules:
+    """Makes `ImmutableDict` a JAX pytree now if JAX is imported, else once it is.
+
+    Without JAX, a finder at the front of `sys.meta_path` waits for
+    `import jax` and registers right after JAX's own import finishes (then
+    removes itself); other imports only pay one string comparison.
+    """
+    global _watching
+    if _pytree_registered:
         return
+    if "jax" in sys.modules:
+        _register()
+    elif not _watching:
+        _watching = True
+        sys.meta_path.insert(0, _JaxImportWatcher())
+
+
+def _register() -> None:
+    global _pytree_registered
     import jax
 
     def flatten_with_keys(d: ImmutableDict) -> Any:
@@ -111,3 +128,50 @@ def register_pytree_if_jax_imported() -> None:
 
     jax.tree_util.register_pytree_with_keys(ImmutableDict, flatten_with_keys, unflatten, flatten)
     _pytree_registered = True
+
+
+class _JaxImportWatcher:
+    """Meta path finder: hands out JAX's own spec, registering after it runs."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != "jax":
+            return None
+        for finder in sys.meta_path:
+            find_spec = getattr(finder, "find_spec", None)
+            if finder is self or find_spec is None:
+                continue
+            spec = find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _RegisteringLoader(spec.loader)
+                return spec
+        return None
+
+
+class _RegisteringLoader:
+    """Runs JAX's loader, restores it on the module, then registers the pytree."""
+
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        loader = self._loader
+        module.__loader__ = loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = loader
+        loader.exec_module(module)
+        global _watching
+        for finder in [f for f in sys.meta_path if type(f) is _JaxImportWatcher]:
+            sys.meta_path.remove(finder)
+        _watching = False
+        if not _pytree_registered:
+            try:
+                _register()
+            except Exception:  # Never break `import jax`; `resolve` retries.
+                pass

@@ -282,7 +282,8 @@ def resolve(cfg: Any, *, freeze: bool = True, allowed: Iterable[str] | None = No
         from ._safe_mode import check_allowed
 
         check_allowed(cfg, allowed)
-    register_pytree_if_jax_imported()
+    if freeze:
+        register_pytree_if_jax_imported()
     try:
         return _Resolver(freeze).value(cfg)
     except _MissingRequired:
