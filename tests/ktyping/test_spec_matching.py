@@ -254,3 +254,15 @@ def brute_force(tokens: list[str], shape: tuple[int, ...]) -> set[frozenset]:
 def test_matcher_agrees_with_brute_force(tokens: list[str], shape: list[int]) -> None:
     got = {frozenset(a.items()) for a in match(" ".join(tokens), tuple(shape))}
     assert got == brute_force(tokens, tuple(shape))
+
+
+@given(sizes, sizes, st.sampled_from(["c #c", "#c c", "#c #c"]))
+def test_broadcastable_dim_is_one_or_its_counterpart_in_either_order(x: int, y: int, spec: str) -> None:
+    # `c` must be one size; each `#c` axis is 1 or that size (both `#c`: any sizes that broadcast).
+    if spec == "#c #c":
+        expected = x == y or 1 in (x, y)
+    elif spec == "c #c":
+        expected = y in (1, x)
+    else:
+        expected = x in (1, y)
+    assert bool(match(spec, (x, y))) is expected
