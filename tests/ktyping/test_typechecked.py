@@ -458,3 +458,16 @@ def test_typeddict_required_and_not_required_keys_are_checked() -> None:
     assert ktyping.isinstance({"logits": f32(2, 3), "weights": f32(2)}, Out)
     assert not ktyping.isinstance({"logits": f32(2, 3), "weights": f32(3)}, Out)
     assert not ktyping.isinstance({"weights": f32(2)}, Out)
+
+
+def test_dataclass_field_not_set_by_init_is_not_checked_until_set() -> None:
+    @ktyping.typechecked
+    @dataclasses.dataclass
+    class Cached:
+        x: Float["n"]
+        cache: Float["n"] = dataclasses.field(init=False, repr=False)
+
+    item = Cached(f32(2))
+    assert not hasattr(item, "cache")
+    item.cache = f32(3)
+    assert not ktyping.isinstance(item, Cached)  # checked once set: n = 2 from x

@@ -469,7 +469,9 @@ def check_dataclass_fields(obj: Any, raise_error: bool = True) -> bool:
     scope.arguments = _FieldsView(obj)
     cands = scope.cands
     for name, check, hint in plan.fields:
-        value = getattr(obj, name)
+        value = getattr(obj, name, _EMPTY)
+        if value is _EMPTY:  # an `init=False` field not set yet
+            continue
         new = check(value, cands, scope)
         if not new:
             if raise_error:
