@@ -337,3 +337,27 @@ def test_node_moved_away_is_not_named_by_its_stale_path():
     with pytest.raises(konfig.ArgumentError) as info:
         old.feaures = 1
     assert "cfg.model" not in str(info.value)
+
+
+def test_or_result_refs_follow_the_merged_config():
+    base = konfig.ConfigDict(steps=10)
+    base.model = fl.Model(encoder=None, num_layers=base.ref.steps)
+    merged = base | {"steps": 20}
+    assert konfig.resolve(merged).model.num_layers == 20
+    assert konfig.resolve(base).model.num_layers == 10
+
+
+def test_or_of_a_sub_config_keeps_refs_to_the_enclosing_config_live():
+    cfg = konfig.ConfigDict(steps=10)
+    cfg.model = fl.Model(encoder=None, num_layers=cfg.ref.steps)
+    variant = cfg.model | {"decoder": 3}
+    cfg.steps = 30
+    assert konfig.resolve(variant).num_layers == 30
+
+
+def test_reversed_or_puts_the_mapping_first_and_the_config_wins():
+    cfg = konfig.ConfigDict(x=1)
+    cfg.y = cfg.ref.x * 2
+    merged = {"x": 5, "z": 0} | cfg
+    assert list(merged) == ["x", "z", "y"]
+    assert konfig.resolve(merged).y == 2

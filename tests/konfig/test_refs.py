@@ -178,3 +178,11 @@ def test_ref_to_a_positional_argument_by_parameter_name():
     cfg.double = cfg.ref.layer.features * 2
     cfg.layer.features = 5
     assert konfig.resolve(cfg).double == 10
+
+
+def test_ref_copy_follows_a_replaced_sub_config():
+    train = konfig.ConfigDict(src={"name": "mnist", "split": "train"})
+    test = konfig.ref_copy(train)
+    test.src.split = "test"
+    train.src = {"name": "imagenet", "split": "train"}
+    assert konfig.resolve(test).src == {"name": "imagenet", "split": "test"}

@@ -316,7 +316,7 @@ class ConfigDict(MutableMapping):
             return make_node(UNION_QUALNAME, self, other)
         if not isinstance(other, Mapping):
             return NotImplemented
-        new = ConfigDict._raw(dict(self._fields), self._origin)
+        new = _copy_linked(self)
         new.update(other)
         return new
 
@@ -325,8 +325,10 @@ class ConfigDict(MutableMapping):
             return make_node(UNION_QUALNAME, other, self)
         if not isinstance(other, Mapping):
             return NotImplemented
-        new = ConfigDict(other)
-        new.update(self)
+        new = _copy_linked(self)
+        fields = ConfigDict(other)._fields
+        fields.update(new._fields)
+        object.__setattr__(new, "_fields", fields)
         return new
 
     def _is_type_like(self) -> bool:
@@ -409,6 +411,36 @@ class ConfigDict(MutableMapping):
 
 def _new_empty() -> ConfigDict:
     return ConfigDict._raw({}, None)
+
+
+def _copy_linked(cfg: ConfigDict) -> ConfigDict:
+    """Deep copy for `cfg | other`: refs into `cfg` follow the copy.
+
+    Refs whose root lies outside `cfg` (`cfg.model | {...}` with refs to the
+    enclosing config) keep following that root instead of a frozen copy of it.
+    """
+    inside: set[int] = set()
+    outside: dict[int, Any] = {}
+    stack: list[Any] = [cfg]
+    while stack:
+        value = stack.pop()
+        t = type(value)
+        if t in LEAF_TYPES or id(value) in inside:
+            continue
+        if isinstance(value, ConfigDict):
+            inside.add(id(value))
+            stack.extend(value._fields.values())
+        elif t is list or t is tuple:
+            inside.add(id(value))
+            stack.extend(value)
+        elif type(value) is PathRef:
+            outside[id(value._konfig_root)] = value._konfig_root
+        elif isinstance(value, Ref):
+            inside.add(id(value))
+            stack.extend(value._konfig_args)  # type: ignore[attr-defined]
+            stack.extend(value._konfig_kwargs.values())  # type: ignore[attr-defined]
+    memo = {key: root for key, root in outside.items() if key not in inside}
+    return copy.deepcopy(cfg, memo)
 
 
 _set_reached = ConfigDict._reached.__set__  # type: ignore[attr-defined]

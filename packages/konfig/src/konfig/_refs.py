@@ -281,26 +281,37 @@ def ref_fn(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 def ref_copy(cfg: Any) -> Any:
     """One-way copy: the copy follows later changes of `cfg`, not the reverse.
 
-    Every leaf of the copy is a reference to the same field of `cfg`; nested
+    Every leaf of the copy is a reference to the same path of `cfg`; nested
     configs are copied recursively, so fields of the copy can be overridden.
+    References are rooted at `cfg` itself, so replacing a whole sub-config of
+    `cfg` (`train_ds.src = {...}`) is followed too.
 
     Usage:
         test_ds = konfig.ref_copy(train_ds)
         test_ds.split = "test"        # train_ds unchanged
         train_ds.batch_size = 128     # test_ds.batch_size follows
     """
-    from ._config_dict import CONST, QUALNAME, ConfigDict
+    from ._config_dict import ConfigDict
 
     if not isinstance(cfg, ConfigDict):
         raise TypeError(f"ref_copy expects a konfig.ConfigDict, got {type(cfg).__name__}")
+    return _ref_copy(cfg, cfg, ())
+
+
+def _ref_copy(node: Any, root: Any, path: tuple[Any, ...]) -> Any:
+    from ._config_dict import CONST, QUALNAME, ConfigDict
+
     fields: dict[Any, Any] = {}
-    for key, value in cfg._fields.items():
+    is_call = QUALNAME in node._fields
+    for key, value in node._fields.items():
         if key == QUALNAME or key == CONST:
             fields[key] = value
-        elif isinstance(value, ConfigDict):
-            fields[key] = ref_copy(value)
+            continue
+        step = int(key) if is_call and type(key) is str and key.isdigit() else key
+        if isinstance(value, ConfigDict):
+            fields[key] = _ref_copy(value, root, (*path, step))
         elif isinstance(value, Ref):
             fields[key] = value
         else:
-            fields[key] = PathRef(cfg, (key,))
-    return ConfigDict._raw(fields, cfg._origin)  # type: ignore[return-value]
+            fields[key] = PathRef(root, (*path, step))
+    return ConfigDict._raw(fields, node._origin)
