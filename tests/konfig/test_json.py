@@ -264,3 +264,35 @@ def test_ref_fn_of_a_class_round_trips_equal():
     cfg.n = konfig.ref_fn(int, cfg.ref.x)
     loaded = _round_trip(cfg)
     assert loaded == cfg and konfig.resolve(loaded).n == 2
+
+
+@pytest.mark.parametrize("key", [float("inf"), float("-inf"), (1, float("inf"))])
+def test_infinite_float_keys_survive(key):
+    loaded = _round_trip(konfig.ConfigDict({key: "x"}))
+    assert list(loaded.keys()) == [key]
+
+
+def test_nan_key_is_refused_with_its_path():
+    with pytest.raises(TypeError, match=r"cfg\.sub.*nan"):
+        konfig.ConfigDict(sub={float("nan"): 1}).to_json()
+
+
+def test_resolve_accepts_a_plain_dict_with_non_str_keys():
+    resolved = konfig.resolve({"ids": {1: "one", (2, 3): "pair"}, 4: "four"})
+    assert (resolved.ids[1], resolved.ids[(2, 3)], resolved[4]) == ("one", "pair", "four")
+
+
+def test_reference_before_its_shared_node_gets_the_content():
+    # Hand-edited JSON may name a shared node (`{"__id__": 1}`) before the copy holding its fields.
+    cfg = konfig.from_json('{"a": {"__id__": 1}, "b": {"__id__": 1, "x": 2}}')
+    assert cfg.a is cfg.b and cfg.a.x == 2
+
+
+def test_kauldron_shared_node_with_id_last_and_content_repeated_loads_shared():
+    text = '{"a": {"x": 1, "__id__": 0}, "b": [{"x": 1, "__id__": 0}]}'
+    cfg = konfig.from_json(text)
+    assert cfg.a is cfg.b[0] and dict(cfg.a) == {"x": 1}
+
+
+def test_set_of_ints_is_written_in_numeric_order():
+    assert '{"__set__": [2, 10, 33]}' in konfig.ConfigDict(s={33, 10, 2}).to_json()

@@ -16,7 +16,8 @@ Nodes use Kauldron's keys, so Kauldron's JSON loads too:
 
 Where Kauldron is lossy, konfig writes a one-key marker object:
 `{"__tuple__": [...]}`, `{"__set__": [...]}` / `{"__frozenset__": [...]}`
-(items sorted by their JSON text), `{"__bytes__": "<base64>"}`,
+(items sorted: `str`s or `int`s by value, mixed items by their JSON text),
+`{"__bytes__": "<base64>"}`,
 `{"__slice__": [start, stop, step]}`, `{"__range__": [...]}`,
 `{"__ellipsis__": null}`, `{"__complex__": [re, im]}`,
 `{"__path__": "a/b", "type": "pathlib:PurePosixPath"}`,
@@ -232,7 +233,11 @@ class _Encoder:
             import json
 
             items = [self.value(v) for v in value]
-            items.sort(key=lambda item: json.dumps(item, sort_keys=True))
+            kinds = set(map(type, items))
+            if kinds == {str} or kinds == {int}:
+                items.sort()  # Sorted for deterministic output; plain order when it is total.
+            else:
+                items.sort(key=lambda item: json.dumps(item, sort_keys=True))
             return {_SET if t is set else _FROZENSET: items}
         if t is slice:
             return {_SLICE: [self.value(value.start), self.value(value.stop), self.value(value.step)]}
@@ -290,10 +295,24 @@ def _type_name(t: Any) -> str:
     return f"{t.__module__}:{t.__qualname__}"
 
 
+def _key_literal(key: Any) -> str:
+    """`repr(key)`, but infinite floats as `1e999` so that `ast.literal_eval` reads them back."""
+    t = type(key)
+    if t is float and key in (_INF, -_INF):
+        return "1e999" if key > 0 else "-1e999"
+    if t is tuple:
+        items = [_key_literal(k) for k in key]
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    return repr(key)
+
+
+_INF = float("inf")
+
+
 def _encode_key(key: Any) -> str:
     import ast
 
-    text = repr(key)
+    text = _key_literal(key)
     try:
         if ast.literal_eval(text) == key:
             return RAW_PREFIX + text
@@ -402,6 +421,8 @@ class _Decoder:
         if node_id is not None:
             existing = self.by_id.get(node_id)
             if existing is not None:  # A later occurrence (Kauldron repeats the content).
+                if not existing._fields and len(data) > 1:  # It was named before its content.
+                    self.node(data, existing)
                 return existing
             node = self.by_id[node_id] = ConfigDict._raw({}, None)
             self.node(data, node)
@@ -413,7 +434,7 @@ class _Decoder:
     def node(self, data: dict[str, Any], node: ConfigDict) -> None:
         fields = node._fields
         for k, v in data.items():
-            if k[:2] == "__":
+            if type(k) is str and k[:2] == "__":  # Plain dicts given to `resolve` may have other keys.
                 if k == ID_KEY:
                     continue
                 if k[:8] == RAW_PREFIX:
