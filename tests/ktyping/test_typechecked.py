@@ -471,3 +471,13 @@ def test_dataclass_field_not_set_by_init_is_not_checked_until_set() -> None:
     assert not hasattr(item, "cache")
     item.cache = f32(3)
     assert not ktyping.isinstance(item, Cached)  # checked once set: n = 2 from x
+
+
+def test_optional_written_with_none_first_is_checked() -> None:
+    @ktyping.typechecked
+    def f(mask: None | Float["n"], x: Float["n"]) -> int:  # noqa: RUF036 - the order under test
+        return 0
+
+    assert f(None, f32(3)) == 0
+    with pytest.raises(KTypeCheckError, match="argument x"):
+        f(f32(2), f32(3))

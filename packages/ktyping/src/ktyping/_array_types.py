@@ -92,9 +92,6 @@ class ArrayMeta(type):
             return _union_family(cls, other)
         return type.__or__(cls, other)
 
-    def __ror__(cls, other: Any) -> Any:
-        return type.__ror__(cls, other)
-
     def __instancecheck__(cls, value: Any) -> bool:
         cands, scope = current_candidates()
         return bool(cls._kt_check(value, cands, scope))
