@@ -301,3 +301,13 @@ def test_prng_key_failures_are_explained() -> None:
     assert "holds keys of shape (5,), which does not match 'b': axis 0 has size 5, but b = 4" in explain(
         PRNGKey["b"], np.zeros((5, 2), np.uint32), [{"b": 4}], None
     )
+
+
+def test_message_shows_the_passed_arguments_when_others_are_missing() -> None:
+    @ktyping.typechecked
+    def f(x: Float["n"], y: Float["n"]) -> None:
+        pass
+
+    msg = message_of(lambda: f(np.zeros((2, 2))))  # type: ignore[call-arg]
+    assert "> x: Float['n'] = np.f64[2 2]" in msg
+    assert "  y: Float['n'] = <missing>" in msg

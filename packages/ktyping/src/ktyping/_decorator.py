@@ -108,8 +108,11 @@ class _FunctionPlan:
     def bind(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
         try:
             bound = self._signature.bind(*args, **kwargs)
-        except TypeError:
-            return dict(kwargs)
+        except TypeError:  # a call Python will reject: bind what can be bound, for the error
+            try:
+                return dict(self._signature.bind_partial(*args, **kwargs).arguments)
+            except TypeError:
+                return dict(kwargs)
         bound.apply_defaults()
         return bound.arguments
 
