@@ -388,3 +388,62 @@ def test_glob_reaches_arguments_passed_positionally():
 def test_py_names_printed_with_an_alias_parse_back_to_the_module():
     assert konfig.parse_py_expression("nn.Dense(3)")["__qualname__"] == "flax.linen:Dense"
     assert konfig.parse_py_expression("jnp.float32")["__const__"] == "jax.numpy:float32"
+
+
+def test_index_reaches_an_argument_passed_by_keyword():
+    cfg = konfig.ConfigDict(model=targets.Dense(features=8))
+    konfig.apply_overrides(cfg, {"model[0]": 3})
+    assert cfg.model.features == 3 and "0" not in cfg.model.keys()
+
+
+def test_plus_prefix_appends_to_a_list():
+    cfg = konfig.build_config(NO_ARGS)
+    konfig.apply_overrides(cfg, {"+layers[3]": "4"}, from_strings=True)
+    assert cfg.layers == [1, 2, 3, 4]
+
+
+def test_plus_prefix_appends_to_a_tuple():
+    cfg = konfig.build_config(NO_ARGS)
+    konfig.apply_overrides(cfg, {"+pair[2]": "3"}, from_strings=True)
+    assert cfg.pair == (1, 2, 3)
+
+
+def test_plus_prefix_appends_a_positional_argument():
+    cfg = konfig.ConfigDict(model=targets.Dense(8))
+    konfig.apply_overrides(cfg, {"+model[1]": "'gelu'"}, from_strings=True)
+    assert konfig.resolve(cfg).model.activation == "gelu"
+
+
+def test_index_past_the_end_suggests_appending_with_plus():
+    with pytest.raises(konfig.OverrideError, match=r"`\+layers\[3\]` to append"):
+        konfig.apply_overrides(konfig.build_config(NO_ARGS), {"layers[3]": "4"}, from_strings=True)
+
+
+def test_plus_prefix_cannot_leave_a_gap_in_a_list():
+    with pytest.raises(konfig.OverrideError, match="3 items"):
+        konfig.apply_overrides(konfig.build_config(NO_ARGS), {"+layers[5]": "4"}, from_strings=True)
+
+
+# --- Command-line text read for the type of the value it replaces (as ml_collections does) ----
+
+
+def test_str_field_keeps_numeric_text_from_the_command_line():
+    cfg, _ = konfig.parse_flags([f"--cfg={HEADLINE}", "--cfg.name=2024", "--cfg.eval.batch_size=16"])
+    assert (cfg.name, cfg.eval.batch_size) == ("2024", 16)
+
+
+def test_str_field_can_still_be_cleared_with_none():
+    cfg, _ = konfig.parse_flags([f"--cfg={HEADLINE}", "--cfg.name=None"])
+    assert cfg.name is None
+
+
+@pytest.mark.parametrize(("text", "expected"), [("inf", float("inf")), ("-inf", float("-inf"))])
+def test_float_field_reads_infinity_from_the_command_line(text, expected):
+    cfg, _ = konfig.parse_flags([f"--cfg={HEADLINE}", f"--cfg.schedule.init_value={text}"])
+    assert cfg.schedule.init_value == expected
+
+
+def test_glob_reads_the_text_for_each_match():
+    cfg = konfig.ConfigDict(a=konfig.ConfigDict(tag="x"), b=konfig.ConfigDict(tag=1))
+    konfig.apply_overrides(cfg, {"**.tag": "7"}, from_strings=True)
+    assert (cfg.a.tag, cfg.b.tag) == ("7", 7)

@@ -10,11 +10,14 @@ Flags (the name `cfg` is a parameter):
   `get_config()` is called, with a `ConfigArgs` instance when it defines one.
 - `--cfg.__args__.size=3` sets a field of that `ConfigArgs`.
 - `--cfg.a.b[0].c=VALUE` overrides a value. VALUE is read as a Python literal,
-  else JSON (`true`, `null`), else kept as a string. `py::mylib.Dense(features=12)`
+  else JSON (`true`, `null`), else kept as a string; as with ml_collections'
+  flags, a field holding a `str` keeps numeric text (`--cfg.name=2024`) and a
+  `float` field reads `inf` / `nan`. `py::mylib.Dense(features=12)`
   is read with `ast` into a config node (see `parse_py_expression`).
 - `--cfg.**.batch_size=32` sets every existing `batch_size`; `*` is one level.
-- `--cfg.+new_key=1` lets the last key be new on a plain node; other unknown keys are errors
-  that name the closest existing paths.
+- `--cfg.+new_key=1` lets the last key be new on a plain node, `--cfg.+layers[3]=...`
+  appends to a list of three; other unknown keys are errors that name the closest
+  existing paths.
 Each flag may also be written `--cfg.a.b VALUE`.
 """
 
@@ -93,9 +96,29 @@ def apply_overrides(
                 f"`{path}` sets a `ConfigArgs` field, which only exists before `get_config(args)` "
                 "runs; pass it to `build_config(module, args=...)` or on the command line."
             )
-        value = parse_value(value) if from_strings and isinstance(value, str) else _maybe_py(value)
-        set_override(cfg, path, value)
+        if from_strings and isinstance(value, str):
+            text = value
+            set_override(cfg, path, parse_value(text), adapt=lambda old, new: _like(old, new, text))
+        else:
+            set_override(cfg, path, _maybe_py(value))
     return cfg
+
+
+def _like(old: Any, parsed: Any, text: str) -> Any:
+    """The command-line value for a field holding `old`, as ml_collections' flags read it.
+
+    A `str` field keeps numeric or boolean text (`--cfg.name=2024` stays `"2024"`);
+    a `float` field reads `inf`, `-inf` and `nan`. Anything else keeps `parsed`.
+    """
+    t = type(old)
+    if t is str and type(parsed) in (int, float, bool):
+        return text
+    if t is float and type(parsed) is str:
+        try:
+            return float(text)
+        except ValueError:
+            return parsed
+    return parsed
 
 
 def load_config_module(spec: str) -> ModuleType:

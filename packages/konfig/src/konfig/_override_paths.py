@@ -6,8 +6,10 @@
 A path is a sequence of keys: attribute names, `[literal]` items (ints index
 lists and positional arguments; `.0` means `[0]`), `*` (any one key) and `**`
 (any depth, including none). A leading `+` lets the final key be created on a
-plain (non-call) node; without it an unknown key is an error that names the
-closest existing paths. Call nodes accept new keys their signature allows.
+plain (non-call) node, or appended to a list or tuple (`+layers[3]` on three
+items); without it an unknown key is an error that names the closest existing
+paths. Call nodes accept new keys their signature allows, and `[i]` reaches
+the `i`-th parameter whether it was passed by position or by keyword.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from ._override_error import OverrideError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from typing import Any
 
 __all__ = ["ANY", "ANY_DEPTH", "expand_override_path", "format_keys", "parse_override_path", "set_override"]
@@ -161,8 +163,9 @@ def _normalize(node: Any, key: Any) -> Any:
     """The stored key for `key` in `node`, or `None` if absent."""
     if isinstance(node, Mapping):
         if isinstance(key, int) and not isinstance(key, bool) and "__qualname__" in node:
-            stored = str(key if key >= 0 else _num_args(node) + key)
-            return stored if stored in node else None
+            index = key if key >= 0 else _num_args(node) + key
+            stored = str(index)
+            return stored if stored in node else _keyword_by_index(node, index)
         if key in node:
             return key
         if isinstance(key, str) and "__qualname__" in node:
@@ -183,6 +186,17 @@ def _positional_by_name(node: Mapping[str, Any], name: str) -> str | None:
         return None
     stored = str(params.positional.index(name))
     return stored if stored in node else None
+
+
+def _keyword_by_index(node: Mapping[str, Any], index: int) -> str | None:
+    """`"features"` for `[0]` when the target's first parameter was passed by keyword."""
+    from ._signature import params_for
+
+    params = params_for(node["__qualname__"])
+    if params is None or not 0 <= index < len(params.positional):
+        return None
+    name = params.positional[index]
+    return name if name in node else None
 
 
 def iter_override_paths(node: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
@@ -231,13 +245,20 @@ def expand_override_path(root: Any, pattern: tuple[Any, ...]) -> list[tuple[Any,
     return results
 
 
-def set_override(root: Any, path: str | tuple[Any, ...], value: Any) -> list[tuple[Any, ...]]:
+def set_override(
+    root: Any,
+    path: str | tuple[Any, ...],
+    value: Any,
+    *,
+    adapt: Callable[[Any, Any], Any] | None = None,
+) -> list[tuple[Any, ...]]:
     """Sets `value` at `path` in `root` (in place) and returns the concrete paths set.
 
     Every key but the last must exist; the last must exist too unless the node is
     a call (its signature decides) or the path starts with `+`. Globs set every
     existing match and fail when nothing matches. Tuples are rebuilt in their
-    parent.
+    parent. `adapt(old, value)`, if given, gives the value to store in place of
+    each existing `old` one.
 
     Usage: `set_override(cfg, "optimizer.learning_rate", 1e-3)`.
     """
@@ -256,13 +277,15 @@ def set_override(root: Any, path: str | tuple[Any, ...], value: Any) -> list[tup
         if not matches:
             raise OverrideError(f"No existing path matches `{format_keys(keys)}`." + _suggestion(root, keys))
         for match in matches:
-            _set_concrete(root, match, value, create=False)
+            _set_concrete(root, match, value, create=False, adapt=adapt)
         return matches
-    _set_concrete(root, keys, value, create=create)
+    _set_concrete(root, keys, value, create=create, adapt=adapt)
     return [keys]
 
 
-def _set_concrete(root: Any, keys: tuple[Any, ...], value: Any, *, create: bool) -> None:
+def _set_concrete(
+    root: Any, keys: tuple[Any, ...], value: Any, *, create: bool, adapt: Callable[[Any, Any], Any] | None
+) -> None:
     parents = [root]
     stored_keys = []
     for depth, key in enumerate(keys[:-1]):
@@ -277,9 +300,12 @@ def _set_concrete(root: Any, keys: tuple[Any, ...], value: Any, *, create: bool)
     stored = _normalize(node, last)
     if stored is None:
         is_call = isinstance(node, Mapping) and "__qualname__" in node
-        if not (create or is_call) or not isinstance(node, MutableMapping):
+        appends = create and isinstance(node, (list, tuple)) and last == len(node) and type(last) is int
+        if not appends and (not (create or is_call) or not isinstance(node, MutableMapping)):
             raise _unknown_path(root, keys, len(keys) - 1)
         stored = last
+    elif adapt is not None:
+        value = adapt(node[stored], value)
     new = _assign(node, stored, value, keys)
     # Rebuild immutable tuples upwards until a mutable container takes the new value.
     for depth in range(len(keys) - 2, -1, -1):
@@ -291,8 +317,14 @@ def _set_concrete(root: Any, keys: tuple[Any, ...], value: Any, *, create: bool)
 def _assign(node: Any, key: Any, value: Any, keys: tuple[Any, ...]) -> Any:
     if isinstance(node, tuple):
         items = list(node)
-        items[key] = value
+        if key == len(items):
+            items.append(value)
+        else:
+            items[key] = value
         return tuple(items) if type(node) is tuple else type(node)(*items)
+    if isinstance(node, list) and key == len(node):
+        node.append(value)
+        return node
     if isinstance(node, (list, MutableMapping)):
         node[key] = value
         return node
@@ -309,6 +341,9 @@ def _unknown_path(root: Any, keys: tuple[Any, ...], depth: int) -> OverrideError
     where = format_keys(keys[:depth])
     if isinstance(node, (list, tuple)):
         found = f"it has {len(node)} items"
+        if missing == len(node) and depth == len(keys) - 1:
+            path = format_keys(keys)
+            found += f"; write `+{path[4:] if path.startswith('cfg.') else path[3:]}` to append"
     elif isinstance(node, Mapping):
         names = [k for k, _ in _children(node)]
         found = "its keys are " + ", ".join(f"`{k}`" for k in names) if names else "it is empty"
