@@ -102,8 +102,11 @@ class _FunctionPlan:
         self.enabled = True
 
     def refresh(self) -> None:
-        self.version = VERSION[0]
+        # The version is read first and stored last, so a concurrent call never pairs the
+        # new version with a stale `enabled`.
+        version = VERSION[0]
         self.enabled = enabled_for(getattr(self.fn, "__module__", None))
+        self.version = version
 
     def bind(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -463,9 +466,10 @@ def check_dataclass_fields(obj: Any, raise_error: bool = True) -> bool:
     plan = _DATACLASS_PLANS.get(cls)
     if plan is None:
         plan = _DATACLASS_PLANS[cls] = _DataclassPlan(cls)
-    if plan.version != VERSION[0]:
-        plan.version = VERSION[0]
+    version = VERSION[0]
+    if plan.version != version:
         plan.enabled = enabled_for(cls.__module__)
+        plan.version = version
     if not plan.enabled:
         return True
     scope = Scope(plan)
