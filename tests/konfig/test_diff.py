@@ -117,3 +117,28 @@ def test_diff_of_a_sweep_item_against_the_base():
     items = konfig.expand_sweep(str(EXAMPLES / "headline.py"), "lr")
     base = konfig.build_config(str(EXAMPLES / "headline.py"))
     assert [konfig.diff(base, item.config).changed for item in items] == [[], ["cfg.schedule.init_value"]]
+
+
+def test_change_in_a_shared_node_is_listed_at_every_path():
+    a, b = _base(), _base()
+    a.eval_model = a.model
+    b.eval_model = b.model
+    b.model.layers[0].features = 5
+    assert konfig.diff(a, b).changed == ["cfg.model.layers[0].features", "cfg.eval_model.layers[0].features"]
+
+
+def test_reordered_keys_are_no_difference():
+    assert not konfig.diff(konfig.ConfigDict(x=1, y=2), konfig.ConfigDict(y=2, x=1))
+
+
+def test_node_shared_in_one_config_only_compares_by_content():
+    node = konfig.ConfigDict(f=1)
+    a = konfig.ConfigDict(p=node, q=node)
+    b = konfig.ConfigDict(p=konfig.ConfigDict(f=1), q=konfig.ConfigDict(f=2))
+    assert konfig.diff(a, b).changed == ["cfg.q.f"]
+
+
+def test_changed_reference_target_is_listed_once_at_the_target():
+    a, b = _base(), _base()
+    b.num_train_steps = 10
+    assert konfig.diff(a, b).changed == ["cfg.num_train_steps"]

@@ -6,7 +6,7 @@
 
 Mappings are compared key by key, lists and tuples index by index; a node
 whose target (`__qualname__` / `__const__`) changed is one change, not a
-change per argument. References compare by what they point to, never by
+change per argument. A change inside a shared node is listed at each of its paths. References compare by what they point to, never by
 evaluating them; values of different types differ (`1` vs `1.0` vs `True`).
 """
 
@@ -126,7 +126,10 @@ class _Differ:
     def __init__(self, changes: list[Change], root: str) -> None:
         self.changes = changes
         self.root = root
-        self.seen: set[tuple[int, int]] = set()
+        # (id(a), id(b)) of mapping pairs being compared (a cycle) or compared at `keys`,
+        # with the slice of `changes` they gave (replayed where the pair is met again).
+        self.active: set[tuple[int, int]] = set()
+        self.done: dict[tuple[int, int], tuple[tuple[Any, ...], int, int]] = {}
 
     def add(self, kind: str, keys: tuple[Any, ...], old: Any, new: Any) -> None:
         self.changes.append(Change(kind, keys, old, new, self.root))
@@ -140,13 +143,22 @@ class _Differ:
             return
         if isinstance(a, Mapping) and isinstance(b, Mapping):
             pair = (id(a), id(b))
-            if pair in self.seen:  # Shared or cyclic nodes are compared once.
+            done = self.done.get(pair)
+            if done is not None:  # Shared nodes: their changes, listed at this path too.
+                at, start, end = done
+                for change in self.changes[start:end]:
+                    self.add(change.kind, keys + change.keys[len(at) :], change.old, change.new)
                 return
-            self.seen.add(pair)
+            if pair in self.active:  # A cycle.
+                return
+            start = len(self.changes)
             if any(a.get(k) != b.get(k) for k in _TARGET_KEYS):
                 self.add("changed", keys, a, b)
-                return
-            self.walk_mapping(a, b, keys)
+            else:
+                self.active.add(pair)
+                self.walk_mapping(a, b, keys)
+                self.active.discard(pair)
+            self.done[pair] = (keys, start, len(self.changes))
             return
         if isinstance(a, (list, tuple)) and type(a) is type(b):
             common = min(len(a), len(b))
