@@ -108,3 +108,7 @@ def dumps_with_lazy_import(value: Any) -> str:
     import json
 
     return json.dumps(value)
+
+
+def scale(x: float, factor: float = 1.0, /, *, offset: float = 0.0) -> float:
+    return x * factor + offset

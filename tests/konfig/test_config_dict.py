@@ -361,3 +361,31 @@ def test_reversed_or_puts_the_mapping_first_and_the_config_wins():
     merged = {"x": 5, "z": 0} | cfg
     assert list(merged) == ["x", "z", "y"]
     assert konfig.resolve(merged).y == 2
+
+
+def test_positional_only_argument_by_keyword_is_refused_with_its_index():
+    with pytest.raises(konfig.ArgumentError, match=r"'factor' is positional-only: pass it as positional argument \[1\]"):
+        fl.scale(2.0, factor=3.0)
+
+
+def test_positional_only_argument_is_settable_by_parameter_name():
+    node = fl.scale(2.0, 3.0)
+    node.factor = 4.0
+    assert node[1] == 4.0 and konfig.resolve(node) == 8.0
+
+
+def test_keyword_only_argument_given_by_position_is_refused():
+    with pytest.raises(konfig.ArgumentError, match="at most 2 positional"):
+        fl.scale(1.0, 2.0, 3.0)
+
+
+def test_reading_an_unset_argument_says_it_is_not_set_rather_than_unknown():
+    cfg = konfig.ConfigDict(model=fl.Model(encoder=None))
+    with pytest.raises(AttributeError, match=r"^In cfg\.model: Argument 'num_layers' of fake_lib\.Model\(\.\.\.\) is not set"):
+        _ = cfg.model.num_layers
+
+
+def test_attribute_of_the_built_object_points_to_a_lazy_reference():
+    cfg = konfig.ConfigDict(model=fl.Model(encoder=None))
+    with pytest.raises(AttributeError, match=r"reference it lazily as `cfg\.model\.ref\.depth`"):
+        _ = cfg.model.depth

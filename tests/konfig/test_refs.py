@@ -186,3 +186,10 @@ def test_ref_copy_follows_a_replaced_sub_config():
     test.src.split = "test"
     train.src = {"name": "imagenet", "split": "train"}
     assert konfig.resolve(test).src == {"name": "imagenet", "split": "test"}
+
+
+def test_required_value_reached_only_through_a_ref_is_named():
+    cfg = konfig.ConfigDict(num_classes=konfig.required(int), unused=konfig.required(str))
+    cfg.head = fl.Dense(features=cfg.ref.num_classes + 1)
+    with pytest.raises(konfig.MissingValueError, match=r"not set: cfg\.num_classes \(int\)\. "):
+        konfig.resolve(cfg.head)

@@ -250,8 +250,8 @@ class ConfigDict(MutableMapping):
         if qualname is None or type(name) is not str:
             return None
         params = _signature.params_for(qualname)
-        if params is None or name not in params.keywords:
-            return None
+        if params is None or (params.var_keyword and name not in params.keywords):
+            return None  # With `**kwargs`, a positional-only name is a free keyword.
         try:
             index = params.positional.index(name)
         except ValueError:
@@ -647,7 +647,36 @@ def _missing_message(cfg: ConfigDict, key: Any) -> str:
     qualname = fields.get(QUALNAME)
     if qualname is not None:
         where = f" of {_signature.display_name(qualname)}(...)"
-    return f"{_where(cfg)}No field {key!r}{where}{did_you_mean(str(key), candidates)} (fields: {', '.join(map(str, candidates)) or 'none'})"
+    params = _signature.params_for(qualname) if qualname is not None else None
+    if params is not None and key in params.keywords:
+        return (
+            f"{_where(cfg)}Argument {key!r} of {_signature.display_name(qualname)}(...) is not set"
+            " in this config (the target's default applies when it is built); set it first to read it"
+        )
+    arguments = sorted(params.keywords) if params is not None else []
+    suggestion = did_you_mean(str(key), candidates + arguments)
+    message = f"{_where(cfg)}No field {key!r}{where}{suggestion} (fields: {', '.join(map(str, candidates)) or 'none'})"
+    if qualname is not None and type(key) is str and not suggestion:
+        message += _built_attribute_hint(cfg, qualname, key)
+    return message
+
+
+def _built_attribute_hint(cfg: ConfigDict, qualname: str, name: str) -> str:
+    """Points `node.method` / `node.property` users to a lazy reference."""
+    import inspect
+
+    target = _signature.lookup_imported(qualname)
+    if target is None or (isinstance(target, type) and inspect.getattr_static(target, name, None) is None):
+        return ""
+    from ._paths import format_path
+
+    path = node_path(cfg)
+    node = "node" if path is None else format_path(path)
+    return (
+        f". A call node is the config, not the built object: to use {name!r} of the object"
+        f" {_signature.display_name(qualname)}(...) builds, reference it lazily as"
+        f" `{node}.ref.{name}` (evaluated by konfig.resolve)"
+    )
 
 
 def _is_captured(value: Any) -> bool:

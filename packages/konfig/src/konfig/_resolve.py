@@ -325,13 +325,53 @@ def _error(f: _Failure) -> ResolveError:
 
 
 def _missing_error(cfg: Any) -> MissingValueError:
-    missing = []
-    for path, value in iter_leaves(cfg):
-        if type(value) is Placeholder and value.required:
-            name = getattr(value.type, "__qualname__", repr(value.type))
-            missing.append(f"{format_path(path)} ({name})")
+    """Names every unset required value of `cfg` and of what its refs reach."""
+    missing: dict[str, None] = {}
+    todo: list[tuple[Any, tuple[Any, ...]]] = [(cfg, ())]
+    followed: set[tuple[int, tuple[Any, ...]]] = set()
+    while todo:
+        root, prefix = todo.pop(0)
+        for path, value in iter_leaves(root, prefix):
+            if type(value) is Placeholder and value.required:
+                name = getattr(value.type, "__qualname__", repr(value.type))
+                missing[f"{format_path(path)} ({name})"] = None
+            elif isinstance(value, Ref):
+                for ref in _path_refs(value):
+                    key = (id(ref._konfig_root), ref._konfig_path)
+                    if key not in followed:
+                        followed.add(key)
+                        target = _config_at(ref._konfig_root, ref._konfig_path)
+                        if target is not _NOT_FOUND:
+                            todo.append((target, ref._konfig_path))
     listing = ", ".join(missing) or "(reached through a reference outside the config)"
     return MissingValueError(
         f"Required value(s) not set: {listing}. Set each one before resolving,"
         " e.g. `cfg.<path> = ...` or `--cfg.<path>=...`."
     )
+
+
+_NOT_FOUND = object()
+
+
+def _path_refs(ref: Any) -> Iterable[PathRef]:
+    """The `PathRef`s inside a reference expression."""
+    stack = [ref]
+    while stack:
+        r = stack.pop()
+        if type(r) is PathRef:
+            yield r
+        elif type(r) is OpRef:
+            stack.extend(a for a in (*r._konfig_args, *r._konfig_kwargs.values()) if isinstance(a, Ref))
+
+
+def _config_at(root: Any, path: tuple[Any, ...]) -> Any:
+    """The config value at `path` without building anything, or `_NOT_FOUND`."""
+    current = root
+    for key in path:
+        if not isinstance(current, (ConfigDict, list, tuple)):
+            return _NOT_FOUND
+        try:
+            current = current[key]
+        except (KeyError, IndexError, TypeError):
+            return _NOT_FOUND
+    return current

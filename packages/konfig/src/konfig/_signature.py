@@ -63,7 +63,7 @@ def params_for(qualname: str, target: Any = None) -> Params | None:
     except KeyError:
         pass
     if target is None:
-        target = _lookup_imported(qualname)
+        target = lookup_imported(qualname)
         if target is None:
             return None  # Not cached: the module may be imported later.
     import inspect
@@ -76,7 +76,8 @@ def params_for(qualname: str, target: Any = None) -> Params | None:
     return params
 
 
-def _lookup_imported(qualname: str) -> Any:
+def lookup_imported(qualname: str) -> Any:
+    """The callable `qualname` names if its module is imported, else None (imports nothing)."""
     module_name, sep, attrs = qualname.partition(":")
     if not sep:
         return None
@@ -119,6 +120,11 @@ def check_key(params: Params, qualname: str, key: str, num_positional: int) -> N
         return
     if key.startswith("__") and key.endswith("__"):
         return  # konfig's own markers (`__qualname__`, ...).
+    if key in params.positional:
+        raise ArgumentError(
+            f"{display_name(qualname)}() argument {key!r} is positional-only:"
+            f" pass it as positional argument [{params.positional.index(key)}]"
+        )
     raise ArgumentError(
         f"{display_name(qualname)}() got an unexpected keyword argument {key!r}"
         f"{did_you_mean(key, params.keywords)}"
