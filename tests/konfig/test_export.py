@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import pathlib
 import sys
 
@@ -157,3 +158,43 @@ def test_jax_array_resolves_back():
     array = jnp.arange(4, dtype=jnp.int32)
     back = _back(array)
     assert back.dtype == jnp.int32 and (back == array).all()
+
+
+def test_combined_flag_members_resolve_back():
+    value = t.Access.READ | t.Access.WRITE
+    assert _back(value) is value
+
+
+def test_method_bound_to_an_instance_is_refused():
+    with pytest.raises(TypeError, match=r"obj\.fn.*bound to"):
+        konfig.export({"fn": t.Vocabulary(("a",)).__konfig_export__})
+
+
+def test_classmethod_is_a_constant():
+    assert _back(t.Trainer.for_eval) == t.Trainer.for_eval
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        collections.OrderedDict(b=1, a=2),
+        collections.Counter("abca"),
+        collections.defaultdict(list, {"k": [1]}),
+        collections.ChainMap({"a": 1}),
+        collections.OrderedDict({(1, 2): "pair", "__qualname__": "not a target"}),
+    ],
+)
+def test_dict_subclasses_resolve_back_with_their_type(value):
+    back = _back(value)
+    assert back == value and type(back) is type(value)
+
+
+def test_defaultdict_keeps_its_default_factory():
+    assert _back(collections.defaultdict(list)).default_factory is list
+
+
+def test_object_not_reachable_by_its_name_is_refused():
+    import types
+
+    with pytest.raises(TypeError, match="mappingproxy"):
+        konfig.export(types.MappingProxyType({"a": 1}))

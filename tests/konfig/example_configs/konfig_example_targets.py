@@ -90,3 +90,8 @@ class Vocabulary:
             "words": self.words,
             "lowercase": self.lowercase,
         }
+
+
+class Access(enum.Flag):
+    READ = 1
+    WRITE = 2

@@ -4,13 +4,15 @@
     cfg.to_json()                         # ship it, diff it, edit it
     assert konfig.resolve(cfg, freeze=False) == trainer
 
-Supported: plain values, lists, tuples, dicts (any hashable literal keys),
-sets, dataclasses (their `init` fields), named tuples, enum members, classes
-and module-level functions (constant nodes), numpy / JAX arrays, scalars and
-dtypes (recognised by their module, without importing numpy or JAX), and any
-object with a `__konfig_export__()` method returning a dict with a
-`"__qualname__"` key (see `export_qualname`). An object reached twice becomes
-one shared node, so it is built once.
+Supported: plain values, lists, tuples, dicts (any hashable literal keys) and
+dict subclasses (`OrderedDict`, `Counter`, `defaultdict`, ...), sets,
+dataclasses (their `init` fields), named tuples, enum members (combined flags
+too), classes, module-level functions and classmethods (constant nodes, checked
+to lead back to the object), numpy / JAX arrays, scalars and dtypes
+(recognised by their module, without importing numpy or JAX), and any object
+with a `__konfig_export__()` method returning a dict with a `"__qualname__"`
+key (see `export_qualname`). An object reached twice becomes one shared node,
+so it is built once.
 
 As with Kauldron, compare with `freeze=False`: `freeze=True` turns the
 exported lists into tuples and dicts into `ImmutableDict`s.
@@ -19,6 +21,7 @@ exported lists into tuples and dicts into `ImmutableDict`s.
 from __future__ import annotations
 
 import sys
+import types
 from collections.abc import Mapping
 
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict, build_node
@@ -40,10 +43,19 @@ def export_qualname(obj: Any) -> str:
 
 
 def _qualname(obj: Any) -> str:
+    """`"module:Qual.name"` of a class or function, checked to lead back to `obj`."""
     module = getattr(obj, "__module__", None)
     qualname = getattr(obj, "__qualname__", None)
     if not module or not qualname or "<" in qualname:
         raise _NotExportable(obj, "it is not importable by name (a lambda or a local class or function)")
+    bound_to = getattr(obj, "__self__", None)
+    if bound_to is not None and not isinstance(bound_to, (type, types.ModuleType)):
+        raise _NotExportable(obj, f"it is a method bound to {bound_to!r}, which an import cannot rebuild")
+    found: Any = sys.modules.get(module)
+    for attr in qualname.split("."):
+        found = getattr(found, attr, None)
+    if found is not obj and found != obj:
+        raise _NotExportable(obj, f"`{module}:{qualname}` does not lead back to it")
     return f"{module}:{qualname}"
 
 
@@ -151,7 +163,9 @@ class _Exporter:
             return ConfigDict._raw({CONST: _qualname(obj)}, None)
         enum = sys.modules.get("enum")
         if enum is not None and isinstance(obj, enum.Enum):
-            return ConfigDict._raw({CONST: f"{_qualname(t)}.{obj.name}"}, None)
+            if obj.name is not None and getattr(t, obj.name, None) is obj:
+                return ConfigDict._raw({CONST: f"{_qualname(t)}.{obj.name}"}, None)
+            return self.node(_qualname(t), {"0": self.value(obj.value)})  # `Flag.A | Flag.B`
         if t is dict or isinstance(obj, Mapping):
             return self.mapping(obj, t)
         if t is set or t is frozenset:
@@ -175,10 +189,14 @@ class _Exporter:
         return self.node(exported[QUALNAME], fields)
 
     def mapping(self, obj: Mapping[Any, Any], t: type) -> Any:
-        plain_keys = all(type(k) in LEAF_TYPES or type(k) is tuple for k in obj) and QUALNAME not in obj
-        if t is dict and plain_keys and CONST not in obj:
+        if t is not dict:  # `OrderedDict(d)`, `Counter(d)`, `defaultdict(factory, d)`, ...
+            inner = self.mapping(dict(obj), dict)
+            factory = getattr(obj, "default_factory", ())
+            args = {"0": inner} if factory == () else {"0": self.value(factory), "1": inner}
+            return self.node(_qualname(t), args, t)
+        if QUALNAME not in obj and CONST not in obj and all(type(k) in LEAF_TYPES or type(k) is tuple for k in obj):
             return ConfigDict._raw(self.fields(obj.items()), None)
-        # Other mappings (or keys a ConfigDict cannot hold): rebuild from (key, value) pairs.
+        # Keys a ConfigDict cannot hold: `dict([[key, value], ...])`.
         pairs = [[self.value(k), v] for k, v in obj.items()]
         for pair, (k, v) in zip(pairs, obj.items()):
             try:
@@ -186,7 +204,7 @@ class _Exporter:
             except _NotExportable as e:
                 e.path.append(k)
                 raise
-        return self.node(_qualname(t), {"0": pairs}, t)
+        return self.node("builtins:dict", {"0": pairs})
 
     def array_like(self, obj: Any, t: type) -> Any:
         module = t.__module__ or ""
