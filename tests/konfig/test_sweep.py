@@ -127,3 +127,13 @@ def test_command_line_args_combine_with_item_args():
         ("007", 64),
         ("007", 128),
     ]
+
+
+@pytest.mark.parametrize("names", ["lr,lr", "lr,sweep_lr"])
+def test_a_sweep_selected_twice_is_an_error(names):
+    with pytest.raises(konfig.OverrideError, match=r"`sweep_lr\(\)` is selected twice"):
+        konfig.sweep_items(HEADLINE, names)
+
+
+def test_empty_names_in_a_selection_are_ignored():
+    assert konfig.sweep_items(HEADLINE, "sweep, ,") == konfig.sweep_items(HEADLINE)

@@ -86,6 +86,8 @@ def sweep_items(
     axes: list[tuple[str, list[dict[str, Any]]]] = []
     for name in selected:
         function_name = _function_name(name)
+        if any(function_name == chosen for chosen, _ in axes):
+            raise OverrideError(f"`{function_name}()` is selected twice in {names!r}.")
         function = getattr(module, function_name, None)
         if function is None:
             raise OverrideError(_unknown_sweep(module, function_name))
