@@ -78,3 +78,19 @@ def test_unswept_item_json_equals_the_overridden_config(config_path):
     cfg = konfig.build_config(config_path, overrides={"num_train_steps": 8})
     text = konfig.expand_sweep(config_path, None, overrides={"num_train_steps": 8})[0].to_json()
     assert konfig.from_json(text) == cfg
+
+
+def test_absl_flags_parser_hands_the_rest_to_absl(config_path):
+    from absl import flags  # installed with optax
+
+    values = flags.FlagValues()
+    flags.DEFINE_string("workdir", None, "", flag_values=values)
+
+    def flags_parser(argv):  # what `app.run(main, flags_parser=...)` receives
+        cfg, rest = konfig.parse_flags(argv[1:])
+        values(argv[:1] + rest)
+        return cfg
+
+    cfg = flags_parser(["prog", f"--cfg={config_path}", "--cfg.num_train_steps=16", "--workdir=/w"])
+    assert values.workdir == "/w"
+    _decay_steps_of(konfig.resolve(cfg).schedule, 16)

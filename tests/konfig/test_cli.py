@@ -341,20 +341,6 @@ def test_json_config_file_loads_with_overrides(tmp_path):
     assert konfig.resolve(cfg).schedule.decay_steps == 3
 
 
-def test_absl_flags_parser_hands_the_rest_to_absl():
-    flags = pytest.importorskip("absl.flags")
-    values = flags.FlagValues()
-    flags.DEFINE_string("workdir", None, "", flag_values=values)
-
-    def flags_parser(argv):  # what `app.run(main, flags_parser=...)` receives
-        cfg, rest = konfig.parse_flags(argv[1:])
-        values(argv[:1] + rest)
-        return cfg
-
-    cfg = flags_parser(["prog", f"--cfg={HEADLINE}", "--cfg.batch_size=3", "--workdir=/w"])
-    assert (cfg.batch_size, values.workdir) == (3, "/w")
-
-
 def test_failing_get_config_names_the_config_file(tmp_path):
     path = tmp_path / "broken.py"
     path.write_text("def get_config():\n    raise ValueError('boom')\n")
