@@ -151,11 +151,26 @@ def test_py_colon_inside_a_string_is_kept():
         "x[0]",
         "1 + f()",
         "a.B()()",
+        "().__class__.__base__.__subclasses__()",
+        "[x for x in a.B()]",
+        "a.B(1) if c.D else 2",
+        "a:B:C",
     ],
 )
 def test_py_rejects_anything_but_calls_names_and_literals(expr):
     with pytest.raises(konfig.OverrideError, match="py::"):
         konfig.parse_py_expression(expr)
+
+
+@pytest.mark.parametrize("expr", ["{a.B(): 1}", "{a.B()}", "{[1]: 2}"])
+def test_py_unhashable_dict_key_or_set_item_is_an_override_error(expr):
+    with pytest.raises(konfig.OverrideError, match="hashable"):
+        konfig.parse_py_expression(expr)
+
+
+def test_py_repeated_keyword_is_an_override_error():
+    with pytest.raises(konfig.OverrideError, match="`x` given twice"):
+        konfig.parse_py_expression("a.B(x=1, x=2)")
 
 
 def test_py_syntax_error_names_the_expression():

@@ -97,12 +97,15 @@ class _Reader:
             return [self.read(e) for e in node.elts]
         if isinstance(node, ast.Tuple):
             return tuple(self.read(e) for e in node.elts)
-        if isinstance(node, ast.Set):
-            return {self.read(e) for e in node.elts}
-        if isinstance(node, ast.Dict):
-            if any(k is None for k in node.keys):
-                raise self.error(node, "`**` unpacking is not supported")
-            return {self.read(k): self.read(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+        if isinstance(node, (ast.Set, ast.Dict)):
+            try:
+                if isinstance(node, ast.Set):
+                    return {self.read(e) for e in node.elts}
+                if any(k is None for k in node.keys):
+                    raise self.error(node, "`**` unpacking is not supported")
+                return {self.read(k): self.read(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+            except TypeError as e:  # unhashable
+                raise self.error(node, f"a dict key or set item must be a hashable literal ({e})") from None
         if isinstance(node, (ast.Name, ast.Attribute)):
             return _node({"__const__": self.qualname(node)})
         if isinstance(node, ast.Call):
@@ -120,6 +123,8 @@ class _Reader:
         for keyword in node.keywords:
             if keyword.arg is None:
                 raise self.error(keyword.value, "`**kwargs` unpacking is not supported")
+            if keyword.arg in fields:
+                raise self.error(keyword.value, f"keyword argument `{keyword.arg}` given twice")
             fields[keyword.arg] = self.read(keyword.value)
         return _node(fields)
 
@@ -134,6 +139,8 @@ class _Reader:
             raise self.error(node, f"`{ast.unparse(node)}` is not a dotted name")
         parts.append(node.id)
         parts.reverse()
+        if parts.count(_COLON) > 1:
+            raise self.error(node, "a name has at most one `:` (between the module and the attribute)")
         if _COLON in parts:
             index = parts.index(_COLON)
             module, attr = parts[:index], parts[index + 1 :]
