@@ -102,3 +102,25 @@ def test_reference_to_frame_attributes_is_refused():
     cfg.frame = PathRef(cfg, ("fn", "gi_frame", "f_globals"))
     with pytest.raises(konfig.DisallowedTargetError, match="gi_frame"):
         konfig.resolve(cfg, allowed=["fake_lib"])
+
+
+def test_module_reached_through_reference_attributes_is_refused():
+    cfg = konfig.ConfigDict({"lib": {"__const__": "fake_lib"}})
+    cfg.cwd = cfg.ref.lib.dataclasses.sys.modules["os"].getcwd()
+    with pytest.raises(konfig.DisallowedTargetError, match=r"^In cfg\.cwd .*refused 'dataclasses'"):
+        konfig.resolve(cfg, allowed=["fake_lib"])
+
+
+def test_class_of_another_module_reached_through_a_reference_is_refused():
+    cfg = konfig.ConfigDict({"lib": {"__const__": "fake_lib"}})
+    cfg.anything = cfg.ref.lib.Any
+    with pytest.raises(konfig.DisallowedTargetError, match=r"refused 'typing:Any'"):
+        konfig.resolve(cfg, allowed=["fake_lib"])
+
+
+def test_methods_of_plain_values_and_allowed_objects_work_through_references():
+    cfg = konfig.ConfigDict(name="abc", trainer_cls={"__const__": "fake_lib:Trainer"})
+    cfg.upper = cfg.ref.name.upper()
+    cfg.trainer = cfg.ref.trainer_cls.eval_only(model=1)
+    resolved = konfig.resolve(cfg, allowed=["fake_lib"])
+    assert resolved.upper == "ABC" and resolved.trainer.steps == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict
-from ._errors import CycleError, MissingValueError, ResolveError, did_you_mean
+from ._errors import CycleError, DisallowedTargetError, MissingValueError, ResolveError, did_you_mean
 from ._immutable_dict import ImmutableDict, register_pytree_if_jax_imported
 from ._paths import format_path, iter_leaves
 from ._placeholder import Placeholder
@@ -30,6 +30,7 @@ class _Failure(Exception):
         self.cycle_id: int | None = None
         self.cycle_len: int | None = None
         self.via: list[str] = []  # references followed, innermost first
+        self.error_type: type[ResolveError] = ResolveError
 
 
 class _MissingRequired(_Failure):
@@ -37,10 +38,11 @@ class _MissingRequired(_Failure):
 
 
 class _Resolver:
-    __slots__ = ("active", "built", "freeze", "keepalive")
+    __slots__ = ("active", "allowed", "built", "freeze", "keepalive")
 
-    def __init__(self, freeze: bool) -> None:
+    def __init__(self, freeze: bool, allowed: tuple[str, ...] | None = None) -> None:
         self.freeze = freeze
+        self.allowed = allowed  # Safe mode: objects reached through refs are checked.
         self.built: dict[int, Any] = {}
         self.active: set[int] = set()
         self.keepalive: list[ConfigDict] = []
@@ -242,15 +244,36 @@ class _Resolver:
                 raise _Failure(
                     f"reference `{ref_repr(r)}`: cannot get {key!r} from {type(current).__name__}: {e}", e
                 ) from None
+            if self.allowed is not None:
+                self.check_reached(current, r)
         return current if built else self.value(current)
 
     def op_ref(self, r: OpRef) -> Any:
         args = [self.value(a) for a in r._konfig_args]
         kwargs = {k: self.value(v) for k, v in r._konfig_kwargs.items()}
+        if self.allowed is not None and r._konfig_op == "call":
+            self.check_reached(args[0], r)
         try:
-            return OPS[r._konfig_op](*args, **kwargs)
+            result = OPS[r._konfig_op](*args, **kwargs)
         except Exception as e:
             raise _Failure(f"evaluating `{ref_repr(r)}` raised {type(e).__name__}: {e}", e) from None
+        if self.allowed is not None:
+            self.check_reached(result, r)
+        return result
+
+    def check_reached(self, obj: Any, r: Ref) -> None:
+        """Safe mode: a module, class or function reached through a ref must be allowed."""
+        from ._safe_mode import refused_object
+
+        name = refused_object(obj, self.allowed or ())
+        if name is not None:
+            f = _Failure(
+                f"safe mode refused {name!r}, reached through the reference `{ref_repr(r)}`"
+                f" (outside allowed={list(self.allowed or ())!r}); it was not used",
+                None,
+            )
+            f.error_type = DisallowedTargetError
+            raise f
 
 
 def _arg_key(key: Any) -> Any:
@@ -281,11 +304,11 @@ def resolve(cfg: Any, *, freeze: bool = True, allowed: Iterable[str] | None = No
     if allowed is not None:
         from ._safe_mode import check_allowed
 
-        check_allowed(cfg, allowed)
+        allowed = tuple(check_allowed(cfg, allowed))
     if freeze:
         register_pytree_if_jax_imported()
     try:
-        return _Resolver(freeze).value(cfg)
+        return _Resolver(freeze, allowed).value(cfg)  # type: ignore[arg-type]
     except _MissingRequired:
         raise _missing_error(cfg) from None
     except _Failure as f:
@@ -321,7 +344,7 @@ def _error(f: _Failure) -> ResolveError:
     created = ""
     if f.origin is not None:
         created = f"\n  node created at {f.origin[0]}:{f.origin[1]}"
-    return ResolveError(f"In {where}{via}: {f.message}{created}")
+    return f.error_type(f"In {where}{via}: {f.message}{created}")
 
 
 def _missing_error(cfg: Any) -> MissingValueError:

@@ -2,7 +2,11 @@
 
 Before anything is imported or called, every `__qualname__` / `__const__`
 reachable from the config (through references too) is checked against the
-allow-list; all refused targets are reported at once.
+allow-list; all refused targets are reported at once. References can also
+reach objects by attribute, item or call on built objects
+(`cfg.ref.m.submodule.func()`); while resolving, every module, class or
+function a reference reaches is checked too, before it is used
+(`refused_object`).
 """
 
 from __future__ import annotations
@@ -65,8 +69,43 @@ def is_allowed(qualname: str, patterns: Iterable[str]) -> bool:
     return False
 
 
-def check_allowed(cfg: Any, allowed: Iterable[str]) -> None:
-    """Raises `DisallowedTargetError` listing every target outside `allowed`."""
+def refused_object(obj: Any, patterns: tuple[str, ...]) -> str | None:
+    """The `module:qualname` of `obj` if it is a module, class or function
+    outside `patterns` (methods count as their owner's), else None."""
+    import types
+
+    if isinstance(obj, types.ModuleType):
+        name = obj.__name__
+        return None if is_allowed(name, patterns) else name
+    if isinstance(obj, (types.MethodType, types.BuiltinMethodType, types.MethodWrapperType)):
+        owner = getattr(obj, "__self__", None)
+        if owner is None or isinstance(owner, types.ModuleType):
+            return refused_object(owner, patterns) if owner is not None else _refused_named(obj, patterns)
+        owner_type = owner if isinstance(owner, type) else type(owner)
+        if owner_type.__module__ == "builtins":
+            return None  # `"abc".upper`, `[1].index`: methods of plain values.
+        return _refused_named(owner_type, patterns)
+    if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+        if isinstance(obj, type) and obj.__module__ == "builtins" and obj in _PLAIN_TYPES:
+            return None
+        return _refused_named(obj, patterns)
+    return None
+
+
+# Value types a reference may reach (`cfg.ref.x.__class__` is refused anyway).
+_PLAIN_TYPES = frozenset({bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, slice, range})
+
+
+def _refused_named(obj: Any, patterns: tuple[str, ...]) -> str | None:
+    name = f"{getattr(obj, '__module__', None)}:{getattr(obj, '__qualname__', repr(obj))}"
+    return None if is_allowed(name, patterns) else name
+
+
+def check_allowed(cfg: Any, allowed: Iterable[str]) -> tuple[str, ...]:
+    """Raises `DisallowedTargetError` listing every target outside `allowed`.
+
+    Returns the patterns as a tuple.
+    """
     if isinstance(allowed, str):
         raise TypeError("allowed= expects a list of module patterns, not a str")
     patterns = tuple(allowed)
@@ -125,3 +164,4 @@ def check_allowed(cfg: Any, allowed: Iterable[str]) -> None:
             f"Safe mode refused {len(refused)} target(s) outside allowed={list(patterns)!r};"
             " nothing was imported or called:\n" + "\n".join(lines)
         )
+    return patterns
