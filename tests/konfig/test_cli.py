@@ -448,3 +448,19 @@ def test_glob_reads_the_text_for_each_match():
     cfg = konfig.ConfigDict(a=konfig.ConfigDict(tag="x"), b=konfig.ConfigDict(tag=1))
     konfig.apply_overrides(cfg, {"**.tag": "7"}, from_strings=True)
     assert (cfg.a.tag, cfg.b.tag) == ("7", 7)
+
+
+@pytest.mark.parametrize(
+    ("annotation", "future"), [("str | None", True), ("str | None", False), ("typing.Optional[str]", True)]
+)
+def test_config_args_optional_str_field_keeps_numeric_text_and_reads_none(tmp_path, annotation, future):
+    path = tmp_path / "optional_str.py"
+    path.write_text(
+        ("from __future__ import annotations\n" if future else "")
+        + "import dataclasses\nimport typing\nimport konfig\n\n@dataclasses.dataclass\nclass ConfigArgs:\n"
+        f"    tag: {annotation} = 'x'\n\ndef get_config(args):\n    return konfig.ConfigDict(tag=args.tag)\n"
+    )
+    cfg, _ = konfig.parse_flags([f"--cfg={path}", "--cfg.__args__.tag=2024"])
+    assert cfg.tag == "2024"
+    cfg, _ = konfig.parse_flags([f"--cfg={path}", "--cfg.__args__.tag=None"])
+    assert cfg.tag is None

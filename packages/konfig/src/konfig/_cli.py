@@ -259,10 +259,22 @@ def parse_config_args(module: ModuleType, args: Mapping[str, str]) -> dict[str, 
     for name, value in args.items():
         if isinstance(value, str):
             parsed = parse_value(value)
-            annotation = fields[name].type
-            value = value if annotation in (str, "str") and not isinstance(parsed, str) else parsed
+            kinds = _annotation_names(fields[name].type)
+            keep_text = "str" in kinds and not isinstance(parsed, str)
+            value = value if keep_text and not (parsed is None and "None" in kinds) else parsed
         parsed_args[name] = value
     return parsed_args
+
+
+def _annotation_names(annotation: Any) -> set[str]:
+    """`{"str", "None"}` for `str | None` or `Optional[str]`, written as a type or as a string."""
+    if isinstance(annotation, str):
+        text = annotation.replace("typing.", "").replace("Optional[", "None|").replace("Union[", "")
+        return {part.strip(" []") for part in text.replace(",", "|").split("|")}
+    args = getattr(annotation, "__args__", None)
+    if args is not None and type(annotation).__name__ in ("UnionType", "_UnionGenericAlias"):
+        return {"None" if a is type(None) else getattr(a, "__name__", "") for a in args}
+    return {getattr(annotation, "__name__", "")}
 
 
 def _config_args(module: ModuleType, args: Mapping[str, Any]) -> Any:
