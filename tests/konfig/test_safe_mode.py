@@ -124,3 +124,12 @@ def test_methods_of_plain_values_and_allowed_objects_work_through_references():
     cfg.trainer = cfg.ref.trainer_cls.eval_only(model=1)
     resolved = konfig.resolve(cfg, allowed=["fake_lib"])
     assert resolved.upper == "ABC" and resolved.trainer.steps == 1
+
+
+def test_dunder_attribute_named_by_a_reference_is_refused():
+    from konfig._refs import OpRef
+
+    cfg = konfig.ConfigDict(fn=fl.add, name="__glob" + "als__")
+    cfg.escape = OpRef("getattr", (cfg.ref.fn, cfg.ref.name))
+    with pytest.raises(konfig.DisallowedTargetError, match=r"refused reference attribute '__globals__'"):
+        konfig.resolve(cfg, allowed=["fake_lib"])

@@ -251,8 +251,15 @@ class _Resolver:
     def op_ref(self, r: OpRef) -> Any:
         args = [self.value(a) for a in r._konfig_args]
         kwargs = {k: self.value(v) for k, v in r._konfig_kwargs.items()}
-        if self.allowed is not None and r._konfig_op == "call":
-            self.check_reached(args[0], r)
+        if self.allowed is not None:
+            op = r._konfig_op
+            if op == "call":
+                self.check_reached(args[0], r)
+            elif op == "getattr":
+                from ._safe_mode import is_unsafe_attr
+
+                if is_unsafe_attr(args[1]):  # A name computed by a reference.
+                    self.refuse(f"reference attribute {args[1]!r}", r)
         try:
             result = OPS[r._konfig_op](*args, **kwargs)
         except Exception as e:
@@ -267,13 +274,16 @@ class _Resolver:
 
         name = refused_object(obj, self.allowed or ())
         if name is not None:
-            f = _Failure(
-                f"safe mode refused {name!r}, reached through the reference `{ref_repr(r)}`"
-                f" (outside allowed={list(self.allowed or ())!r}); it was not used",
-                None,
-            )
-            f.error_type = DisallowedTargetError
-            raise f
+            self.refuse(repr(name), r)
+
+    def refuse(self, what: str, r: Ref) -> None:
+        f = _Failure(
+            f"safe mode refused {what}, reached through the reference `{ref_repr(r)}`"
+            f" (outside allowed={list(self.allowed or ())!r}); it was not used",
+            None,
+        )
+        f.error_type = DisallowedTargetError
+        raise f
 
 
 def _arg_key(key: Any) -> Any:

@@ -46,7 +46,8 @@ _INTROSPECTION_ATTRS = frozenset(
 )
 
 
-def _is_unsafe_attr(name: object) -> bool:
+def is_unsafe_attr(name: object) -> bool:
+    """Dunder and frame/code attribute names, refused in references."""
     return type(name) is str and (name.startswith("__") or name in _INTROSPECTION_ATTRS)
 
 
@@ -132,7 +133,7 @@ def check_allowed(cfg: Any, allowed: Iterable[str]) -> tuple[str, ...]:
             seen.add(id(value))
             stack.extend((child, (*path, i)) for i, child in enumerate(value))
         elif isinstance(value, PathRef):
-            unsafe = [k for k in value._konfig_path if _is_unsafe_attr(k)]
+            unsafe = [k for k in value._konfig_path if is_unsafe_attr(k)]
             if unsafe:
                 refused.setdefault(f"reference attribute {unsafe[0]!r}", []).append(format_path(path))
             stack.append((value._konfig_root, (*path, "<ref root>")))
@@ -141,7 +142,7 @@ def check_allowed(cfg: Any, allowed: Iterable[str]) -> tuple[str, ...]:
                 continue
             seen.add(id(value))
             args = value._konfig_args
-            if value._konfig_op == "getattr" and _is_unsafe_attr(args[1]):
+            if value._konfig_op == "getattr" and is_unsafe_attr(args[1]):
                 refused.setdefault(f"reference attribute {args[1]!r}", []).append(format_path(path))
             if (
                 value._konfig_op == "call"
