@@ -296,3 +296,10 @@ def test_kauldron_shared_node_with_id_last_and_content_repeated_loads_shared():
 
 def test_set_of_ints_is_written_in_numeric_order():
     assert '{"__set__": [2, 10, 33]}' in konfig.ConfigDict(s={33, 10, 2}).to_json()
+
+
+def test_plain_dicts_are_written_like_config_nodes():
+    data = {"model": {"__qualname__": "builtins:dict", "width": 2}, "ids": {1: "one"}, "t": (1,)}
+    data["again"] = data["model"]
+    loaded = konfig.from_json(konfig.to_json(data))
+    assert loaded == konfig.ConfigDict(data) and loaded.again is loaded.model

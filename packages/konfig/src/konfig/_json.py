@@ -107,9 +107,10 @@ class _Encoder:
 
     def __init__(self, root: Any) -> None:
         self.root = root
-        self.shared: dict[int, int] = {}  # id(ConfigDict) -> __id__
+        # Nodes are known by their `_fields` dict, so plain dicts (viewed as nodes) work alike.
+        self.shared: dict[int, int] = {}  # id(fields) -> __id__
         self.next_id = 1
-        # id(ConfigDict) -> its JSON object
+        # id(fields) -> its JSON object
         nodes: dict[int, dict[str, Any]] = {}
         self.nodes = nodes
         # The hot paths are closures over locals: no attribute lookups per node or field.
@@ -135,9 +136,9 @@ class _Encoder:
         def node(cfg: ConfigDict) -> dict[str, Any]:
             fields = cfg._fields
             out = fields.copy()  # Scalars (most fields) stay as they are.
-            seen = setdefault(id(cfg), out)
+            seen = setdefault(id(fields), out)
             if seen is not out:
-                return reference(cfg, seen)
+                return reference(fields, seen)
             odd_keys = False
             for k, v in fields.items():
                 if k not in plain_keys and not _is_plain_key(k):
@@ -193,11 +194,11 @@ class _Encoder:
                 k = _encode_key(k)
             out[k] = v
 
-    def reference(self, cfg: ConfigDict, seen: dict[str, Any]) -> dict[str, Any]:
+    def reference(self, fields: dict[Any, Any], seen: dict[str, Any]) -> dict[str, Any]:
         """A repeated node: give its first occurrence an `__id__` (first key) and point to it."""
-        node_id = self.shared.get(id(cfg))
+        node_id = self.shared.get(id(fields))
         if node_id is None:
-            node_id = self.shared[id(cfg)] = self.next_id
+            node_id = self.shared[id(fields)] = self.next_id
             self.next_id += 1
             items = list(seen.items())
             seen.clear()
@@ -208,6 +209,8 @@ class _Encoder:
     def other(self, value: Any, t: type) -> Any:
         if isinstance(value, ConfigDict):
             return self.node(value)
+        if t is dict:  # `konfig.to_json(plain_dict)`, e.g. parsed JSON or `cfg.to_dict()`
+            return self.node(ConfigDict._raw(value, None))
         if t is PathRef:
             out: dict[str, Any] = {_REF: self.sequence(value._konfig_path)}
             root = value._konfig_root
@@ -369,15 +372,15 @@ def decode(data: Any) -> Any:
         data = {k: v for k, v in data.items() if k != VERSION_KEY}
         if len(data) == 1 and _ROOT in data:
             decoder = _Decoder()
-            return decoder.finish(decoder.value(data[_ROOT]))
+            return decoder.value(data[_ROOT])
     decoder = _Decoder()
     if type(data) is dict and not _is_marker(data):
         root = decoder.root = ConfigDict._raw({}, None)
         if data.get(ID_KEY) is not None:  # The root is shared (a cycle or a ref root).
             decoder.by_id[data[ID_KEY]] = root
         decoder.node(data, root)
-        return decoder.finish(root)
-    return decoder.finish(decoder.value(data))
+        return root
+    return decoder.value(data)
 
 
 # `konfig.resolve(plain_dict)` reads plain dicts through this name.
@@ -397,9 +400,6 @@ class _Decoder:
         self.root: ConfigDict | None = None
         self.by_id: dict[Any, ConfigDict] = {}
         self.pending_refs: list[tuple[list[Any], int, Any]] = []
-
-    def finish(self, value: Any) -> Any:
-        return value
 
     def value(self, data: Any) -> Any:
         t = type(data)
