@@ -428,9 +428,15 @@ def test_plus_prefix_cannot_leave_a_gap_in_a_list():
 # --- Command-line text read for the type of the value it replaces (as ml_collections does) ----
 
 
-def test_str_field_keeps_numeric_text_from_the_command_line():
-    cfg, _ = konfig.parse_flags([f"--cfg={HEADLINE}", "--cfg.name=2024", "--cfg.eval.batch_size=16"])
-    assert (cfg.name, cfg.eval.batch_size) == ("2024", 16)
+@pytest.mark.parametrize("text", ["2024", "1e3", "true", "0,1", "[1, 2]"])
+def test_str_field_keeps_its_text_from_the_command_line(text):
+    cfg, _ = konfig.parse_flags([f"--cfg={HEADLINE}", f"--cfg.name={text}", "--cfg.eval.batch_size=16"])
+    assert (cfg.name, cfg.eval.batch_size) == (text, 16)
+
+
+def test_str_field_takes_a_py_value():
+    cfg, _ = konfig.parse_flags([f"--cfg={HEADLINE}", "--cfg.name=py::konfig_example_targets.Dense(2)"])
+    assert isinstance(cfg.name, konfig.ConfigDict)
 
 
 def test_str_field_can_still_be_cleared_with_none():

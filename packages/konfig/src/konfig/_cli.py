@@ -11,8 +11,8 @@ Flags (the name `cfg` is a parameter):
 - `--cfg.__args__.size=3` sets a field of that `ConfigArgs`.
 - `--cfg.a.b[0].c=VALUE` overrides a value. VALUE is read as a Python literal,
   else JSON (`true`, `null`), else kept as a string; as with ml_collections'
-  flags, a field holding a `str` keeps numeric text (`--cfg.name=2024`) and a
-  `float` field reads `inf` / `nan`. `py::mylib.Dense(features=12)`
+  flags, a field holding a `str` keeps the text (`--cfg.name=2024`) unless it
+  is `None` or `py::...`, and a `float` field reads `inf` / `nan`. `py::mylib.Dense(features=12)`
   is read with `ast` into a config node (see `parse_py_expression`).
 - `--cfg.**.batch_size=32` sets every existing `batch_size`; `*` is one level.
 - `--cfg.+new_key=1` lets the last key be new on a plain node, `--cfg.+layers[3]=...`
@@ -107,11 +107,12 @@ def apply_overrides(
 def _like(old: Any, parsed: Any, text: str) -> Any:
     """The command-line value for a field holding `old`, as ml_collections' flags read it.
 
-    A `str` field keeps numeric or boolean text (`--cfg.name=2024` stays `"2024"`);
-    a `float` field reads `inf`, `-inf` and `nan`. Anything else keeps `parsed`.
+    A `str` field keeps the text (`--cfg.name=2024` stays `"2024"`, `0,1` stays
+    `"0,1"`) unless it reads as `None` or is a `py::` value; a `float` field
+    reads `inf`, `-inf` and `nan`. Anything else keeps `parsed`.
     """
     t = type(old)
-    if t is str and type(parsed) in (int, float, bool):
+    if t is str and not isinstance(parsed, str) and parsed is not None and not text.startswith(PY_PREFIX):
         return text
     if t is float and type(parsed) is str:
         try:
