@@ -193,3 +193,16 @@ def test_required_value_reached_only_through_a_ref_is_named():
     cfg.head = fl.Dense(features=cfg.ref.num_classes + 1)
     with pytest.raises(konfig.MissingValueError, match=r"not set: cfg\.num_classes \(int\)\. "):
         konfig.resolve(cfg.head)
+
+
+def test_formatting_a_ref_into_a_string_is_refused_instead_of_freezing_its_text():
+    cfg = konfig.ConfigDict(steps=10)
+    with pytest.raises(TypeError, match=r"`cfg\.ref\.steps` has no value until `konfig\.resolve`.*ref_fn"):
+        cfg.name = f"run_{cfg.ref.steps}"
+
+
+def test_a_lazily_formatted_string_follows_the_ref():
+    cfg = konfig.ConfigDict(steps=10)
+    cfg.name = konfig.ref_fn(lambda steps: f"run_{steps}", cfg.ref.steps)
+    cfg.steps = 20
+    assert konfig.resolve(cfg).name == "run_20"

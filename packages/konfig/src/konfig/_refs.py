@@ -162,6 +162,14 @@ class Ref:
     def __iter__(self) -> Any:
         raise TypeError(f"The reference `{ref_repr(self)}` is not iterable before resolve")
 
+    def __format__(self, format_spec: str) -> str:
+        # `f"run_{cfg.ref.steps}"` would freeze the reference's text into a plain str.
+        raise TypeError(
+            f"The reference `{ref_repr(self)}` has no value until `konfig.resolve`, so it cannot"
+            " be formatted into a string now; build the string lazily, e.g."
+            " `konfig.ref_fn(lambda steps: f'run_{steps}', cfg.ref.steps)` (or `repr(ref)` for its text)"
+        )
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"References are read-only: cannot set {name!r} on `{ref_repr(self)}`")
 

@@ -205,7 +205,9 @@ def format_ref(
         if op == "abs":
             return f"abs({operand(args[0], False)})"
         if op == "getattr":
-            return f"{operand(args[0], True)}.{args[1]}"
+            if type(args[1]) is str:
+                return f"{operand(args[0], True)}.{args[1]}"
+            return f"getattr({operand(args[0], False)}, {operand(args[1], False)})"
         if op == "getitem":
             return f"{operand(args[0], True)}[{args[1]!r}]"
         call_args = [operand(a, False) for a in args[1:]]
