@@ -94,3 +94,12 @@ def test_absl_flags_parser_hands_the_rest_to_absl(config_path):
     cfg = flags_parser(["prog", f"--cfg={config_path}", "--cfg.num_train_steps=16", "--workdir=/w"])
     assert values.workdir == "/w"
     _decay_steps_of(konfig.resolve(cfg).schedule, 16)
+
+
+def test_py_flag_builds_a_real_flax_module_with_nested_calls(config_path):
+    nn = pytest.importorskip("flax.linen")
+    flag = "--cfg.model=py::flax.linen.Sequential([flax.linen.Dense(features=12), flax.linen.Dense(3, use_bias=False)])"
+    cfg, _ = konfig.parse_flags([f"--cfg={config_path}", "--cfg.+model=None", flag])
+    model = konfig.resolve(cfg).model
+    assert isinstance(model, nn.Sequential)
+    assert [(layer.features, layer.use_bias) for layer in model.layers] == [(12, True), (3, False)]
