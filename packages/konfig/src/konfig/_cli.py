@@ -97,8 +97,8 @@ def apply_overrides(
                 "runs; pass it to `build_config(module, args=...)` or on the command line."
             )
         if from_strings and isinstance(value, str):
-            text = value
-            set_override(cfg, path, parse_value(text), adapt=lambda old, new: _like(old, new, text))
+            adapt = lambda old, new, text=value: _like(old, new, text)  # noqa: E731
+            set_override(cfg, path, parse_value(value), adapt=adapt)
         else:
             set_override(cfg, path, _maybe_py(value))
     return cfg

@@ -163,8 +163,9 @@ class _Exporter:
             return ConfigDict._raw({CONST: _qualname(obj)}, None)
         enum = sys.modules.get("enum")
         if enum is not None and isinstance(obj, enum.Enum):
-            if obj.name is not None and getattr(t, obj.name, None) is obj:
-                return ConfigDict._raw({CONST: f"{_qualname(t)}.{obj.name}"}, None)
+            name = getattr(obj, "name", None)
+            if name is not None and getattr(t, name, None) is obj:
+                return ConfigDict._raw({CONST: f"{_qualname(t)}.{name}"}, None)
             return self.node(_qualname(t), {"0": self.value(obj.value)})  # `Flag.A | Flag.B`
         if t is dict or isinstance(obj, Mapping):
             return self.mapping(obj, t)
@@ -194,7 +195,11 @@ class _Exporter:
             factory = getattr(obj, "default_factory", ())
             args = {"0": inner} if factory == () else {"0": self.value(factory), "1": inner}
             return self.node(_qualname(t), args, t)
-        if QUALNAME not in obj and CONST not in obj and all(type(k) in LEAF_TYPES or type(k) is tuple for k in obj):
+        if (
+            QUALNAME not in obj
+            and CONST not in obj
+            and all(type(k) in LEAF_TYPES or type(k) is tuple for k in obj)
+        ):
             return ConfigDict._raw(self.fields(obj.items()), None)
         # Keys a ConfigDict cannot hold: `dict([[key, value], ...])`.
         pairs = [[self.value(k), v] for k, v in obj.items()]
