@@ -470,3 +470,9 @@ def test_config_args_optional_str_field_keeps_numeric_text_and_reads_none(tmp_pa
     assert cfg.tag == "2024"
     cfg, _ = konfig.parse_flags([f"--cfg={path}", "--cfg.__args__.tag=None"])
     assert cfg.tag is None
+
+
+def test_glob_matching_a_node_and_its_own_children_sets_the_outer_one():
+    cfg = konfig.ConfigDict(x=konfig.ConfigDict(x=1), z=[konfig.ConfigDict(x=3)], t=((1, 2), 3))
+    konfig.apply_overrides(cfg, {"**.x": 5, "t.**.*": 0})
+    assert (cfg.x, cfg.z[0].x, cfg.t) == (5, 5, (0, 0))

@@ -276,7 +276,8 @@ def set_override(
         matches = expand_override_path(root, keys)
         if not matches:
             raise OverrideError(f"No existing path matches `{format_keys(keys)}`." + _suggestion(root, keys))
-        for match in matches:
+        # Deepest first: a match inside another match is set, then replaced with it.
+        for match in sorted(matches, key=len, reverse=True):
             _set_concrete(root, match, value, create=False, adapt=adapt)
         return matches
     _set_concrete(root, keys, value, create=create, adapt=adapt)
