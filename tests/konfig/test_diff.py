@@ -142,3 +142,10 @@ def test_changed_reference_target_is_listed_once_at_the_target():
     a, b = _base(), _base()
     b.num_train_steps = 10
     assert konfig.diff(a, b).changed == ["cfg.num_train_steps"]
+
+
+def test_parsed_json_text_compares_equal_to_its_config():
+    import json
+
+    cfg = _base()
+    assert not konfig.diff(cfg, json.loads(cfg.to_json()))

@@ -117,7 +117,11 @@ def diff(a: Any, b: Any, *, root: str = "cfg") -> ConfigDiff:
 
     Usage: `print(konfig.diff(base_cfg, sweep_item.config))`.
     """
+    from ._json import decode
+
     changes: list[Change] = []
+    # Parsed JSON (`json.loads(cfg.to_json())`) is read as the config it describes.
+    a, b = (decode(x) if type(x) in (dict, list) else x for x in (a, b))
     _Differ(changes, root).walk(a, b, ())
     return ConfigDiff(changes)
 
