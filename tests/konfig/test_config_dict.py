@@ -364,7 +364,9 @@ def test_reversed_or_puts_the_mapping_first_and_the_config_wins():
 
 
 def test_positional_only_argument_by_keyword_is_refused_with_its_index():
-    with pytest.raises(konfig.ArgumentError, match=r"'factor' is positional-only: pass it as positional argument \[1\]"):
+    with pytest.raises(
+        konfig.ArgumentError, match=r"'factor' is positional-only: pass it as positional argument \[1\]"
+    ):
         fl.scale(2.0, factor=3.0)
 
 
@@ -381,7 +383,9 @@ def test_keyword_only_argument_given_by_position_is_refused():
 
 def test_reading_an_unset_argument_says_it_is_not_set_rather_than_unknown():
     cfg = konfig.ConfigDict(model=fl.Model(encoder=None))
-    with pytest.raises(AttributeError, match=r"^In cfg\.model: Argument 'num_layers' of fake_lib\.Model\(\.\.\.\) is not set"):
+    with pytest.raises(
+        AttributeError, match=r"^In cfg\.model: Argument 'num_layers' of fake_lib\.Model\(\.\.\.\) is not set"
+    ):
         _ = cfg.model.num_layers
 
 

@@ -28,7 +28,7 @@ these links up to name the node's path (`In cfg.model: ...`), see
 Building programmatically without capture: `make_node("optax:adam", 0.1,
 b1=0.9)` or `ConfigDict({"__qualname__": "optax:adam", "0": 0.1})` (both
 validate arguments only when the target module is already imported, never
-importing anything); `make_const("optax:adam")` for a constant. Loaders that
+importing anything); `ConfigDict({"__const__": "optax:adam"})` for a constant. Loaders that
 already hold valid data may wrap a dict without any check or copy with
 `ConfigDict._raw(fields, origin=None)`. Arguments are validated through
 `_signature.params_for(qualname)` (cached per qualname).
@@ -519,11 +519,6 @@ def make_node(qualname: str, *args: Any, **kwargs: Any) -> ConfigDict:
         fields[str(i)] = arg
     fields.update(kwargs)
     return build_node(fields, caller_origin())
-
-
-def make_const(qualname: str) -> ConfigDict:
-    """Builds a constant node `{"__const__": qualname}`."""
-    return ConfigDict._raw({CONST: qualname}, caller_origin())
 
 
 def build_node(fields: dict[Any, Any], origin: tuple[str, int] | None, target: Any = None) -> ConfigDict:

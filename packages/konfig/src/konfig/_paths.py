@@ -66,11 +66,6 @@ def _closing_bracket(text: str, start: int) -> int:
     raise ValueError(f"Unclosed `[` in path {text!r}")
 
 
-def get_child(container: Any, key: Any) -> Any:
-    """One step of a path: field, positional argument, list item."""
-    return container[key]
-
-
 def get_by_path(cfg: Any, path: Path | str) -> Any:
     """Returns the value at `path` (a tuple or a `"a.b[0]"` string)."""
     if isinstance(path, str):

@@ -16,7 +16,7 @@ A reference is an immutable expression tree evaluated by `konfig.resolve`:
   operands and `ref._konfig_kwargs` a dict (only for `"call"`). Operands may
   be refs, plain values, config nodes (built first), or, for `"call"`, a
   callable as first operand (`konfig.ref_fn`). Build one with
-  `OpRef("add", (ref, 1))`; evaluate with `apply_op(op, args, kwargs)`.
+  `OpRef("add", (ref, 1))`; `OPS[op](*args, **kwargs)` evaluates it.
 
 Every attribute, item, call and operator on a ref returns a new ref, so
 internal names are prefixed `_konfig_` to stay out of the way.
@@ -38,7 +38,7 @@ def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     return fn(*args, **kwargs)
 
 
-# name -> (function, display symbol or None for function-style display)
+# Operation name -> the function that evaluates it (see `_repr.format_ref` for display).
 OPS: dict[str, Callable[..., Any]] = {
     "add": operator.add,
     "sub": operator.sub,
@@ -86,11 +86,6 @@ BINARY_SYMBOLS = {
     "ge": ">=",
 }
 UNARY_SYMBOLS = {"neg": "-", "pos": "+", "invert": "~"}
-
-
-def apply_op(op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Applies operation `op` to already-evaluated operands."""
-    return OPS[op](*args, **kwargs)
 
 
 def _binary(name: str) -> tuple[Callable[[Ref, Any], OpRef], Callable[[Ref, Any], OpRef]]:

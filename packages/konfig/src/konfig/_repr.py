@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, UNION_QUALNAME, ConfigDict
 from ._paths import format_path
-from ._placeholder import Placeholder
 from ._refs import BINARY_SYMBOLS, UNARY_SYMBOLS, OpRef, PathRef, Ref
 
 TYPE_CHECKING = False
@@ -115,9 +114,7 @@ class _Printer:
             return "frozenset(" + _block("{", items, "}") + ")" if items else "frozenset()"
         if isinstance(value, Ref):
             return format_ref(value, self.root_name, self.render)
-        if t is Placeholder:
-            return repr(value)
-        return repr(value)
+        return repr(value)  # Placeholders print as `konfig.required(int)`.
 
     def _render_container(self, value: Any) -> str:
         if type(value) is list:

@@ -94,7 +94,9 @@ def refused_object(obj: Any, patterns: tuple[str, ...]) -> str | None:
 
 
 # Value types a reference may reach (`cfg.ref.x.__class__` is refused anyway).
-_PLAIN_TYPES = frozenset({bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, slice, range})
+_PLAIN_TYPES = frozenset(
+    {bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, slice, range}
+)
 
 
 def _refused_named(obj: Any, patterns: tuple[str, ...]) -> str | None:
