@@ -265,3 +265,17 @@ def test_capture_entered_through_an_exit_stack():
         stack.enter_context(konfig.imports())
         import fake_lib
     assert fake_lib.add(1).__qualname__ == "fake_lib:add"
+
+
+def test_calling_a_captured_constant_that_is_not_callable_is_an_error():
+    with konfig.imports():
+        import fake_lib
+    with pytest.raises(TypeError, match=r"fake_lib\.MAX_STEPS is not callable \(its type is int\)"):
+        fake_lib.MAX_STEPS(1)
+
+
+def test_node_markers_cannot_be_passed_as_keyword_arguments():
+    with konfig.imports():
+        import fake_lib
+    with pytest.raises(konfig.ArgumentError, match="node markers"):
+        fake_lib.anything(__qualname__="os:system")

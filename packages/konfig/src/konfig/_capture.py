@@ -312,15 +312,25 @@ class _Proxy:
         return _Proxy(module, f"{attrs}.{name}", value)
 
     def __call__(self, *args: Any, **kwargs: Any) -> _config_dict.ConfigDict:
+        obj = self._konfig_obj
         if not self._konfig_attrs:
             raise TypeError(f"Captured module {self._konfig_module!r} is not callable")
+        if obj is not _LAZY and not callable(obj):
+            raise TypeError(
+                f"{self._konfig_qualname.replace(':', '.')} is not callable (its"
+                f" type is {type(obj).__name__}); use it without a call to store it as a constant"
+            )
         fields: dict[Any, Any] = {_config_dict.QUALNAME: self._konfig_qualname}
         for i, arg in enumerate(args):
             fields[str(i)] = arg
         if kwargs:
+            if _config_dict.QUALNAME in kwargs or _config_dict.CONST in kwargs:
+                raise _config_dict.ArgumentError(
+                    f"{self._konfig_qualname.replace(':', '.')}(): `__qualname__` and `__const__`"
+                    " are konfig's node markers and cannot be passed as keyword arguments"
+                )
             fields.update(kwargs)
         frame = sys._getframe(1)
-        obj = self._konfig_obj
         return _config_dict.build_node(
             fields, (frame.f_code.co_filename, frame.f_lineno), None if obj is _LAZY else obj
         )
