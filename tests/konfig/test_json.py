@@ -303,3 +303,18 @@ def test_plain_dicts_are_written_like_config_nodes():
     data["again"] = data["model"]
     loaded = konfig.from_json(konfig.to_json(data))
     assert loaded == konfig.ConfigDict(data) and loaded.again is loaded.model
+
+
+@pytest.mark.parametrize(
+    ("text", "complaint"),
+    [
+        ('{"a": 1, "b": {"__ref__": "a"}}', "__ref__"),
+        ('{"b": {"__bytes__": "!!"}}', "__bytes__"),
+        ('{"a": {"__id__": [1], "x": 1}}', "__id__"),
+        ('{"b": {"__op__": "system", "args": []}}', "system"),
+        ('{"__konfig_version__": "1", "a": 1}', "an int"),
+    ],
+)
+def test_malformed_markers_are_json_format_errors(text, complaint):
+    with pytest.raises(konfig.JsonFormatError, match=complaint):
+        konfig.from_json(text)

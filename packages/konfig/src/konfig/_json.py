@@ -364,7 +364,9 @@ def decode(data: Any) -> Any:
     """
     if type(data) is dict and VERSION_KEY in data:
         version = data[VERSION_KEY]
-        if type(version) is not int or version > FORMAT_VERSION:
+        if type(version) is not int:
+            raise JsonFormatError(f"`{VERSION_KEY}` must be an int, found {version!r}.")
+        if version > FORMAT_VERSION:
             raise JsonFormatError(
                 f"This JSON is konfig format version {version!r}; this konfig reads versions up to "
                 f"{FORMAT_VERSION}. Upgrade konfig to load it."
@@ -419,6 +421,8 @@ class _Decoder:
             return self.marker(first, data)
         node_id = data.get(ID_KEY)
         if node_id is not None:
+            if type(node_id) is not int:
+                raise JsonFormatError(f"Malformed node {data!r}: `__id__` must be an int.")
             existing = self.by_id.get(node_id)
             if existing is not None:  # A later occurrence (Kauldron repeats the content).
                 if not existing._fields and len(data) > 1:  # It was named before its content.
@@ -456,6 +460,10 @@ class _Decoder:
                         raise JsonFormatError(
                             "a reference from the JSON root, but the root is not a config node"
                         )
+                if type(payload) is not list:
+                    raise JsonFormatError(
+                        f"Malformed {kind} value {data!r}: the path must be a list of keys."
+                    )
                 return PathRef(root, tuple(self.value(payload)))
             if kind == _OP:
                 kwargs = {k: self.value(v) for k, v in data.get("kwargs", {}).items()}
@@ -470,7 +478,7 @@ class _Decoder:
             if kind == _BYTES:
                 import base64
 
-                return base64.b64decode(payload)
+                return base64.b64decode(payload, validate=True)
             if kind == _SLICE:
                 return slice(*self.value(payload))
             if kind == _RANGE:
