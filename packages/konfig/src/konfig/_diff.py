@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ._config_dict import config_equal
+from ._json import decode
 from ._override_paths import format_keys as format_path
+from ._refs import Ref
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -117,8 +120,6 @@ def diff(a: Any, b: Any, *, root: str = "cfg") -> ConfigDiff:
 
     Usage: `print(konfig.diff(base_cfg, sweep_item.config))`.
     """
-    from ._json import decode
-
     changes: list[Change] = []
     # Parsed JSON (`json.loads(cfg.to_json())`) is read as the config it describes.
     a, b = (decode(x) if type(x) in (dict, list) else x for x in (a, b))
@@ -141,7 +142,7 @@ class _Differ:
     def walk(self, a: Any, b: Any, keys: tuple[Any, ...]) -> None:
         if a is b:
             return
-        if _is_ref(a) or _is_ref(b):
+        if isinstance(a, Ref) or isinstance(b, Ref):
             if not _equal(a, b):
                 self.add("changed", keys, a, b)
             return
@@ -189,16 +190,8 @@ class _Differ:
                 self.add("added", (*keys, key), None, value)
 
 
-def _is_ref(value: Any) -> bool:
-    from ._refs import Ref
-
-    return isinstance(value, Ref)
-
-
 def _equal(a: Any, b: Any) -> bool:
     """Equality that never evaluates lazy references and tells `1`, `1.0` and `True` apart."""
     if isinstance(a, float) and type(b) is float and a != a and b != b:  # nan
         return True
-    from ._config_dict import config_equal
-
     return config_equal(a, b)
