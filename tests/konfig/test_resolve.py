@@ -182,3 +182,13 @@ def test_waiting_for_jax_leaves_other_imports_alone():
         "assert 'jax' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_node_that_references_itself_names_the_node_and_the_reference():
+    cfg = konfig.ConfigDict()
+    cfg.model = fl.Model(encoder=None, num_layers=cfg.ref.model.depth)
+    with pytest.raises(
+        konfig.CycleError,
+        match=r"^In cfg\.model\.num_layers: the reference cfg\.ref\.model\.depth leads back to cfg\.model,",
+    ):
+        konfig.resolve(cfg)

@@ -95,7 +95,7 @@ class _Resolver:
     def node(self, v: ConfigDict) -> Any:
         vid = id(v)
         if vid in self.active:
-            f = _Failure("cycle", None, v._origin)
+            f = _Failure("node", None, v._origin)  # A cycle back to this node.
             f.cycle_id = vid
             raise f
         fields = v._fields
@@ -183,7 +183,7 @@ class _Resolver:
     def ref(self, r: Ref) -> Any:
         rid = id(r)
         if rid in self.active:
-            f = _Failure("cycle", None)
+            f = _Failure("reference", None)  # A cycle back to this reference.
             f.cycle_id = rid
             f.via.append(ref_repr(r))
             raise f
@@ -342,11 +342,16 @@ def _error(f: _Failure) -> ResolveError:
     where = format_path(path)
     via = f" (through {' -> '.join(reversed(f.via))})" if f.via else ""
     if f.cycle_id is not None:
-        if f.via:
-            chain = " -> ".join(reversed(f.via))
-            return CycleError(f"In {where}: reference cycle {chain}. A reference cannot depend on itself.")
         n = f.cycle_len if f.cycle_len is not None else 0
         start = format_path(path[: len(path) - n])
+        if f.via:
+            chain = " -> ".join(reversed(f.via))
+            if f.message == "node":
+                return CycleError(
+                    f"In {where}: the reference {chain} leads back to {start}, which is being built"
+                    " from it. A config node cannot depend on itself through a reference."
+                )
+            return CycleError(f"In {where}: reference cycle {chain}. A reference cannot depend on itself.")
         return CycleError(
             f"In {where}: cycle: {start} contains itself at {where}. A config node"
             " cannot contain itself when resolved (share it from two places instead)."
