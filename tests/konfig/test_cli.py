@@ -476,3 +476,8 @@ def test_glob_matching_a_node_and_its_own_children_sets_the_outer_one():
     cfg = konfig.ConfigDict(x=konfig.ConfigDict(x=1), z=[konfig.ConfigDict(x=3)], t=((1, 2), 3))
     konfig.apply_overrides(cfg, {"**.x": 5, "t.**.*": 0})
     assert (cfg.x, cfg.z[0].x, cfg.t) == (5, 5, (0, 0))
+
+
+def test_config_args_value_of_the_wrong_type_names_the_field_and_the_type():
+    with pytest.raises(konfig.OverrideError, match=r"`__args__\.width` expects int, found 'wide' \(str\)"):
+        konfig.parse_flags([f"--cfg={HEADLINE}", "--cfg.__args__.width=wide"])

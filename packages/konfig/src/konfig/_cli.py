@@ -263,8 +263,16 @@ def parse_config_args(module: ModuleType, args: Mapping[str, str]) -> dict[str, 
             kinds = _annotation_names(fields[name].type)
             keep_text = "str" in kinds and not isinstance(parsed, str)
             value = value if keep_text and not (parsed is None and "None" in kinds) else parsed
+            found = type(value).__name__.replace("NoneType", "None")
+            if kinds <= _SCALAR_NAMES and found not in kinds and not (found == "int" and "float" in kinds):
+                raise OverrideError(
+                    f"`__args__.{name}` expects {' | '.join(sorted(kinds))}, found {value!r} ({found})."
+                )
         parsed_args[name] = value
     return parsed_args
+
+
+_SCALAR_NAMES = frozenset({"int", "float", "bool", "str", "None"})
 
 
 def _annotation_names(annotation: Any) -> set[str]:
