@@ -393,3 +393,10 @@ def test_attribute_of_the_built_object_points_to_a_lazy_reference():
     cfg = konfig.ConfigDict(model=fl.Model(encoder=None))
     with pytest.raises(AttributeError, match=r"reference it lazily as `cfg\.model\.ref\.depth`"):
         _ = cfg.model.depth
+
+
+def test_configs_with_lists_containing_themselves_compare_without_recursion():
+    a, b = konfig.ConfigDict(items=[1]), konfig.ConfigDict(items=[1])
+    a["items"].append(a["items"])
+    b["items"].append(b["items"])
+    assert a == b

@@ -192,3 +192,17 @@ def test_node_that_references_itself_names_the_node_and_the_reference():
         match=r"^In cfg\.model\.num_layers: the reference cfg\.ref\.model\.depth leads back to cfg\.model,",
     ):
         konfig.resolve(cfg)
+
+
+def test_list_shared_by_two_fields_resolves_to_one_list():
+    shared = [1, fl.add(1)]
+    cfg = konfig.ConfigDict(a=shared, b={"c": shared})
+    resolved = konfig.resolve(cfg, freeze=False)
+    assert resolved["a"] is resolved["b"]["c"] == [1, 1]
+
+
+def test_list_containing_itself_is_a_cycle_error():
+    cfg = konfig.ConfigDict(items=[1])
+    cfg["items"].append(cfg["items"])
+    with pytest.raises(konfig.CycleError, match=r"cfg\.items contains itself at cfg\.items\[1\]"):
+        konfig.resolve(cfg)

@@ -703,6 +703,11 @@ def config_equal(a: Any, b: Any, memo: set[tuple[int, int]] | None = None) -> bo
 
         return refs_equal(a, b, lambda x, y: config_equal(x, y, memo))
     if (ta is list or ta is tuple) and ta is tb:
+        if ta is list:
+            pair = (id(a), id(b))
+            if pair in memo:
+                return True  # Already being compared (a list containing itself).
+            memo.add(pair)
         return len(a) == len(b) and all(config_equal(x, y, memo) for x, y in zip(a, b))
     if ta is not tb:
         return False

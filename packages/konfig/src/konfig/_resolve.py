@@ -57,6 +57,16 @@ class _Resolver:
             except KeyError:
                 return self.node(v)
         if t is list or t is tuple:
+            vid = id(v)
+            if t is list:  # Shared lists stay shared; a list containing itself is a cycle.
+                done = self.built.get(vid)
+                if done is not None:
+                    return done
+                if vid in self.active:
+                    f = _Failure("node", None)
+                    f.cycle_id = vid
+                    raise f
+                self.active.add(vid)
             out: list[Any] = []
             append = out.append
             for i, item in enumerate(v):
@@ -67,9 +77,14 @@ class _Resolver:
                 try:
                     append(self.value(item))
                 except _Failure as f:
-                    f.path.append(i)
+                    self._unwind(f, i, vid)
                     raise
-            return tuple(out) if (self.freeze or t is tuple) else out
+            if t is tuple:
+                return tuple(out)
+            self.active.discard(vid)
+            result = tuple(out) if self.freeze else out
+            self.built[vid] = result
+            return result
         if isinstance(v, Ref):
             try:
                 return self.built[id(v)]
