@@ -400,3 +400,11 @@ def test_configs_with_lists_containing_themselves_compare_without_recursion():
     a["items"].append(a["items"])
     b["items"].append(b["items"])
     assert a == b
+
+
+def test_leaves_and_to_dict_of_a_list_containing_itself_terminate():
+    cfg = konfig.ConfigDict(items=[1])
+    cfg["items"].append(cfg["items"])
+    assert [path for path, _ in cfg.leaves()] == ["cfg.items[0]", "cfg.items[1]"]
+    out = cfg.to_dict()
+    assert out["items"][1] is out["items"]

@@ -354,8 +354,15 @@ class ConfigDict(MutableMapping):
                     out[k] = convert(v)
                 return out
             t = type(value)
-            if t is list or t is tuple:
-                return t(convert(v) for v in value)
+            if t is list:
+                if id(value) in memo:
+                    return memo[id(value)]
+                items: list[Any] = []
+                memo[id(value)] = items
+                items.extend(convert(v) for v in value)
+                return items
+            if t is tuple:
+                return tuple(convert(v) for v in value)
             return value
 
         return convert(self)

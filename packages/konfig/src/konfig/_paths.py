@@ -122,8 +122,13 @@ def iter_leaves(cfg: Any, prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
                 yield from walk(child, (*path, key))
             stack.discard(id(value))
         elif (t is list or t is tuple) and value:
+            if id(value) in stack:
+                yield path, value
+                return
+            stack.add(id(value))
             for i, child in enumerate(value):
                 yield from walk(child, (*path, i))
+            stack.discard(id(value))
         else:
             yield path, value
 
