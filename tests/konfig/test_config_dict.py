@@ -408,3 +408,9 @@ def test_leaves_and_to_dict_of_a_list_containing_itself_terminate():
     assert [path for path, _ in cfg.leaves()] == ["cfg.items[0]", "cfg.items[1]"]
     out = cfg.to_dict()
     assert out["items"][1] is out["items"]
+
+
+def test_positional_argument_overrides_a_keyword_default(restore_default_values):
+    konfig.register_default_values(fl.Job(workdir="/tmp/default"))
+    node = fl.Job("/tmp/given")
+    assert konfig.resolve(node).workdir == "/tmp/given"

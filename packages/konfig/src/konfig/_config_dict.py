@@ -547,6 +547,11 @@ def _fill(self: ConfigDict, items: dict[Any, Any], target: Any) -> None:
     qualname = items.get(QUALNAME)
     if qualname is not None and qualname in _DEFAULTS:
         defaults = copy.deepcopy(_DEFAULTS[qualname]._fields)
+        given = num_args(items)
+        params = _signature.params_for(qualname, target) if given else None
+        if params is not None:
+            for name in params.positional[:given]:
+                defaults.pop(name, None)  # `Job("/x")` overrides a default `workdir=`.
         defaults.update(items)
         items = defaults
     for key, value in items.items():
