@@ -31,9 +31,15 @@ def test_changing_num_train_steps_in_python_changes_the_schedule():
     assert float(schedule(2000)) == pytest.approx(0.0)
 
 
-def test_schedule_is_shared_with_the_optimizer():
-    resolved = konfig.resolve(_config())
-    assert isinstance(resolved.optimizer, optax.GradientTransformation)
+def test_optimizer_steps_with_the_referenced_schedule():
+    import jax.numpy as jnp
+
+    cfg = _config()
+    cfg.schedule.init_value = 0.5
+    optimizer = konfig.resolve(cfg).optimizer
+    params = jnp.zeros(3)
+    updates, _ = optimizer.update(jnp.ones(3), optimizer.init(params), params)
+    assert [float(u) for u in updates] == pytest.approx([-0.5] * 3, rel=1e-4)
 
 
 def test_config_shows_the_reference():
@@ -52,3 +58,9 @@ def test_unknown_optax_argument_fails_at_config_time():
         import optax as optax_cfg
     with pytest.raises(konfig.ArgumentError, match="did you mean 'decay_steps'"):
         optax_cfg.cosine_decay_schedule(init_value=0.1, decay_step=10)
+
+
+def test_unknown_optax_argument_set_later_names_the_config_path():
+    cfg = _config()
+    with pytest.raises(konfig.ArgumentError, match=r"^In cfg\.schedule: .*did you mean 'decay_steps'"):
+        cfg.schedule.decay_step = 10
