@@ -341,15 +341,10 @@ def resolve(cfg: Any, *, freeze: bool = True, allowed: Iterable[str] | None = No
 
 
 def _from_plain(data: dict[Any, Any]) -> Any:
-    try:
-        from . import _json  # Written alongside: the JSON-level dict format.
+    """A plain (JSON-level) dict as a config: `__id__` sharing, refs, `__raw__=` keys."""
+    from ._json import decode
 
-        from_dict = getattr(_json, "from_dict", None)
-    except ImportError:
-        from_dict = None
-    if from_dict is not None:
-        return from_dict(data)
-    return ConfigDict(data)
+    return decode(data)
 
 
 def _error(f: _Failure) -> ResolveError:
