@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import keyword
 import pathlib
 import sys
 
 import konfig
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from konfig._override_paths import ANY, ANY_DEPTH, format_keys, parse_override_path
 
@@ -481,3 +482,24 @@ def test_glob_matching_a_node_and_its_own_children_sets_the_outer_one():
 def test_config_args_value_of_the_wrong_type_names_the_field_and_the_type():
     with pytest.raises(konfig.OverrideError, match=r"`__args__\.width` expects int, found 'wide' \(str\)"):
         konfig.parse_flags([f"--cfg={HEADLINE}", "--cfg.__args__.width=wide"])
+
+
+_py_leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
+_py_names = st.from_regex(r"[a-z][a-z0-9_]{0,5}", fullmatch=True).filter(lambda s: not keyword.iskeyword(s))
+
+
+def _py_nodes(children):
+    kwargs = st.dictionaries(_py_names, children, max_size=3)
+    return kwargs.map(lambda kw: konfig.ConfigDict({"__qualname__": "types:SimpleNamespace", **kw}))
+
+
+@settings(deadline=None)
+@given(
+    _py_nodes(
+        st.recursive(
+            _py_leaves, lambda c: st.lists(c, max_size=3) | st.lists(c, max_size=3).map(tuple) | _py_nodes(c)
+        )
+    )
+)
+def test_printed_call_node_parses_back_with_py(node):
+    assert konfig.parse_py_expression(repr(node)) == node

@@ -7,8 +7,8 @@ Supported: calls with positional and keyword arguments (`module.Name(1, x=2)`),
 constants (`module.Name` -> `{'__const__': 'module:Name'}`), an explicit module
 boundary with a colon (`mylib.models:Trainer.eval_only(...)`, the only way to
 reach a classmethod or an enum member), the aliases `repr(cfg)` prints
-(`nn.Dense` is `flax.linen:Dense`), literals, negative numbers, lists,
-tuples, sets and dicts of those. Without a colon the last dotted name is the
+(`nn.Dense` is `flax.linen:Dense`), literals, negative numbers, `inf` and
+`nan`, lists, tuples, sets and dicts of those. Without a colon the last dotted name is the
 attribute and the rest the module; a bare name is a builtin (`dict(a=1)`).
 Nothing is imported or called while parsing.
 """
@@ -106,6 +106,8 @@ class _Reader:
                 return {self.read(k): self.read(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
             except TypeError as e:  # unhashable
                 raise self.error(node, f"a dict key or set item must be a hashable literal ({e})") from None
+        if isinstance(node, ast.Name) and node.id in ("inf", "nan"):
+            return float(node.id)  # as `repr` prints them
         if isinstance(node, (ast.Name, ast.Attribute)):
             return _node({"__const__": self.qualname(node)})
         if isinstance(node, ast.Call):
