@@ -198,15 +198,14 @@ class ConfigDict(MutableMapping):
             raise KeyError(_missing_message(self, key))
         if QUALNAME in fields and type(key) is str and key.isdigit():
             # Shift the following positional arguments down by one.
-            n = num_args(fields)
-            moved = [fields.pop(str(i)) for i in range(int(key), n)][1:]
-            others = {k: fields.pop(k) for k in list(fields) if not (type(k) is str and k.isdigit())}
-            fields.update({QUALNAME: others.pop(QUALNAME)})
-            for i in range(int(key)):
-                fields[str(i)] = fields.pop(str(i))
-            for i, v in enumerate(moved, start=int(key)):
-                fields[str(i)] = v
-            fields.update(others)
+            positional = [str(i) for i in range(num_args(fields))]
+            args = [fields[k] for k in positional if k != key]
+            rest = {k: v for k, v in fields.items() if k != QUALNAME and k not in positional}
+            qualname = fields[QUALNAME]
+            fields.clear()
+            fields[QUALNAME] = qualname
+            fields.update(zip(positional, args))
+            fields.update(rest)
             return
         del fields[key]
 
