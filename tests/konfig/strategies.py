@@ -85,7 +85,8 @@ def values(max_leaves: int = 20) -> st.SearchStrategy:
 
 @st.composite
 def configs(draw: st.DrawFn) -> konfig.ConfigDict:
-    """A root config with a shared node and references to `cfg.n`."""
+    """A root config with a shared node and references to `cfg.n` (direct, through another
+    reference, through a list item)."""
     cfg = konfig.ConfigDict()
     cfg.n = draw(st.integers(-100, 100))
     body = draw(st.dictionaries(identifiers.filter(lambda k: k != "n"), values(), max_size=4))
@@ -100,5 +101,8 @@ def configs(draw: st.DrawFn) -> konfig.ConfigDict:
         st.sampled_from([ref + 1, ref * 3 - 2, -ref, abs(ref), ref // 7, ref % 5, ref > 0, ref == 3])
     )
     cfg.holder.ref_to_shared = cfg.ref.shared_a
+    cfg.ref_to_ref = cfg.ref.ref_plain
+    cfg.listed = [draw(leaves), cfg.ref.n]
+    cfg.ref_to_item = cfg.ref.listed[-1]
     cfg.ref_fn_value = konfig.ref_fn(operator.add, cfg.ref.n, draw(st.integers(-5, 5)))
     return cfg

@@ -54,7 +54,8 @@ def test_round_trip_keeps_shared_nodes_shared(cfg):
 def test_round_trip_keeps_references_live(cfg):
     loaded = konfig.from_json(cfg.to_json())
     loaded.n = 12345
-    assert konfig.resolve(loaded).ref_plain == 12345
+    resolved = konfig.resolve(loaded)
+    assert resolved.ref_plain == resolved.ref_to_ref == resolved.ref_to_item == 12345
 
 
 @examples
