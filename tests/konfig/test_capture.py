@@ -279,3 +279,15 @@ def test_node_markers_cannot_be_passed_as_keyword_arguments():
         import fake_lib
     with pytest.raises(konfig.ArgumentError, match="node markers"):
         fake_lib.anything(__qualname__="os:system")
+
+
+def test_capture_inside_a_class_body():
+    class Configs:
+        with konfig.imports():
+            from fake_lib import Dense, add
+
+        layer = Dense(features=2)
+        total = add(1, b=2)
+
+    assert Configs.layer.__qualname__ == "fake_lib:Dense"
+    assert konfig.resolve(Configs.total) == 3
