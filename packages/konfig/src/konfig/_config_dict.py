@@ -653,10 +653,10 @@ def _missing_message(cfg: ConfigDict, key: Any) -> str:
     qualname = fields.get(QUALNAME)
     if qualname is not None:
         where = f" of {_signature.display_name(qualname)}(...)"
-    params = _signature.params_for(qualname) if qualname is not None else None
+    params = _signature.params_for(qualname) if type(qualname) is str else None
     if params is not None and key in params.keywords:
         return (
-            f"{_where(cfg)}Argument {key!r} of {_signature.display_name(qualname)}(...) is not set"
+            f"{_where(cfg)}Argument {key!r}{where} is not set"
             " in this config (the target's default applies when it is built); set it first to read it"
         )
     arguments = sorted(params.keywords) if params is not None else []
