@@ -414,3 +414,9 @@ def test_positional_argument_overrides_a_keyword_default(restore_default_values)
     konfig.register_default_values(fl.Job(workdir="/tmp/default"))
     node = fl.Job("/tmp/given")
     assert konfig.resolve(node).workdir == "/tmp/given"
+
+
+def test_argument_error_on_a_node_in_nested_lists_names_its_path():
+    cfg = konfig.ConfigDict(grid=[[fl.Dense(1)], (fl.Dense(2), fl.Dense(3))])
+    with pytest.raises(konfig.ArgumentError, match=r"^In cfg\.grid\[1\]\[1\]: "):
+        cfg.grid[1][1].feaures = 3

@@ -488,13 +488,28 @@ def node_path(node: ConfigDict) -> tuple[Any, ...] | None:
         if last is None:
             break
         sequence, parent, key = last
-        index = next((i for i, item in enumerate(sequence) if item is current), None)
-        if index is None or parent._fields.get(key) is not sequence:
+        indices = _find_in_sequence(sequence, current)
+        if indices is None or parent._fields.get(key) is not sequence:
             break
-        keys.append(index)
+        keys.extend(reversed(indices))
         keys.append(_path_key(parent._fields, key))
         current = parent
     return tuple(reversed(keys)) if keys else None
+
+
+def _find_in_sequence(sequence: Any, node: ConfigDict, seen: set[int] | None = None) -> list[int] | None:
+    """Indices of `node` in `sequence` or in lists/tuples nested in it (`[0, 2]`)."""
+    seen = set() if seen is None else seen
+    seen.add(id(sequence))
+    for i, item in enumerate(sequence):
+        if item is node:
+            return [i]
+        t = type(item)
+        if (t is list or t is tuple) and id(item) not in seen:
+            inner = _find_in_sequence(item, node, seen)
+            if inner is not None:
+                return [i, *inner]
+    return None
 
 
 def _where(node: ConfigDict) -> str:
