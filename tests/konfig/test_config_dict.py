@@ -420,3 +420,18 @@ def test_argument_error_on_a_node_in_nested_lists_names_its_path():
     cfg = konfig.ConfigDict(grid=[[fl.Dense(1)], (fl.Dense(2), fl.Dense(3))])
     with pytest.raises(konfig.ArgumentError, match=r"^In cfg\.grid\[1\]\[1\]: "):
         cfg.grid[1][1].feaures = 3
+
+
+def test_update_called_like_a_method_of_the_built_object_explains_refs():
+    cfg = konfig.ConfigDict(opt=fl.Trainer())
+    with pytest.raises(
+        TypeError, match=r"^In cfg\.opt: `node\.update\(\.\.\.\)` is ConfigDict\.update.*\.ref\.update"
+    ):
+        cfg.opt.update(3)
+
+
+def test_update_merges_mappings_pairs_and_keywords():
+    cfg = konfig.ConfigDict(a=1)
+    cfg.update({"b": 2}, c=3)
+    cfg.update([("d", 4)])
+    assert cfg.to_dict() == {"a": 1, "b": 2, "c": 3, "d": 4}

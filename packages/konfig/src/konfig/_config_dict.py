@@ -236,6 +236,22 @@ class ConfigDict(MutableMapping):
     def items(self):  # type: ignore[override]
         return self._fields.items()
 
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:
+        """Sets fields from a mapping / `(key, value)` pairs / keywords (dict.update)."""
+        if (
+            not isinstance(other, (Mapping, list, tuple))
+            and not hasattr(other, "keys")
+            and QUALNAME in self._fields
+        ):
+            qualname = _signature.display_name(self._fields[QUALNAME])
+            raise TypeError(
+                f"{_where(self)}`node.update(...)` is ConfigDict.update (it merges fields into the"
+                f" config of {qualname}(...)), not a method of the object it builds. To call"
+                " `update` on the built object, reference it lazily: `cfg.<path>.ref.update(...)`,"
+                f" evaluated by konfig.resolve (got {type(other).__name__})."
+            )
+        super().update(other, **kwargs)
+
     def get(self, key: Any, default: Any = None) -> Any:
         try:
             return self[key]
