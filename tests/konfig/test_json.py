@@ -318,3 +318,11 @@ def test_plain_dicts_are_written_like_config_nodes():
 def test_malformed_markers_are_json_format_errors(text, complaint):
     with pytest.raises(konfig.JsonFormatError, match=complaint):
         konfig.from_json(text)
+
+
+def test_writing_a_shared_node_leaves_the_config_unchanged():
+    cfg = _headline()
+    before = repr(cfg)
+    text = cfg.to_json()
+    assert '{"__id__": 1, "__qualname__": "konfig_example_targets:Dense", "features": 4}' in text
+    assert repr(cfg) == before and "__id__" not in cfg.model.layers[0]._fields

@@ -93,7 +93,11 @@ def to_json(value: Any, **dumps_kwargs: Any) -> str:
 
 
 def encode(value: Any) -> Any:
-    """The JSON data (dicts, lists, scalars) of a config, with the version field at the root."""
+    """The JSON data (dicts, lists, scalars) of a config, with the version field at the root.
+
+    Nodes of scalars are the config's own field dicts, not copies: read the result, never
+    change it.
+    """
     data = _Encoder(value).encode(value)
     if type(data) is dict:
         return {VERSION_KEY: FORMAT_VERSION, **data}
@@ -103,18 +107,20 @@ def encode(value: Any) -> Any:
 class _Encoder:
     """Turns a config into JSON data; `value`, `node` and `sequence` are closures for speed."""
 
-    __slots__ = ("next_id", "node", "nodes", "root", "sequence", "shared", "value")
+    __slots__ = ("borrowed", "next_id", "node", "nodes", "root", "sequence", "shared", "value")
 
     def __init__(self, root: Any) -> None:
         self.root = root
         # Nodes are known by their `_fields` dict, so plain dicts (viewed as nodes) work alike.
         self.shared: dict[int, int] = {}  # id(fields) -> __id__
         self.next_id = 1
+        # id(fields) -> the copy with `__id__` of a shared node first written as its own fields
+        self.borrowed: dict[int, dict[str, Any]] = {}
         # id(fields) -> its JSON object
         nodes: dict[int, dict[str, Any]] = {}
         self.nodes = nodes
         # The hot paths are closures over locals: no attribute lookups per node or field.
-        setdefault = nodes.setdefault
+        get = nodes.get
         scalars = _JSON_SCALARS
         plain_keys = _PLAIN_KEYS
         config_dict = ConfigDict
@@ -135,10 +141,17 @@ class _Encoder:
 
         def node(cfg: ConfigDict) -> dict[str, Any]:
             fields = cfg._fields
-            out = fields.copy()  # Scalars (most fields) stay as they are.
-            seen = setdefault(id(fields), out)
-            if seen is not out:
+            key = id(fields)
+            seen = get(key)
+            if seen is not None:
                 return reference(fields, seen)
+            for k, v in fields.items():
+                if type(v) not in scalars or k not in plain_keys:
+                    break
+            else:  # Scalars under known keys (most nodes): written as they are, no copy.
+                nodes[key] = fields
+                return fields
+            out = nodes[key] = fields.copy()  # Scalars stay; the rest is replaced below.
             odd_keys = False
             for k, v in fields.items():
                 if k not in plain_keys and not _is_plain_key(k):
@@ -176,13 +189,32 @@ class _Encoder:
 
     def encode(self, value: Any) -> Any:
         try:
-            return self.value(value)
+            data = self.value(value)
         except _Unserializable as e:
             raise _unserializable_error(e) from None
         except RecursionError:
             raise _unserializable_error(
                 _Unserializable(value, "it is nested too deeply, or a list or tuple contains itself")
             ) from None
+        return self.place_borrowed_copies(data) if self.borrowed else data
+
+    def place_borrowed_copies(self, data: Any) -> Any:
+        """Puts each shared node's copy (with its `__id__`) where its own fields were written."""
+        copies = self.borrowed
+        stack = [data]
+        while stack:
+            container = stack.pop()
+            for k, v in container.items() if type(container) is dict else enumerate(container):
+                t = type(v)
+                if t is dict:
+                    copy = copies.get(id(v))
+                    if copy is None:
+                        stack.append(v)
+                    else:
+                        container[k] = copy  # Only scalars inside: nothing below to visit.
+                elif t is list:
+                    stack.append(v)
+        return copies.get(id(data), data)
 
     @staticmethod
     def encode_keys(out: dict[Any, Any]) -> None:
@@ -200,6 +232,9 @@ class _Encoder:
         if node_id is None:
             node_id = self.shared[id(fields)] = self.next_id
             self.next_id += 1
+            if seen is fields:  # Written as the config's own dict, which must not change.
+                self.nodes[id(fields)] = self.borrowed[id(fields)] = {ID_KEY: node_id, **fields}
+                return {ID_KEY: node_id}
             items = list(seen.items())
             seen.clear()
             seen[ID_KEY] = node_id
