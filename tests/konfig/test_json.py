@@ -326,3 +326,11 @@ def test_writing_a_shared_node_leaves_the_config_unchanged():
     text = cfg.to_json()
     assert '{"__id__": 1, "__qualname__": "konfig_example_targets:Dense", "features": 4}' in text
     assert repr(cfg) == before and "__id__" not in cfg.model.layers[0]._fields
+
+
+def test_sorted_keys_output_round_trips_with_shared_nodes_and_cycles():
+    node = konfig.ConfigDict(x=1)
+    cfg = konfig.ConfigDict(b=node, a=node)
+    cfg.z = konfig.ConfigDict(parent=cfg)
+    loaded = konfig.from_json(cfg.to_json(sort_keys=True, indent=1))
+    assert loaded == cfg and loaded.a is loaded.b and loaded.z.parent is loaded
