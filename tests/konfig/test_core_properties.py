@@ -6,7 +6,8 @@ import copy
 import pickle
 
 import konfig
-from hypothesis import given, settings
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from strategies import configs
 
 examples = settings(deadline=None, max_examples=20)
@@ -60,3 +61,18 @@ def test_shared_node_resolves_to_one_object(cfg):
     resolved = konfig.resolve(cfg)
     assert resolved.shared_a is resolved.holder.shared_b is resolved.holder["items"][0]
     assert resolved.holder.ref_to_shared is resolved.shared_a
+
+
+@examples
+@given(
+    st.lists(
+        st.one_of(st.text(), st.integers(min_value=0, max_value=10**6)),
+        max_size=5,
+    )
+)
+@example(["layers", 0, "a\"b'c]"])
+def test_parse_path_reads_back_format_path(keys):
+    path = tuple(keys)
+    if path and path[0] == "cfg":
+        path = ("x", *path)  # A leading `cfg` is the root name.
+    assert konfig._paths.parse_path(konfig._paths.format_path(path)) == path

@@ -54,15 +54,19 @@ def parse_path(text: str) -> Path:
 
 def _closing_bracket(text: str, start: int) -> int:
     quote = None
-    for j in range(start + 1, len(text)):
+    j = start + 1
+    while j < len(text):
         c = text[j]
         if quote:
-            if c == quote:
+            if c == "\\":
+                j += 1  # An escaped character inside a quoted key.
+            elif c == quote:
                 quote = None
         elif c in "'\"":
             quote = c
         elif c == "]":
             return j
+        j += 1
     raise ValueError(f"Unclosed `[` in path {text!r}")
 
 
