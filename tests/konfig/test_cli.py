@@ -503,3 +503,23 @@ def _py_nodes(children):
 )
 def test_printed_call_node_parses_back_with_py(node):
     assert konfig.parse_py_expression(repr(node)) == node
+
+
+def test_py_typo_in_a_loaded_module_suggests_the_name():
+    with pytest.raises(
+        konfig.OverrideError, match=r"py::konfig_example_targets\.Dence\(1\).*did you mean `Dense`"
+    ):
+        konfig.parse_py_expression("konfig_example_targets.Dence(1)")
+
+
+def test_py_unknown_argument_is_an_override_error_naming_the_value():
+    with pytest.raises(
+        konfig.OverrideError, match=r"py::konfig_example_targets\.Dense\(featurs=1\).*'features'"
+    ):
+        konfig.parse_py_expression("konfig_example_targets.Dense(featurs=1)")
+
+
+def test_py_names_in_modules_not_yet_imported_are_not_imported():
+    node = konfig.parse_py_expression("module_never_imported_xyz.Model(1)")
+    assert node["__qualname__"] == "module_never_imported_xyz:Model"
+    assert "module_never_imported_xyz" not in sys.modules

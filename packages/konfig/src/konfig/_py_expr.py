@@ -10,10 +10,13 @@ reach a classmethod or an enum member), the aliases `repr(cfg)` prints
 (`nn.Dense` is `flax.linen:Dense`), literals, negative numbers, `inf` and
 `nan`, lists, tuples, sets and dicts of those. Without a colon the last dotted name is the
 attribute and the rest the module; a bare name is a builtin (`dict(a=1)`).
-Nothing is imported or called while parsing.
+Nothing is imported or called while parsing; a name in a module already
+imported is checked (a typo suggests the closest name).
 """
 
 from __future__ import annotations
+
+import sys
 
 from ._override_error import OverrideError
 
@@ -26,6 +29,7 @@ __all__ = ["PY_PREFIX", "parse_py_expression"]
 
 PY_PREFIX = "py::"
 _COLON = "__konfig_module_boundary__"
+_MISSING = object()
 
 
 def parse_py_expression(expr: str) -> Any:
@@ -83,6 +87,30 @@ class _Reader:
             "`module.Name(...)`, constants `module.Name`, literals, lists, tuples, sets and dicts."
         )
 
+    def node(self, fields: dict[str, Any]) -> Any:
+        """The config node, its target checked when its module is already loaded (never imported)."""
+        from ._config_dict import ConfigDict
+
+        target = str(fields.get("__qualname__", fields.get("__const__")))
+        module, _, attrs = target.partition(":")
+        obj: Any = sys.modules.get(module)
+        for attr in attrs.split(".") if obj is not None else ():
+            is_module = type(obj) is type(sys)
+            found = vars(obj).get(attr, _MISSING) if is_module else getattr(obj, attr, _MISSING)
+            if found is _MISSING and is_module and "__getattr__" in vars(obj):
+                break  # A lazy module attribute: asking for it could import.
+            if found is _MISSING:
+                import difflib
+
+                close = difflib.get_close_matches(attr, [n for n in dir(obj) if not n.startswith("_")], n=1)
+                hint = f"; did you mean `{close[0]}`?" if close else "."
+                raise OverrideError(f"`py::{self.expr}`: `{module}` has no `{attr}`{hint}")
+            obj = found
+        try:
+            return ConfigDict(fields)
+        except (TypeError, ValueError) as e:  # arguments the target's signature refuses
+            raise OverrideError(f"`py::{self.expr}`: {e}") from None
+
     def read(self, node: ast.expr) -> Any:
         import ast
 
@@ -109,7 +137,7 @@ class _Reader:
         if isinstance(node, ast.Name) and node.id in ("inf", "nan"):
             return float(node.id)  # as `repr` prints them
         if isinstance(node, (ast.Name, ast.Attribute)):
-            return _node({"__const__": self.qualname(node)})
+            return self.node({"__const__": self.qualname(node)})
         if isinstance(node, ast.Call):
             return self.call(node)
         raise self.error(node, f"`{ast.unparse(node)}` ({type(node).__name__}) is not supported")
@@ -128,7 +156,7 @@ class _Reader:
             if keyword.arg in fields:
                 raise self.error(keyword.value, f"keyword argument `{keyword.arg}` given twice")
             fields[keyword.arg] = self.read(keyword.value)
-        return _node(fields)
+        return self.node(fields)
 
     def qualname(self, node: ast.expr) -> str:
         import ast
@@ -165,9 +193,3 @@ def _expand_alias(module: str, attr: str) -> str:
                 module = full + module[len(alias) :]
                 break
     return f"{module}:{attr}"
-
-
-def _node(fields: dict[str, Any]) -> Any:
-    from ._config_dict import ConfigDict
-
-    return ConfigDict(fields)
