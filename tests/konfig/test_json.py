@@ -334,3 +334,16 @@ def test_sorted_keys_output_round_trips_with_shared_nodes_and_cycles():
     cfg.z = konfig.ConfigDict(parent=cfg)
     loaded = konfig.from_json(cfg.to_json(sort_keys=True, indent=1))
     assert loaded == cfg and loaded.a is loaded.b and loaded.z.parent is loaded
+
+
+def test_file_written_by_kauldron_loads_with_sharing_keys_and_unicode():
+    # `cfg.to_json()` of Kauldron 1.4.2 for a config like `_headline()` plus a float key, a bool
+    # key (True == 1 in Python, so it replaced the `1` key), the shared layer nested in dicts
+    # and lists, and non-ASCII text.
+    cfg = konfig.from_json((EXAMPLES / "kauldron_1_4_2.json").read_text())
+    layer = cfg.model.layers[0]
+    assert cfg.nested.a.b[0] is layer and cfg.nested.a.b[1].c is layer and cfg.model.layers[1] is layer
+    assert dict(cfg.ids) == {1: "t", 2.5: "two"} and cfg.uni == "héllo ☃"
+    resolved = konfig.resolve(cfg)
+    assert resolved.nested["a"]["b"][0] is resolved.model.layers[0]
+    assert resolved.act is targets_real().Activation.GELU
