@@ -155,7 +155,7 @@ def _block(opening: str, items: list[str], closing: str) -> str:
     one_line = opening + ", ".join(items) + closing
     if len(one_line) <= _WIDTH and "\n" not in one_line:
         return one_line
-    inner = ",\n".join(_INDENT + item.replace("\n", "\n" + _INDENT) for item in items)
+    inner = _INDENT + ",\n".join(items).replace("\n", "\n" + _INDENT)
     return f"{opening}\n{inner},\n{closing}"
 
 
