@@ -523,3 +523,11 @@ def test_py_names_in_modules_not_yet_imported_are_not_imported():
     node = konfig.parse_py_expression("module_never_imported_xyz.Model(1)")
     assert node["__qualname__"] == "module_never_imported_xyz:Model"
     assert "module_never_imported_xyz" not in sys.modules
+
+
+def test_suggested_path_of_a_digit_str_key_can_be_typed_back():
+    cfg = konfig.ConfigDict(ids=konfig.ConfigDict({"0": "zero"}))
+    with pytest.raises(konfig.OverrideError, match=r"`cfg\.ids\['0'\]`"):
+        konfig.apply_overrides(cfg, {"ids['00']": 1})
+    konfig.apply_overrides(cfg, {"ids['0']": "one"})
+    assert cfg.ids["0"] == "one"

@@ -149,3 +149,8 @@ def test_parsed_json_text_compares_equal_to_its_config():
 
     cfg = _base()
     assert not konfig.diff(cfg, json.loads(cfg.to_json()))
+
+
+def test_digit_str_key_of_a_plain_node_is_quoted_in_the_path():
+    a, b = konfig.ConfigDict({"0": 1}), konfig.ConfigDict({"0": 2})
+    assert konfig.diff(a, b).changed == ["cfg['0']"]

@@ -178,16 +178,22 @@ class _Differ:
             self.add("changed", keys, a, b)
 
     def walk_mapping(self, a: Mapping[Any, Any], b: Mapping[Any, Any], keys: tuple[Any, ...]) -> None:
+        # Positional arguments ("0", "1", ... of a call node) are shown as indices: `cfg.opt[0]`.
+        is_call = "__qualname__" in a
+
+        def at(key: Any) -> tuple[Any, ...]:
+            return (*keys, int(key) if is_call and type(key) is str and key.isdigit() else key)
+
         for key, value in a.items():
             if key in _TARGET_KEYS:
                 continue
             if key in b:
-                self.walk(value, b[key], (*keys, key))
+                self.walk(value, b[key], at(key))
             else:
-                self.add("removed", (*keys, key), value, None)
+                self.add("removed", at(key), value, None)
         for key, value in b.items():
             if key not in a and key not in _TARGET_KEYS:
-                self.add("added", (*keys, key), None, value)
+                self.add("added", at(key), None, value)
 
 
 def _equal(a: Any, b: Any) -> bool:

@@ -121,15 +121,16 @@ def _closing_bracket(text: str, start: int) -> int:
 
 
 def format_keys(keys: tuple[Any, ...] | list[Any], root: str = "cfg") -> str:
-    """Formats keys as `cfg.a.b[0]` (the inverse of `parse_override_path`)."""
+    """Formats keys as `cfg.a.b[0]` (the inverse of `parse_override_path`).
+
+    Positional arguments are `int` keys here, as `_children` yields them: `"0"` is a str key.
+    """
     parts = [root]
     for key in keys:
         if isinstance(key, _Glob):
             parts.append(f".{key.text}")
         elif isinstance(key, str) and key.isidentifier():
             parts.append(f".{key}")
-        elif isinstance(key, str) and key.isdigit():
-            parts.append(f"[{key}]")
         else:
             parts.append(f"[{key!r}]")
     return "".join(parts)
