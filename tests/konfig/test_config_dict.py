@@ -435,3 +435,16 @@ def test_update_merges_mappings_pairs_and_keywords():
     cfg.update({"b": 2}, c=3)
     cfg.update([("d", 4)])
     assert cfg.to_dict() == {"a": 1, "b": 2, "c": 3, "d": 4}
+
+
+def test_appending_a_positional_argument_already_given_by_keyword_is_refused():
+    node = fl.Dense(features=8)
+    with pytest.raises(konfig.ArgumentError, match=r"multiple values for argument 'features'.*set `.features`"):
+        node[0] = 3
+    assert node.features == 8 and 0 not in node.to_dict() and "0" not in node.to_dict()
+
+
+def test_appending_a_positional_argument_not_given_by_keyword_is_accepted():
+    node = fl.add(b=2)
+    node[0] = 5
+    assert konfig.resolve(node) == 7

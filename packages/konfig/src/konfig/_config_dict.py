@@ -183,7 +183,7 @@ class ConfigDict(MutableMapping):
                 params = _signature.params_for(qualname)
                 if params is not None:
                     try:
-                        _signature.check_key(params, qualname, key, num_args(fields))
+                        _signature.check_key(params, qualname, key, num_args(fields), fields)
                     except ArgumentError as e:
                         raise ArgumentError(f"{_where(self)}{e}{_created_at(self)}") from None
         fields[key] = value

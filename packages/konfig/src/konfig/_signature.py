@@ -14,6 +14,7 @@ from ._errors import ArgumentError, did_you_mean
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import inspect
+    from collections.abc import Container
     from typing import Any
 
 
@@ -101,14 +102,26 @@ def display_name(qualname: str) -> str:
     return qualname.replace(":", ".")
 
 
-def check_key(params: Params, qualname: str, key: str, num_positional: int) -> None:
-    """Checks that `key` (a kwarg name or a positional index "3") is accepted."""
+def check_key(
+    params: Params, qualname: str, key: str, num_positional: int, given: Container[Any] = ()
+) -> None:
+    """Checks that `key` (a kwarg name or a positional index "3") is accepted.
+
+    `given` holds the node's existing keys: a new positional argument must not name a
+    parameter that is already given by keyword.
+    """
     if key.isdigit():
         index = int(key)
         if params.max_positional is not None and index >= params.max_positional:
             raise ArgumentError(
                 f"{display_name(qualname)}() takes at most {params.max_positional}"
                 f" positional argument(s), got argument [{index}]"
+            )
+        if index < len(params.positional) and params.positional[index] in given:
+            name = params.positional[index]
+            raise ArgumentError(
+                f"{display_name(qualname)}() got multiple values for argument {name!r}"
+                f" (keyword and positional [{index}]); set `.{name}` instead"
             )
         return
     if key in params.keywords or params.var_keyword:
