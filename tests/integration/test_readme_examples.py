@@ -22,6 +22,8 @@ import io
 import math
 import pathlib
 import re
+import sys
+import types
 
 import pytest
 
@@ -103,45 +105,65 @@ def _message_matches(message: str, pattern: str) -> bool:
 
 
 def run_block(block: Block) -> None:
-    """Executes `block` statement by statement in a fresh namespace, checking its claims."""
+    """Executes `block` statement by statement in a fresh module, checking its claims.
+
+    The module is in `sys.modules` while the block runs (dataclasses and typing look classes'
+    modules up there) and is compiled without this file's `from __future__ import annotations`.
+    """
     filename = str(block.readme)
     tree = ast.parse(block.code, filename)
     ast.increment_lineno(tree, block.line - 1)
     lines = block.code.splitlines()
-    namespace: dict[str, object] = {"__name__": "__readme__"}
-    for stmt in tree.body:
-        comment = _trailing_comment(lines[stmt.end_lineno - block.line])
-        is_expr = isinstance(stmt, ast.Expr)
-        where = f"{block.readme.parent.name}/README.md:{stmt.lineno}"
-        if is_expr and (m := RAISES.search(comment)):
-            code = compile(ast.Expression(stmt.value), filename, "eval")
-            with pytest.raises(Exception) as info:
-                eval(code, namespace)
-            assert any(cls.__name__ == m["name"] for cls in type(info.value).__mro__), (
-                f"{where}: raised {type(info.value).__name__}, the README says {m['name']}"
-            )
-            if m["text"]:
-                assert _message_matches(str(info.value), m["text"]), (
-                    f"{where}: message {str(info.value)!r} does not match {m['text']!r}"
-                )
-        elif is_expr and (m := RESULT.search(comment)):
-            value = eval(compile(ast.Expression(stmt.value), filename, "eval"), namespace)
-            expected = eval(m["expected"], namespace)
-            assert _equal(value, expected), f"{where}: got {value!r}, the README says {m['expected']}"
-        elif is_expr and PRINTS.search(comment):
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                eval(compile(ast.Expression(stmt.value), filename, "eval"), namespace)
-            expected = _expected_output(lines, stmt.end_lineno - block.line)
-            assert out.getvalue().rstrip("\n") == expected, f"{where}: printed\n{out.getvalue()}"
+    module = types.ModuleType("readme_example")
+    namespace = module.__dict__
+    previous = sys.modules.get(module.__name__)
+    sys.modules[module.__name__] = module
+    try:
+        for stmt in tree.body:
+            _run_statement(stmt, block, lines, namespace)
+    finally:
+        if previous is None:
+            del sys.modules[module.__name__]
         else:
-            exec(compile(ast.Module([stmt], type_ignores=[]), filename, "exec"), namespace)
+            sys.modules[module.__name__] = previous
+
+
+def _compile(node: ast.AST, filename: str, mode: str) -> types.CodeType:
+    return compile(node, filename, mode, dont_inherit=True)
+
+
+def _run_statement(stmt: ast.stmt, block: Block, lines: list[str], namespace: dict[str, object]) -> None:
+    filename = str(block.readme)
+    comment = _trailing_comment(lines[stmt.end_lineno - block.line])
+    is_expr = isinstance(stmt, ast.Expr)
+    where = f"{block.readme.parent.name}/README.md:{stmt.lineno}"
+    if is_expr and (m := RAISES.search(comment)):
+        code = _compile(ast.Expression(stmt.value), filename, "eval")
+        with pytest.raises(Exception) as info:
+            eval(code, namespace)
+        assert any(cls.__name__ == m["name"] for cls in type(info.value).__mro__), (
+            f"{where}: raised {type(info.value).__name__}, the README says {m['name']}"
+        )
+        if m["text"]:
+            assert _message_matches(str(info.value), m["text"]), (
+                f"{where}: message {str(info.value)!r} does not match {m['text']!r}"
+            )
+    elif is_expr and (m := RESULT.search(comment)):
+        value = eval(_compile(ast.Expression(stmt.value), filename, "eval"), namespace)
+        expected = eval(m["expected"], namespace)
+        assert _equal(value, expected), f"{where}: got {value!r}, the README says {m['expected']}"
+    elif is_expr and PRINTS.search(comment):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            eval(_compile(ast.Expression(stmt.value), filename, "eval"), namespace)
+        expected = _expected_output(lines, stmt.end_lineno - block.line)
+        assert out.getvalue().rstrip("\n") == expected, f"{where}: printed\n{out.getvalue()}"
+    else:
+        exec(_compile(ast.Module([stmt], type_ignores=[]), filename, "exec"), namespace)
 
 
 @pytest.mark.parametrize("block", RUNNABLE, ids=[block.id for block in RUNNABLE])
-def test_readme_block_runs_and_shows_what_it_claims(
-    block: Block, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_readme_block_runs_and_shows_what_it_claims(block: Block, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     run_block(block)
 
