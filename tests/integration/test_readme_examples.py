@@ -1,11 +1,12 @@
 """Every ```python block of every package README runs as written and shows what it claims.
 
-Each block runs in a fresh namespace, statement by statement, from the repository root (so
-`examples/mlp_regression.py` is a config file a block can load). Comments at the end of a top-level expression statement are checked:
+Each block runs in a fresh module, statement by statement, from the repository root (where a
+reader with a checkout runs it). A comment at the end of a top-level statement is a claim:
 
 - `expr  # -> expected` (or `# some words -> expected`): `expr == expected`, both evaluated in
-  the block's namespace (numbers compare to 6 significant digits: float32 results);
-- `expr  # raises Name: text`: `expr` raises an exception of class `Name` (or a subclass)
+  the block's namespace (floats compare to a relative 1e-6: float32 results vs decimal text);
+  on `x = ...` the claim is about `x`;
+- `stmt  # raises Name: text`: `stmt` raises an exception of class `Name` (or a subclass)
   whose message contains `text` (`...` in `text` stands for anything);
 - `print(...)  # prints:` followed by comment lines: those lines are exactly what is printed.
 
@@ -23,6 +24,7 @@ import math
 import pathlib
 import re
 import sys
+import tokenize
 import types
 
 import pytest
@@ -74,8 +76,6 @@ RUNNABLE = [block for block in BLOCKS if block.skip_reason is None]
 
 def _trailing_comment(source_line: str) -> str:
     """The comment at the end of one source line ('' if none), found by tokenizing the line."""
-    import tokenize
-
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source_line).readline))
     except (tokenize.TokenError, SyntaxError):
@@ -135,12 +135,11 @@ def _compile(node: ast.AST, filename: str, mode: str) -> types.CodeType:
 def _run_statement(stmt: ast.stmt, block: Block, lines: list[str], namespace: dict[str, object]) -> None:
     filename = str(block.readme)
     comment = _trailing_comment(lines[stmt.end_lineno - block.line])
-    is_expr = isinstance(stmt, ast.Expr)
     where = f"{block.readme.parent.name}/README.md:{stmt.lineno}"
-    if is_expr and (m := RAISES.search(comment)):
-        code = _compile(ast.Expression(stmt.value), filename, "eval")
+    code = _compile(ast.Module([stmt], type_ignores=[]), filename, "exec")
+    if m := RAISES.search(comment):
         with pytest.raises(Exception) as info:
-            eval(code, namespace)
+            exec(code, namespace)
         assert any(cls.__name__ == m["name"] for cls in type(info.value).__mro__), (
             f"{where}: raised {type(info.value).__name__}, the README says {m['name']}"
         )
@@ -148,18 +147,23 @@ def _run_statement(stmt: ast.stmt, block: Block, lines: list[str], namespace: di
             assert _message_matches(str(info.value), m["text"]), (
                 f"{where}: message {str(info.value)!r} does not match {m['text']!r}"
             )
-    elif is_expr and (m := RESULT.search(comment)):
-        value = eval(_compile(ast.Expression(stmt.value), filename, "eval"), namespace)
+    elif m := RESULT.search(comment):
+        if isinstance(stmt, ast.Expr):
+            value = eval(_compile(ast.Expression(stmt.value), filename, "eval"), namespace)
+        else:  # `x = f()  # -> 3` claims the value of the one target after the assignment
+            assert isinstance(stmt, ast.Assign) and len(stmt.targets) == 1, f"{where}: `->` on a statement"
+            exec(code, namespace)
+            value = eval(ast.unparse(stmt.targets[0]), namespace)
         expected = eval(m["expected"], namespace)
         assert _equal(value, expected), f"{where}: got {value!r}, the README says {m['expected']}"
-    elif is_expr and PRINTS.search(comment):
+    elif PRINTS.search(comment):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            eval(_compile(ast.Expression(stmt.value), filename, "eval"), namespace)
+            exec(code, namespace)
         expected = _expected_output(lines, stmt.end_lineno - block.line)
         assert out.getvalue().rstrip("\n") == expected, f"{where}: printed\n{out.getvalue()}"
     else:
-        exec(_compile(ast.Module([stmt], type_ignores=[]), filename, "exec"), namespace)
+        exec(code, namespace)
 
 
 @pytest.mark.parametrize("block", RUNNABLE, ids=[block.id for block in RUNNABLE])
@@ -178,6 +182,15 @@ def test_readme_starts_with_a_short_runnable_example(readme: pathlib.Path) -> No
     assert len(first.code.strip().splitlines()) <= 12
 
 
+def test_error_comments_are_checked_claims() -> None:
+    """`f()  # KeyError: ...` would go unchecked; it must read `# raises KeyError: ...`."""
+    for block in RUNNABLE:
+        for number, line in enumerate(block.code.splitlines(), block.line):
+            comment = _trailing_comment(line)
+            if re.search(r"\b[A-Z]\w*Error\b", comment):
+                assert RAISES.search(comment), f"{block.id}: line {number} names an error without `# raises`"
+
+
 def test_skipped_blocks_say_why() -> None:
     for block in BLOCKS:
         if block.skip_reason is not None:
@@ -194,6 +207,12 @@ def test_result_comments_are_checked() -> None:
 def test_raises_comments_are_checked() -> None:
     block = Block(ROOT / "packages" / "konfig" / "README.md", 1, "{}['a']  # raises KeyError: 'b'\n", None)
     with pytest.raises(AssertionError, match="does not match"):
+        run_block(block)
+
+
+def test_result_comments_on_assignments_are_checked() -> None:
+    block = Block(ROOT / "packages" / "konfig" / "README.md", 1, "x = 1 + 1  # -> 3\n", None)
+    with pytest.raises(AssertionError, match="the README says 3"):
         run_block(block)
 
 
