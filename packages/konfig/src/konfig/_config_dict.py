@@ -308,7 +308,12 @@ class ConfigDict(MutableMapping):
         raise AttributeError(_missing_message(self, name))
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self[name] = value
+        fields = self._fields
+        # Replacing a field with a plain value (most writes) needs none of `__setitem__`'s checks.
+        if name in fields and (type(value) in LEAF_TYPES or type(value) is ConfigDict):
+            fields[name] = value
+        else:
+            self[name] = value
 
     def __delattr__(self, name: str) -> None:
         try:
