@@ -111,9 +111,10 @@ _NEXT_KEY_TEXT: dict[str, str] = {}
 def _write_default(root: ConfigDict) -> str | None:
     """`json.dumps(encode(root))` (default options) written directly, or None where it can't.
 
-    Handles configs of nodes with plain `str` keys, JSON scalars, lists, tuples and path
-    references, which is what configs are made of; for anything else it returns None and
-    `to_json` takes the general path, so the text is the same either way. Writing text
+    Handles nodes with plain `str` keys, JSON scalars, lists, tuples, references and the
+    marked leaf kinds, which is what configs are made of; for anything else (odd keys,
+    plain dicts, values with no JSON form) it returns None and `to_json` takes the general
+    path, so the text (or the error) is the same either way. Writing text
     fragments straight from the config skips building the JSON data and most of the
     allocations of `json.dumps` (a new string per key and value), which dominate there:
     keys, strings and numbers repeat, and their text is looked up instead.
