@@ -9,7 +9,7 @@ import pathlib
 import konfig
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from konfig import _json
+from konfig import _json, _json_writer
 from strategies import configs, values
 
 
@@ -59,7 +59,7 @@ def _common_config() -> konfig.ConfigDict:
 
 def test_common_configs_are_written_directly_with_sharing_cycles_refs_and_marked_leaves():
     cfg = _common_config()
-    text = _json._write_default(cfg)
+    text = _json_writer.write_default(cfg)
     assert text is not None
     assert text == _dumped(cfg)
 
@@ -69,7 +69,7 @@ def test_empty_shared_node_and_shared_root_get_their_ids():
     empty = konfig.ConfigDict()
     cfg.a = empty
     cfg.b = [empty, cfg]
-    text = _json._write_default(cfg)
+    text = _json_writer.write_default(cfg)
     assert (
         text
         == '{"__konfig_version__": 1, "__id__": 2, "a": {"__id__": 1}, "b": [{"__id__": 1}, {"__id__": 2}]}'
@@ -79,7 +79,7 @@ def test_empty_shared_node_and_shared_root_get_their_ids():
 
 def test_unusual_keys_and_values_take_the_general_path_with_the_same_text():
     cfg = konfig.ConfigDict({1: "one", "__tuple__": 2, "__raw__=x": 3})
-    assert _json._write_default(cfg) is None
+    assert _json_writer.write_default(cfg) is None
     assert cfg.to_json() == _dumped(cfg)
 
 

@@ -1,0 +1,245 @@
+"""The fast path of `cfg.to_json()`: the default-option JSON text written straight from a config.
+
+    text = write_default(cfg)  # == json.dumps(encode(cfg)), or None where it can't
+
+`to_json` tries this first; it produces exactly the text of the general path in `_json`
+(`encode` + `json.dumps`), which a property test checks, and returns None for anything
+outside the common shapes so that the general path answers (with its errors) instead.
+"""
+
+from __future__ import annotations
+
+from ._config_dict import CONST, ConfigDict
+from ._json import (
+    _INF,
+    _JSON_SCALARS,
+    _OP,
+    _REF,
+    _ROOT,
+    _TUPLE,
+    FORMAT_VERSION,
+    ID_KEY,
+    VERSION_KEY,
+    _Encoder,
+    _function_name,
+    _is_config_value,
+    _is_plain_key,
+    _Unserializable,
+)
+from ._placeholder import Placeholder
+from ._refs import OpRef, PathRef
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["write_default"]
+
+
+class _NotCommon(Exception):
+    """Internal: `write_default` met a value it leaves to `encode` + `json.dumps`."""
+
+
+# Leaf kinds written as one-key marker objects (`{"__bytes__": ...}`); paths too.
+_MARKED_LEAVES = frozenset({bytes, set, frozenset, range, complex, type(...), Placeholder})
+
+# str key -> its JSON text as a node's first key (`{"k": `) / as a later key (`, "k": `).
+_FIRST_KEY_TEXT: dict[str, str] = {}
+_NEXT_KEY_TEXT: dict[str, str] = {}
+
+
+def write_default(root: ConfigDict) -> str | None:
+    """`json.dumps(encode(root))` (default options) written directly, or None where it can't.
+
+    Handles nodes with plain `str` keys, JSON scalars, lists, tuples, references and the
+    marked leaf kinds, which is what configs are made of; for anything else (odd keys,
+    plain dicts, values with no JSON form) it returns None and `to_json` takes the general
+    path, so the text (or the error) is the same either way. Writing text
+    fragments straight from the config skips building the JSON data and most of the
+    allocations of `json.dumps` (a new string per key and value), which dominate there:
+    keys, strings and numbers repeat, and their text is looked up instead.
+    """
+    from json.encoder import encode_basestring_ascii as quote
+
+    parts = [f'{{"{VERSION_KEY}": {FORMAT_VERSION}']
+    append = parts.append
+    opened: dict[int, int] = {}  # id(fields) -> index of the node's first fragment in `parts`
+    ids: dict[int, int] = {}  # id(fields) -> `__id__`, numbered in the order `encode` uses
+    strings: dict[str, str] = {}
+    ints: dict[int, str] = {}
+    floats: dict[float, str] = {}
+    first_keys, next_keys = _FIRST_KEY_TEXT, _NEXT_KEY_TEXT
+    config_dict, path_ref, op_ref, scalars = ConfigDict, PathRef, OpRef, _JSON_SCALARS
+    leaf_encoder: list[Any] = []  # `_Encoder.other` and `json` for marked leaves, made on first use
+
+    def key_text(k: Any, keys: dict[str, str]) -> str:
+        if not _is_plain_key(k):
+            raise _NotCommon
+        first, later = "{" + quote(k) + ": ", ", " + quote(k) + ": "
+        if len(next_keys) < 100_000:
+            first_keys[k], next_keys[k] = first, later
+        return first if keys is first_keys else later
+
+    def float_text(v: float) -> str:
+        if v != v:
+            return "NaN"
+        if v == _INF or v == -_INF:
+            return "Infinity" if v > 0 else "-Infinity"
+        text = float.__repr__(v)
+        if v:  # 0.0 == -0.0: zeros are not cached.
+            floats[v] = text
+        return text
+
+    def shared(fields: dict[Any, Any]) -> str:
+        """A repeated node: its first occurrence gets `"__id__": n` as its first key."""
+        key = id(fields)
+        n = ids.get(key)
+        if n is None:
+            n = ids[key] = len(ids) + 1
+            i = opened[key]
+            first = parts[i]
+            if i == 1:  # The root: after the version key.
+                parts[1] = f', "{ID_KEY}": {n}{first}'
+            elif first == "{}":
+                parts[i] = f'{{"{ID_KEY}": {n}}}'
+            else:
+                parts[i] = f'{{"{ID_KEY}": {n}, {first[1:]}'
+        return f'{{"{ID_KEY}": {n}}}'
+
+    def node(fields: dict[Any, Any], keys: dict[str, str] = first_keys) -> None:
+        key = id(fields)
+        if key in opened:
+            append(shared(fields))
+            return
+        opened[key] = len(parts)
+        for k, v in fields.items():
+            text = keys.get(k)
+            append(text if text is not None else key_text(k, keys))
+            keys = next_keys
+            t = type(v)
+            if t is str:
+                text = strings.get(v)
+                if text is None:
+                    text = strings[v] = quote(v)
+                append(text)
+            elif t is int:
+                text = ints.get(v)
+                if text is None:
+                    text = ints[v] = int.__repr__(v)
+                append(text)
+            elif t is float:
+                text = floats.get(v)
+                append(text if text is not None else float_text(v))
+            elif t is config_dict:
+                node(v._fields)
+            else:
+                value(v, t)
+        append("}" if keys is next_keys else "{}")
+
+    def sequence(items: list[Any] | tuple[Any, ...]) -> None:
+        if not items:
+            append("[]")
+            return
+        separator = "["
+        for v in items:
+            append(separator)
+            separator = ", "
+            t = type(v)
+            if t is config_dict:
+                node(v._fields)
+            else:
+                value(v, t)
+        append("]")
+
+    def value(v: Any, t: type) -> None:
+        if t is str:
+            text = strings.get(v)
+            if text is None:
+                text = strings[v] = quote(v)
+            append(text)
+        elif t is int:
+            text = ints.get(v)
+            if text is None:
+                text = ints[v] = int.__repr__(v)
+            append(text)
+        elif t is float:
+            text = floats.get(v)
+            append(text if text is not None else float_text(v))
+        elif v is None:
+            append("null")
+        elif t is bool:
+            append("true" if v else "false")
+        elif t is config_dict:
+            node(v._fields)
+        elif t is list:
+            sequence(v)
+        elif t is tuple:
+            append(f'{{"{_TUPLE}": ')
+            sequence(v)
+            append("}")
+        elif t is path_ref:
+            append(f'{{"{_REF}": ')
+            sequence(v._konfig_path)
+            if v._konfig_root is not root:
+                append(f', "{_ROOT}": ')
+                value(v._konfig_root, type(v._konfig_root))
+            append("}")
+        elif t is op_ref:
+            operation(v)
+        else:
+            marked_leaf(v, t)
+
+    def operation(ref: OpRef) -> None:
+        op, args, kwargs = ref._konfig_op, ref._konfig_args, ref._konfig_kwargs
+        if type(op) is not str:
+            raise _NotCommon
+        append(f'{{"{_OP}": {quote(op)}, "args": ')
+        if op == "call" and args and not _is_config_value(args[0]):
+            try:
+                name = _function_name(args[0])
+            except _Unserializable:
+                raise _NotCommon from None
+            append(f'[{{"{CONST}": {quote(name)}}}')
+            for a in args[1:]:
+                append(", ")
+                value(a, type(a))
+            append("]")
+        else:
+            sequence(args)
+        if kwargs:
+            separator = ', "kwargs": {'
+            for k, a in kwargs.items():
+                if type(k) is not str:
+                    raise _NotCommon
+                append(f"{separator}{quote(k)}: ")
+                separator = ", "
+                value(a, type(a))
+            append("}")
+        append("}")
+
+    def marked_leaf(v: Any, t: type) -> None:
+        """Leaves written as a marker object, which holds no node: through `encode` and `json`."""
+        if t is slice:
+            if not (type(v.start) in scalars and type(v.stop) in scalars and type(v.step) in scalars):
+                raise _NotCommon
+        elif t is Placeholder:
+            if type(v.default) not in scalars:
+                raise _NotCommon
+        elif t not in _MARKED_LEAVES:
+            import os
+
+            if not isinstance(v, os.PathLike):
+                raise _NotCommon
+        if not leaf_encoder:
+            import json
+
+            leaf_encoder.append(_Encoder(root).other)
+            leaf_encoder.append(json.JSONEncoder(check_circular=False).encode)
+        other, dumps = leaf_encoder
+        append(dumps(other(v, t)))
+
+    try:
+        node(root._fields, next_keys)  # The root's keys follow the version key.
+    except (_NotCommon, RecursionError):
+        return None
+    return "".join(parts)
