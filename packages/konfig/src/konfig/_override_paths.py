@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 
 from ._override_error import OverrideError
+from ._paths import closing_bracket
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,7 +56,9 @@ def parse_override_path(text: str) -> tuple[Any, ...]:
     while i < n:
         char = text[i]
         if char == "[":
-            end = _closing_bracket(text, i)
+            end = closing_bracket(text, i)
+            if end < 0:
+                raise OverrideError(f"In override path {text!r}: `[` at position {i} is never closed.")
             literal = text[i + 1 : end].strip()
             try:
                 keys.append(ast.literal_eval(literal))
@@ -100,24 +103,6 @@ def _name_key(text: str, name: str) -> Any:
             f"In override path {text!r}: {name!r} is not a valid key; quote it as `[{name!r}]`."
         )
     return name
-
-
-def _closing_bracket(text: str, start: int) -> int:
-    quote = None
-    i = start + 1
-    while i < len(text):
-        char = text[i]
-        if quote:
-            if char == "\\":
-                i += 1
-            elif char == quote:
-                quote = None
-        elif char in "'\"":
-            quote = char
-        elif char == "]":
-            return i
-        i += 1
-    raise OverrideError(f"In override path {text!r}: `[` at position {start} is never closed.")
 
 
 def format_keys(keys: tuple[Any, ...] | list[Any], root: str = "cfg") -> str:

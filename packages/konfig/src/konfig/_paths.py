@@ -38,7 +38,9 @@ def parse_path(text: str) -> Path:
         if c == ".":
             i += 1
         elif c == "[":
-            end = _closing_bracket(text, i)
+            end = closing_bracket(text, i)
+            if end < 0:
+                raise ValueError(f"Unclosed `[` in path {text!r}")
             keys.append(ast.literal_eval(text[i + 1 : end].strip()))
             i = end + 1
         else:
@@ -52,7 +54,8 @@ def parse_path(text: str) -> Path:
     return tuple(keys)
 
 
-def _closing_bracket(text: str, start: int) -> int:
+def closing_bracket(text: str, start: int) -> int:
+    """Index of the `]` closing the `[` at `start`, skipping quoted keys; -1 if never closed."""
     quote = None
     j = start + 1
     while j < len(text):
@@ -67,7 +70,7 @@ def _closing_bracket(text: str, start: int) -> int:
         elif c == "]":
             return j
         j += 1
-    raise ValueError(f"Unclosed `[` in path {text!r}")
+    return -1
 
 
 def get_by_path(cfg: Any, path: Path | str) -> Any:
