@@ -1,0 +1,11 @@
+"""Suite-wide test settings (standard library + hypothesis only: isolated package envs load this too)."""
+
+try:
+    from hypothesis import settings
+except ImportError:  # An environment without hypothesis still collects the plain tests.
+    pass
+else:
+    # CI runs on 2 shared cores: a per-example time limit would make property tests flaky,
+    # and speed is measured in benchmarks/, never asserted in tests.
+    settings.register_profile("kd", deadline=None, print_blob=True)
+    settings.load_profile("kd")
