@@ -116,6 +116,8 @@ def write_default(root: ConfigDict) -> str | None:
             text = keys.get(k)
             append(text if text is not None else key_text(k, keys))
             keys = next_keys
+            # `value`'s scalar cases, inlined: most fields are scalars; a call per field made
+            # to_json ~16% slower on the 1k-call benchmark config (0.94 -> 1.13 ms).
             t = type(v)
             if t is str:
                 text = strings.get(v)

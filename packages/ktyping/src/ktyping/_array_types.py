@@ -73,11 +73,7 @@ class ArrayMeta(type):
         sub = _make(
             cls._kt_base_name, cls._kt_family, spec, cls._kt_kind, array_type, cls._kt_scalar_types, cls
         )
-        if len(cls._kt_subscripts) < 1024:  # bounded: specs may be built with f-strings
-            try:
-                cls._kt_subscripts[item] = sub
-            except TypeError:
-                pass
+        _remember(cls._kt_subscripts, item, sub)
         return sub
 
     def __or__(cls, other: Any) -> Any:
@@ -288,11 +284,7 @@ class _PyTreeMeta(type):
         sub = _PyTreeMeta.__new__(
             _PyTreeMeta, f"PyTree[{leaf!r}]", (cls,), {"__module__": "ktyping", "_kt_leaf": leaf}
         )
-        if len(cls._kt_subscripts) < 1024:  # bounded, like the array annotations
-            try:
-                cls._kt_subscripts[leaf] = sub
-            except TypeError:
-                pass
+        _remember(cls._kt_subscripts, leaf, sub)
         return sub
 
     def __instancecheck__(cls, value: Any) -> bool:
@@ -346,3 +338,15 @@ def _flatten(value: Any, out: list[Any]) -> None:
 
 Shape = _make("Shape", _dtypes.ANY, None, _SHAPE, None, (), None)
 Shape.__doc__ = "`Shape['*b n']`: a tuple of ints matching the spec, e.g. `x.shape`."
+
+
+_MAX_SUBSCRIPTS = 1024
+
+
+def _remember(cache: dict[Any, Any], key: Any, annotation: Any) -> None:
+    """Caches a subscripted annotation; bounded, since specs may be built with f-strings."""
+    if len(cache) < _MAX_SUBSCRIPTS:
+        try:
+            cache[key] = annotation
+        except TypeError:  # An unhashable subscript is rebuilt on each use.
+            pass
