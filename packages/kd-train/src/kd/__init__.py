@@ -2,8 +2,15 @@
 
     from kd import konfig
     with konfig.imports():
-        import optax
+        from kd import kd  # or: import kd
+    cfg = kd.train.Trainer(...)
+
+The namespaces (`kd.train`, `kd.data`, `kd.losses`, `kd.metrics`, `kd.summaries`, `kd.ckpts`,
+`kd.evals`, `kd.optim`, `kd.nn`, `kd.sharding`, `kd.writers`) load on first use, so `import kd`
+does not import JAX.
 """
+
+import importlib as _importlib
 
 import kd_compat as _kd_compat
 import konfig as konfig
@@ -13,8 +20,57 @@ import ktyping as ktyping
 # Before any of kd touches etils: fixes known etils/JAX breakage where installed versions need it.
 _kd_compat.apply()
 
-from kd import train as train  # noqa: E402  (after apply(), on purpose)
-
 __version__ = "0.1.0"
 
-__all__ = ["konfig", "kontext", "ktyping", "train"]
+_NAMESPACES = frozenset(
+    {"train", "data", "losses", "metrics", "summaries", "ckpts", "evals", "optim", "nn", "sharding", "writers"}
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kd import ckpts as ckpts
+    from kd import data as data
+    from kd import evals as evals
+    from kd import losses as losses
+    from kd import metrics as metrics
+    from kd import nn as nn
+    from kd import optim as optim
+    from kd import sharding as sharding
+    from kd import summaries as summaries
+    from kd import train as train
+    from kd import writers as writers
+del TYPE_CHECKING
+
+
+def __getattr__(name: str) -> object:
+    if name in _NAMESPACES:
+        module = _importlib.import_module(f"kd.{name}")
+        globals()[name] = module
+        return module
+    if name == "kd":  # `from kd import kd`, Kauldron's spelling (`from kauldron import kd`).
+        import sys
+
+        return sys.modules[__name__]
+    raise AttributeError(f"module 'kd' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _NAMESPACES)
+
+
+__all__ = [
+    "ckpts",
+    "data",
+    "evals",
+    "konfig",
+    "kontext",
+    "ktyping",
+    "losses",
+    "metrics",
+    "nn",
+    "optim",
+    "sharding",
+    "summaries",
+    "train",
+    "writers",
+]

@@ -1,0 +1,71 @@
+"""`Evaluator`: losses and metrics of the current params over an evaluation set, on a schedule.
+
+    cfg.evals = {"eval": kd.evals.Evaluator(run=kd.evals.EveryNSteps(100), num_batches=None, ds=eval_ds)}
+
+Fields left unset come from the Trainer: `ds` is `eval_ds`, and the losses / metrics / summaries are the
+training ones; the model and RNG streams are the Trainer's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+import optax
+
+from kd._root_ref import ROOT_CFG_REF
+from kd.evals._run_strategies import EveryNSteps, RunStrategy
+from kd.train._model import as_model
+from kd.train._step import TrainStep
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Evaluator:
+    """Runs `num_batches` batches of `ds` (all of one epoch when None) with the model in eval mode.
+
+    Usage: `aux = evaluator.evaluate(state, step=1000)`; `aux.compute()` gives `{"losses/total": ..., ...}`.
+    """
+
+    run: RunStrategy = EveryNSteps(1000)
+    num_batches: int | None = None
+    ds: Any = ROOT_CFG_REF.eval_ds
+    losses: Mapping[str, Any] = ROOT_CFG_REF.train_losses
+    metrics: Mapping[str, Any] = ROOT_CFG_REF.train_metrics
+    summaries: Mapping[str, Any] = ROOT_CFG_REF.train_summaries
+    model: Any = ROOT_CFG_REF.model
+    rng_streams: Any = ROOT_CFG_REF.rng_streams
+    sharding: Any = ROOT_CFG_REF.sharding
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.run, RunStrategy):
+            raise TypeError(f"Evaluator.run: expected a kd.evals run strategy (EveryNSteps(...)), got {self.run!r}")
+
+    @functools.cached_property
+    def evalstep(self) -> TrainStep:
+        return TrainStep(
+            model=as_model(self.model),
+            optimizer=optax.identity(),
+            rng_streams=self.rng_streams,
+            losses=self.losses,
+            metrics=self.metrics,
+            summaries=self.summaries,
+        )
+
+    def evaluate(self, state: Any, step: int) -> Any:
+        """The merged `AuxState` of every evaluated batch."""
+        if self.ds is None:
+            raise ValueError("Evaluator.ds: no evaluation data (set `ds=` or the Trainer's `eval_ds`)")
+        batches = iter(self.ds)
+        if self.num_batches is not None:
+            batches = itertools.islice(batches, self.num_batches)
+        merged = None
+        for batch in batches:
+            device_batch = self.sharding.put_batch(batch) if self.sharding is not None else batch
+            aux = self.evalstep.eval_step(state, device_batch)
+            merged = aux if merged is None else merged.merge(aux)
+        if merged is None:
+            raise ValueError(f"Evaluator: the evaluation data yielded no batch at step {step}")
+        return merged

@@ -1,0 +1,12 @@
+"""kd.sharding: how batches and the train state are laid out over devices (JAX's own sharding).
+
+    trainer = kd.train.Trainer(..., sharding=kd.sharding.ShardingStrategy(ds=kd.sharding.FIRST_DIM))
+"""
+
+from ._strategy import FIRST_DIM as FIRST_DIM
+from ._strategy import REPLICATED as REPLICATED
+from ._strategy import ShardingStrategy as ShardingStrategy
+from ._strategy import first_dim as first_dim
+from ._strategy import replicated as replicated
+
+__all__ = ["FIRST_DIM", "REPLICATED", "ShardingStrategy", "first_dim", "replicated"]

@@ -1,0 +1,75 @@
+"""Where arrays live: batches split along their first axis over every device, the state replicated.
+
+    trainer = kd.train.Trainer(..., sharding=kd.sharding.ShardingStrategy())
+    batch = strategy.put_batch(host_batch)   # a global jax.Array built from this host's rows
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+AXIS = "devices"
+
+
+def _mesh() -> Mesh:
+    return Mesh(np.asarray(jax.devices()), (AXIS,))
+
+
+def first_dim() -> NamedSharding:
+    """Split the first axis over all devices (of all hosts)."""
+    return NamedSharding(_mesh(), PartitionSpec(AXIS))
+
+
+def replicated() -> NamedSharding:
+    """A full copy on every device."""
+    return NamedSharding(_mesh(), PartitionSpec())
+
+
+FIRST_DIM = "first_dim"
+REPLICATED = "replicated"
+_NAMED = {FIRST_DIM: first_dim, REPLICATED: replicated}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ShardingStrategy:
+    """`ds`: the batch's sharding; `params` / `opt_state` / `collections`: the state's (a name or a Sharding).
+
+    Usage: `kd.sharding.ShardingStrategy(ds=kd.sharding.FIRST_DIM, params=kd.sharding.REPLICATED)`.
+    """
+
+    ds: Any = FIRST_DIM
+    params: Any = REPLICATED
+    collections: Any = REPLICATED
+    opt_state: Any = REPLICATED
+
+    def _sharding(self, value: Any, field: str) -> jax.sharding.Sharding:
+        if isinstance(value, jax.sharding.Sharding):
+            return value
+        if value in _NAMED:
+            return _NAMED[value]()
+        raise ValueError(
+            f"ShardingStrategy.{field}: expected {sorted(_NAMED)} or a jax.sharding.Sharding, got {value!r}"
+        )
+
+    def put_batch(self, batch: Any) -> Any:
+        """This host's rows of the global batch, as global arrays sharded by `ds`."""
+        sharding = self._sharding(self.ds, "ds")
+        return jax.tree.map(lambda x: jax.make_array_from_process_local_data(sharding, np.asarray(x)), batch)
+
+    def state_shardings(self, state: Any) -> Any:
+        """The sharding of each leaf of a TrainState (a pytree of the same structure)."""
+        rep = self._sharding(REPLICATED, "state")
+        parts = {
+            "params": self._sharding(self.params, "params"),
+            "collections": self._sharding(self.collections, "collections"),
+            "opt_state": self._sharding(self.opt_state, "opt_state"),
+        }
+        return type(state)(
+            step=rep,
+            **{name: jax.tree.map(lambda _, s=sharding: s, getattr(state, name)) for name, sharding in parts.items()},
+        )

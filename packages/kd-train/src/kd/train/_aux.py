@@ -1,0 +1,69 @@
+"""What a step hands back besides the new state: loss, metric and summary states, merged and computed on the host.
+
+    state, aux = trainer.trainstep.step(state, batch, return_metrics=True)
+    aux.compute()   # {"losses/total": 0.12, "losses/recon": 0.12, "metrics/accuracy": 0.97}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+import jax
+import numpy as np
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AuxState:
+    """Device-side states; `merge` combines two steps (or eval batches), `compute` reads them on the host."""
+
+    loss_states: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    metric_states: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    summary_states: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def merge(self, other: AuxState | None) -> AuxState:
+        if other is None:
+            return self
+        return AuxState(
+            loss_states=_merge_dicts(self.loss_states, other.loss_states),
+            metric_states=_merge_dicts(self.metric_states, other.metric_states),
+            summary_states=_merge_dicts(self.summary_states, other.summary_states),
+        )
+
+    def compute(self) -> dict[str, Any]:
+        """Scalars by name: `losses/<name>`, `losses/total`, `metrics/<name>[/<sub>]`. Pulls values to the host."""
+        host = jax.device_get(self)
+        out: dict[str, Any] = {}
+        if host.loss_states:
+            values = {name: float(np.asarray(state.compute())) for name, state in host.loss_states.items()}
+            for name, value in values.items():
+                out[f"losses/{name}"] = value
+            out["losses/total"] = float(sum(values.values()))
+        for name, state in host.metric_states.items():
+            _put(out, f"metrics/{name}", state.compute())
+        return out
+
+    def compute_summaries(self) -> dict[str, Any]:
+        """Images, histograms, ... by name (`summaries/<name>`), pulled to the host."""
+        host = jax.device_get(self.summary_states)
+        return {f"summaries/{name}": state.compute() for name, state in host.items()}
+
+
+def _merge_dicts(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(a)
+    for name, state in b.items():
+        out[name] = out[name].merge(state) if name in out else state
+    return out
+
+
+def _put(out: dict[str, Any], name: str, value: Any) -> None:
+    if value is None:
+        return  # an EmptyState (SkipIfMissing with nothing to read)
+    if isinstance(value, Mapping):
+        for key, sub in value.items():
+            _put(out, f"{name}/{key}", sub)
+        return
+    array = np.asarray(value)
+    out[name] = float(array) if array.ndim == 0 else array

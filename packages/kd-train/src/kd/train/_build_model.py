@@ -1,0 +1,47 @@
+"""The Trainer's `model` field arrives as a konfig node: build it, or hand an NNX class to the Trainer unbuilt.
+
+    model = build_model(cfg.model)   # a linen Module, or an NnxModel the Trainer builds with its RNG streams
+
+An NNX module needs `rngs=` at construction; the Trainer supplies them from `rng_streams`, so the config just
+says `cfg.model = my_lib.NnxMLP(din=64, dout=10)`.
+"""
+
+from __future__ import annotations
+
+import functools
+import pkgutil
+from typing import Any
+
+import konfig
+from flax import nnx
+
+from kd.train._errors import ConfigError
+from kd.train._model import NnxModel
+
+
+def build_model(value: Any) -> Any:
+    if not isinstance(value, konfig.ConfigDict):
+        return value
+    qualname = value.get("__qualname__")
+    target = _import(qualname) if isinstance(qualname, str) else None
+    if isinstance(target, type) and issubclass(target, nnx.Module):
+        if "rngs" in value:
+            raise ConfigError(
+                f"Trainer.model: {qualname} is an NNX module; leave out `rngs` (the Trainer builds it with "
+                "nnx.Rngs from its rng_streams and seed)."
+            )
+        arguments = konfig.resolve(konfig.ConfigDict({k: v for k, v in value.items() if k != "__qualname__"}))
+        positional = [arguments[k] for k in sorted((k for k in arguments if k.isdigit()), key=int)]
+        keywords = {k: v for k, v in arguments.items() if not k.isdigit()}
+        return NnxModel(functools.partial(target, *positional, **keywords), name=qualname.rsplit(":", 1)[-1])
+    try:
+        return konfig.resolve(value)
+    except konfig.ResolveError as e:
+        raise konfig.ResolveError(f"cfg.model: {e}") from e
+
+
+def _import(qualname: str) -> Any:
+    try:
+        return pkgutil.resolve_name(qualname)
+    except Exception:
+        return None  # konfig.resolve below reports it with the config path

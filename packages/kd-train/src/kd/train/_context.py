@@ -1,0 +1,49 @@
+"""`Context`: everything one train step knows, the tree that kontext keys point into.
+
+    loss = kd.losses.L2(preds="preds", targets="batch.y")   # keys are paths into a Context
+    context = Context(step=0, batch=batch, preds=preds)
+    loss.get_state_from_context(context)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Context:
+    """The step's values under Kauldron's names; a field not computed yet is `None`.
+
+    Usage: `context.replace(preds=model_output)`.
+    """
+
+    step: Any
+    batch: Any
+    params: Any = None
+    collections: Any = None
+    preds: Any = None
+    interms: Any = None
+    loss_states: Any = None
+    loss_total: Any = None
+    grads: Any = None
+    updates: Any = None
+    opt_state: Any = None
+    metric_states: Any = None
+    summary_states: Any = None
+
+    def replace(self, **changes: Any) -> Context:
+        return dataclasses.replace(self, **changes)
+
+    def available_paths(self) -> list[str]:
+        """Every leaf path a key can name (`"batch.image"`, `"params.dense.kernel"`), for messages."""
+        import kontext
+
+        return [str(path) for path, _ in kontext.flatten_with_path(_without_none(self))]
+
+
+def _without_none(context: Context) -> dict[str, Any]:
+    return {f.name: getattr(context, f.name) for f in dataclasses.fields(context) if getattr(context, f.name) is not None}

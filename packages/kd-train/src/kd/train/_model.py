@@ -1,0 +1,238 @@
+"""How the Trainer calls a model: flax linen and flax NNX behind one small interface.
+
+    model = as_model(trainer.model)                 # LinenModel or NnxModel
+    params, collections = model.init(rngs, context)
+    preds, collections, interms = model.apply(params, collections, context, rngs=rngs, is_training=True,
+                                              capture=InterestFilter(["interms.encoder.__call__[0]"]))
+
+Inputs are read from the context by the kontext keys declared on the module (`image: kontext.Key = "batch.image"`);
+a module without keys receives the batch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import kontext
+from flax import linen as nn
+from flax import nnx
+
+from kd.nn._train_property import training_mode
+from kd.train._context import Context
+from kd.train._errors import ConfigError
+
+
+class InterestFilter:
+    """Which intermediates some key asks for: only those are captured (not every layer's output).
+
+    Usage: `InterestFilter(["interms.encoder.dense1.__call__[0]"]).wants(("encoder", "dense1"), "__call__")`.
+    """
+
+    def __init__(self, paths: Iterable[Any]) -> None:
+        self.patterns: list[tuple[Any, ...]] = []
+        for path in paths:
+            parts = kontext.GlobPath.from_str(path).parts if isinstance(path, str) else tuple(path)
+            if parts and parts[0] == "interms":
+                self.patterns.append(tuple(parts[1:]))
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+    def wants(self, module_path: tuple[str, ...], method_name: str) -> bool:
+        target = (*module_path, method_name)
+        return any(_prefix_matches(pattern, target) for pattern in self.patterns)
+
+
+def _prefix_matches(pattern: tuple[Any, ...], target: tuple[str, ...]) -> bool:
+    """Whether `target` (module path + method) can be the start of what `pattern` selects."""
+    if not target:
+        return True
+    if not pattern:
+        return False
+    head = pattern[0]
+    if isinstance(head, kontext.Wildcard):
+        if head is kontext.Wildcard.DOUBLE_STAR:
+            return _prefix_matches(pattern[1:], target) or _prefix_matches(pattern, target[1:])
+        return _prefix_matches(pattern[1:], target[1:])
+    return head == target[0] and _prefix_matches(pattern[1:], target[1:])
+
+
+def _call_inputs(module: Any, context: Context, call: Callable[..., Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    keys = {name: path for name, path in kontext.get_keypaths(module).items() if path is not None}
+    if not keys:
+        return (context.batch,), {}
+    kwargs = kontext.resolve_from_keyed_obj(context, module)
+    if "__args__" in kwargs:
+        return (kwargs.pop("__args__"),), kwargs
+    return (), kwargs
+
+
+def _accepts(call: Callable[..., Any], name: str) -> bool:
+    try:
+        return name in inspect.signature(call).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclasses.dataclass(frozen=True)
+class LinenModel:
+    """A `flax.linen.Module`: params in `params`, every other variable collection in `collections`."""
+
+    module: nn.Module
+
+    def _inputs(self, context: Context, is_training: bool) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        args, kwargs = _call_inputs(self.module, context, self.module.__call__)
+        if _accepts(self.module.__call__, "is_training") and "is_training" not in kwargs:
+            kwargs["is_training"] = is_training
+        return args, kwargs
+
+    def init(self, rngs: dict[str, jax.Array], context: Context) -> tuple[Any, Any]:
+        args, kwargs = self._inputs(context, is_training=False)
+        with training_mode(False):
+            variables = dict(self.module.init(rngs, *args, **kwargs))
+        variables.pop("intermediates", None)
+        params = variables.pop("params", {})
+        return params, variables
+
+    def apply(
+        self,
+        params: Any,
+        collections: Any,
+        context: Context,
+        *,
+        rngs: dict[str, jax.Array],
+        is_training: bool,
+        capture: InterestFilter,
+    ) -> tuple[Any, Any, Any]:
+        args, kwargs = self._inputs(context, is_training)
+        mutable: list[str] = list(collections) if is_training else []
+        if capture:
+            mutable.append("intermediates")
+        capture_fn: Any = False
+        if capture:
+            capture_fn = lambda module, method: capture.wants(tuple(module.path), method)  # noqa: E731
+        with training_mode(is_training):
+            out = self.module.apply(
+                {"params": params, **collections},
+                *args,
+                rngs=rngs,
+                mutable=mutable or False,
+                capture_intermediates=capture_fn,
+                **kwargs,
+            )
+        if not mutable:
+            return out, collections, {}
+        preds, updated = out
+        updated = dict(updated)
+        interms = updated.pop("intermediates", {})
+        new_collections = {**collections, **updated} if is_training else collections
+        return preds, new_collections, interms
+
+
+class NnxModel:
+    """A `flax.nnx.Module`, built by the Trainer with `rngs=nnx.Rngs(...)` from its RNG streams.
+
+    `params` are the `nnx.Param` variables, `collections` every other variable (batch statistics, ...), as plain
+    nested dicts; `self.sow(nnx.Intermediate, name, value)` values are the `interms`.
+    Usage: `NnxModel(functools.partial(MyNnxModule, din=64, dout=10))`.
+    """
+
+    def __init__(self, build: Callable[..., nnx.Module], name: str = "") -> None:
+        self.build = build
+        self.name = name or getattr(build, "__name__", type(build).__name__)
+        self._abstract: tuple[Any, ...] | None = None
+
+    def __repr__(self) -> str:
+        return f"NnxModel({self.name})"
+
+    def _split(self, module: nnx.Module) -> tuple[Any, Any, Any, Any]:
+        return nnx.split(module, nnx.Param, nnx.RngState, ...)
+
+    def _templates(self, stream_names: Iterable[str]) -> tuple[Any, ...]:
+        if self._abstract is None:
+            key = jax.random.key(0)
+            rngs = {name: key for name in stream_names}
+            module = nnx.eval_shape(lambda: self.build(rngs=nnx.Rngs(**rngs)))
+            self._abstract = self._split(module)
+        return self._abstract
+
+    def init(self, rngs: dict[str, jax.Array], context: Context, all_streams: Iterable[str] = ()) -> tuple[Any, Any]:
+        names = dict.fromkeys([*rngs, *all_streams])
+        # An NNX module takes every stream it will use at construction (a Dropout keeps its stream).
+        keys = {name: rngs.get(name, rngs.get("default", jax.random.key(0))) for name in names}
+        self._templates(keys)
+        module = self.build(rngs=nnx.Rngs(**keys))
+        _, params, _, rest = self._split(module)
+        return nnx.to_pure_dict(params), nnx.to_pure_dict(rest)
+
+    def apply(
+        self,
+        params: Any,
+        collections: Any,
+        context: Context,
+        *,
+        rngs: dict[str, jax.Array],
+        is_training: bool,
+        capture: InterestFilter,
+    ) -> tuple[Any, Any, Any]:
+        if self._abstract is None:
+            raise ConfigError("NnxModel.apply before init: call trainer.init_state() first.")
+        graphdef, params_t, rng_t, rest_t = self._abstract
+        params_state = _filled(params_t, params)
+        rest_state = _filled(rest_t, collections)
+        module = nnx.merge(graphdef, params_state, jax.tree.map(_placeholder_value, rng_t), rest_state)
+        if rngs:  # streams the module does not hold are ignored by reseed
+            nnx.reseed(module, policy="match_shape", **rngs)
+        if is_training:
+            module.train()
+        else:
+            module.eval()
+        args, kwargs = _call_inputs(module, context, module.__call__)
+        with training_mode(is_training):
+            if capture:
+                preds, interms_state = nnx.capture(module, nnx.Intermediate)(*args, **kwargs)
+                interms = nnx.to_pure_dict(interms_state)
+            else:
+                preds, interms = module(*args, **kwargs), {}
+        _, _, _, new_rest = self._split(module)
+        new_collections = nnx.to_pure_dict(new_rest) if is_training else collections
+        return preds, new_collections, interms
+
+
+def _filled(template: Any, pure: Any) -> Any:
+    state = jax.tree.map(lambda v: v, template)  # a fresh copy: replace_by_pure_dict writes in place
+    nnx.replace_by_pure_dict(state, pure)
+    return state
+
+
+def _placeholder_value(leaf: Any) -> Any:
+    """A concrete stand-in for an RNG state leaf; `nnx.reseed` then sets the step's keys."""
+    if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+        key = jax.random.key(0)
+        return key if leaf.shape == () else jax.random.split(key, leaf.shape)
+    return jnp.zeros(leaf.shape, leaf.dtype)
+
+
+def as_model(model: Any) -> LinenModel | NnxModel:
+    """The adapter for a Trainer's `model` field (a linen module, an NNX builder or an `NnxModel`)."""
+    if isinstance(model, (LinenModel, NnxModel)):
+        return model
+    if isinstance(model, nn.Module):
+        return LinenModel(model)
+    if isinstance(model, nnx.Module):
+        raise ConfigError(
+            "Trainer.model: got an already built nnx.Module; configure the class instead "
+            "(`cfg.model = my_lib.MyModel(din=..., dout=...)`, the Trainer supplies `rngs`), or pass "
+            "`kd.train.NnxModel(functools.partial(MyModel, ...))`."
+        )
+    if callable(model):
+        return NnxModel(model)
+    raise ConfigError(
+        f"Trainer.model: expected a flax linen Module or an NNX module class configured without `rngs`, "
+        f"got {type(model).__name__}: {model!r}"
+    )

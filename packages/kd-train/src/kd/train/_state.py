@@ -1,0 +1,29 @@
+"""`TrainState`: the whole training state as one pytree that orbax saves as is.
+
+    state = trainer.init_state()
+    state.step, state.params, state.collections, state.opt_state
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainState:
+    """`step` (int32 scalar), `params`, `collections` (e.g. `batch_stats`), `opt_state`.
+
+    Usage: `state.replace(step=state.step + 1)`.
+    """
+
+    step: Any
+    params: Any
+    collections: Any
+    opt_state: Any
+
+    def replace(self, **changes: Any) -> TrainState:
+        return dataclasses.replace(self, **changes)

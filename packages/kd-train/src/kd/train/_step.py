@@ -1,0 +1,226 @@
+"""`TrainStep`: one jitted, donated function of (state, batch) — forward, losses, grads, update, metrics.
+
+    trainstep = trainer.trainstep
+    state = trainstep.init(trainer.train_ds.element_spec)
+    state, aux = trainstep.step(state, batch)                        # losses only
+    state, aux = trainstep.step(state, batch, return_metrics=True)   # + metric states (a logging step)
+
+Each distinct set of outputs compiles once (`trainstep.num_traces`); values stay on the device until
+`aux.compute()` is called, so steps that log nothing never wait for the host.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import kontext
+import ktyping
+import optax
+
+from kd.train._aux import AuxState
+from kd.train._context import Context
+from kd.train._errors import KeyPathError, ShapeMismatchError
+from kd.train._model import InterestFilter, LinenModel, NnxModel
+from kd.train._rngs import RngStreams
+from kd.train._state import TrainState
+
+
+class TrainStep:
+    """The pure functions of a run, built by the Trainer from its model, optimizer, losses and metrics."""
+
+    def __init__(
+        self,
+        *,
+        model: LinenModel | NnxModel,
+        optimizer: optax.GradientTransformation,
+        rng_streams: RngStreams,
+        losses: Mapping[str, Any],
+        metrics: Mapping[str, Any],
+        summaries: Mapping[str, Any],
+    ) -> None:
+        self.model = model
+        self.optimizer = optimizer
+        self.rng_streams = rng_streams
+        self.losses = dict(losses)
+        self.metrics = dict(metrics)
+        self.summaries = dict(summaries)
+        self.capture = InterestFilter(_all_paths(self.losses, self.metrics, self.summaries))
+        self.num_traces: Counter[tuple[Any, bool]] = Counter()
+        self._jitted: dict[tuple[bool, bool], Any] = {}
+        self._jitted_init: Any = None
+        self._jitted_eval: Any = None
+
+    # ---------------------------------------------------------------- init
+
+    def init(self, element_spec: Any) -> TrainState:
+        """A fresh state (step 0) from the shapes of one batch; no batch is pulled."""
+        if self._jitted_init is None:
+            self._jitted_init = jax.jit(self._init)
+        return self._jitted_init(_zeros_like_spec(element_spec))
+
+    def _init(self, batch: Any) -> TrainState:
+        context = Context(step=jnp.zeros((), jnp.int32), batch=batch)
+        rngs = self.rng_streams.init_rngs()
+        if isinstance(self.model, NnxModel):
+            all_streams = list(self.rng_streams.by_name)
+            train_rngs = self.rng_streams.train_rngs(0)
+            params, collections = self.model.init({**train_rngs, **rngs}, context, all_streams)
+        else:
+            params, collections = self.model.init(rngs, context)
+        return TrainState(
+            step=jnp.zeros((), jnp.int32),
+            params=params,
+            collections=collections,
+            opt_state=self.optimizer.init(params),
+        )
+
+    # ---------------------------------------------------------------- forward
+
+    def forward(
+        self,
+        params: Any,
+        collections: Any,
+        batch: Any,
+        step: Any,
+        *,
+        is_training: bool,
+        capture: InterestFilter | None = None,
+    ) -> Context:
+        """The model's outputs in a Context: `preds`, `interms`, updated `collections`."""
+        rngs = self.rng_streams.rngs("train" if is_training else "eval", step)
+        context = Context(step=step, batch=batch, params=params, collections=collections)
+        preds, new_collections, interms = self.model.apply(
+            params,
+            collections,
+            context,
+            rngs=rngs,
+            is_training=is_training,
+            capture=self.capture if capture is None else capture,
+        )
+        return context.replace(preds=preds, collections=new_collections, interms=interms)
+
+    def forward_with_loss(
+        self, params: Any, collections: Any, batch: Any, step: Any, *, is_training: bool
+    ) -> tuple[Any, Context]:
+        """`(loss_total, context)`: the forward pass and the weighted sum of the losses."""
+        context = self.forward(params, collections, batch, step, is_training=is_training)
+        loss_states = states_of(self.losses, context, "train_losses" if is_training else "losses")
+        total = sum((state.compute() for state in loss_states.values()), jnp.zeros((), jnp.float32))
+        return total, context.replace(loss_states=loss_states, loss_total=total)
+
+    # ---------------------------------------------------------------- step
+
+    def step(
+        self,
+        state: TrainState,
+        batch: Any,
+        *,
+        return_metrics: bool = False,
+        return_summaries: bool = False,
+    ) -> tuple[TrainState, AuxState]:
+        """One optimizer update. `state` is donated: do not use it afterwards."""
+        variant = (bool(return_metrics), bool(return_summaries))
+        fn = self._jitted.get(variant)
+        if fn is None:
+            fn = self._jitted[variant] = jax.jit(
+                lambda s, b: self._step(s, b, *variant), donate_argnums=(0,)
+            )
+        return fn(state, batch)
+
+    def _step(
+        self, state: TrainState, batch: Any, return_metrics: bool, return_summaries: bool
+    ) -> tuple[TrainState, AuxState]:
+        self.num_traces[(return_metrics, return_summaries)] += 1
+        grad_fn = jax.value_and_grad(self.forward_with_loss, has_aux=True)
+        (_, context), grads = grad_fn(state.params, state.collections, batch, state.step, is_training=True)
+        updates, opt_state = self.optimizer.update(grads, state.opt_state, state.params)
+        params = optax.apply_updates(state.params, updates)
+        context = context.replace(grads=grads, updates=updates, opt_state=opt_state)
+        new_state = TrainState(
+            step=state.step + 1, params=params, collections=context.collections, opt_state=opt_state
+        )
+        aux = AuxState(
+            loss_states=context.loss_states,
+            metric_states=states_of(self.metrics, context, "train_metrics") if return_metrics else {},
+            summary_states=states_of(self.summaries, context, "train_summaries") if return_summaries else {},
+        )
+        return new_state, aux
+
+    def eval_step(self, state: TrainState, batch: Any) -> AuxState:
+        """Loss, metric and summary states of one batch with the model in eval mode (nothing is updated)."""
+        if self._jitted_eval is None:
+            self._jitted_eval = jax.jit(self._eval_step)
+        return self._jitted_eval(state, batch)
+
+    def _eval_step(self, state: TrainState, batch: Any) -> AuxState:
+        self.num_traces[("eval", True)] += 1
+        _, context = self.forward_with_loss(state.params, state.collections, batch, state.step, is_training=False)
+        return AuxState(
+            loss_states=context.loss_states,
+            metric_states=states_of(self.metrics, context, "metrics"),
+            summary_states=states_of(self.summaries, context, "summaries"),
+        )
+
+    def context_specs(self, state: TrainState, element_spec: Any) -> Context:
+        """Shapes and dtypes of every context path of a logging step, from `jax.eval_shape` (nothing runs)."""
+
+        def full(state: TrainState, batch: Any) -> Context:
+            grad_fn = jax.value_and_grad(self.forward_with_loss, has_aux=True)
+            (_, context), grads = grad_fn(state.params, state.collections, batch, state.step, is_training=True)
+            updates, opt_state = self.optimizer.update(grads, state.opt_state, state.params)
+            context = context.replace(grads=grads, updates=updates, opt_state=opt_state)
+            return context.replace(
+                metric_states=states_of(self.metrics, context, "train_metrics"),
+                summary_states=states_of(self.summaries, context, "train_summaries"),
+            )
+
+        return jax.eval_shape(full, state, element_spec)
+
+
+def states_of(objects: Mapping[str, Any], context: Context, field: str) -> dict[str, Any]:
+    """`{name: obj.get_state_from_context(context)}`; a bad key or shape names `field[name]`."""
+    out: dict[str, Any] = {}
+    for name, obj in objects.items():
+        where = f"{field}[{name!r}] ({type(obj).__name__})"
+        try:
+            out[name] = obj.get_state_from_context(context)
+        except kontext.UnresolvedKeysError as e:
+            raise KeyPathError(f"{where}: {e}\n{_available(context)}") from None
+        except kontext.RequiredKeyError as e:
+            raise KeyPathError(f"{where}: {e}") from None
+        except ktyping.KTypeCheckError as e:
+            raise ShapeMismatchError(f"{where}: {e}") from None
+    return out
+
+
+def _available(context: Context, limit: int = 40) -> str:
+    paths = [p for p in context.available_paths() if not p.startswith(("opt_state", "updates", "grads"))]
+    shown = ", ".join(paths[:limit]) + (f", ... ({len(paths) - limit} more)" if len(paths) > limit else "")
+    return f"  available context paths: {shown}"
+
+
+def _all_paths(*groups: Mapping[str, Any]) -> list[Any]:
+    paths: list[Any] = []
+    for group in groups:
+        for obj in group.values():
+            _collect_paths(kontext.get_keypaths(obj), paths)
+    return paths
+
+
+def _collect_paths(tree: Any, out: list[Any]) -> None:
+    if isinstance(tree, str):
+        out.append(tree)
+    elif isinstance(tree, Mapping):
+        for value in tree.values():
+            _collect_paths(value, out)
+    elif isinstance(tree, (list, tuple)):
+        for value in tree:
+            _collect_paths(value, out)
+
+
+def _zeros_like_spec(spec: Any) -> Any:
+    return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), spec)

@@ -1,0 +1,270 @@
+"""`Trainer`: one frozen dataclass describing a run; `trainer.train()` runs it.
+
+    with konfig.imports():
+        import kd, optax
+    cfg = kd.train.Trainer(seed=0, train_ds=..., model=..., optimizer=optax.adam(1e-3),
+                           train_losses={"l2": kd.losses.L2(preds="preds", targets="batch.y")})
+    state, aux = konfig.resolve(cfg).train()
+
+The loop reads top to bottom: check the config, init (or restore) the state, then for each step: next
+batch, step, and on logging steps write metrics, run the evaluators, save a checkpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import jax
+import kontext
+
+from kd import ckpts, sharding, writers
+from kd.train._build_model import build_model
+from kd.train._context import Context
+from kd.train._errors import ConfigError, KeyPathError
+from kd.train._model import LinenModel, NnxModel, as_model
+from kd.train._propagate import fill_from_root
+from kd.train._rngs import RngStreams, as_rng_streams
+from kd.train._state import TrainState
+from kd.train._step import TrainStep
+
+# Fields the Trainer reads itself; every other field is only filled (ROOT_CFG_REF) and passed along.
+_GROUPS = ("train_losses", "train_metrics", "train_summaries")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Trainer:
+    """A training run: model + data + optax optimizer + losses / metrics / summaries wired by kontext keys.
+
+    Usage: `state, aux = trainer.train()` (exactly `num_train_steps` updates; `aux` is the last logged metrics).
+    Mid-level: `trainer.init_state()`, `trainer.trainstep.step(state, batch)`, `trainer.state_specs`,
+    `trainer.context_specs`.
+    """
+
+    seed: int = 0
+    workdir: str | None = None
+    train_ds: Any = None
+    eval_ds: Any = None
+    model: Any = None
+    optimizer: Any = None
+    schedules: Mapping[str, Callable[[int], Any]] = dataclasses.field(default_factory=dict)
+    rng_streams: Any = None
+    num_train_steps: int | None = None
+    stop_after_steps: int | None = None
+    train_losses: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    train_metrics: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    train_summaries: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    log_metrics_every: int = 100
+    log_summaries_every: int = 1000
+    evals: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    checkpointer: Any = None
+    init_transform: Callable[[TrainState], TrainState] | None = None
+    writer: Any = None
+    sharding: Any = None
+    aux: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    # konfig hands the model over unbuilt: an NNX class is built here, with the run's RNG streams.
+    __konfig_resolve_exclude_fields__ = ("model",)
+
+    def __post_init__(self) -> None:
+        _set = functools.partial(object.__setattr__, self)
+        _set("model", build_model(self.model))
+        _set("rng_streams", as_rng_streams(self.rng_streams, self.seed))
+        if self.sharding is None:
+            _set("sharding", sharding.ShardingStrategy())
+        if self.checkpointer is None:
+            _set("checkpointer", ckpts.NoopCheckpointer())
+        if self.writer is None:
+            default: list[Any] = [writers.PrintWriter()]
+            if self.workdir:
+                default.append(writers.JsonlWriter(workdir=str(self.workdir)))
+            _set("writer", writers.MultiWriter(writers=default))
+        memo: dict[int, Any] = {}
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            _set(field.name, fill_from_root(self, value, f"Trainer.{field.name}", memo))
+        _check_fields(self)
+        if self.num_train_steps is None:
+            _set("num_train_steps", _steps_from_dataset(self.train_ds))
+
+    # ---------------------------------------------------------------- mid-level API
+
+    @functools.cached_property
+    def trainstep(self) -> TrainStep:
+        return TrainStep(
+            model=self.model_adapter,
+            optimizer=self.optimizer,
+            rng_streams=self.rng_streams,
+            losses=self.train_losses,
+            metrics=self.train_metrics,
+            summaries=self.train_summaries,
+        )
+
+    @functools.cached_property
+    def model_adapter(self) -> LinenModel | NnxModel:
+        return as_model(self.model)
+
+    @functools.cached_property
+    def element_spec(self) -> Any:
+        """Shapes and dtypes of one (host-local) training batch."""
+        spec = getattr(self.train_ds, "element_spec", None)
+        if spec is None:
+            raise ConfigError(f"Trainer.train_ds: {type(self.train_ds).__name__} has no `element_spec`")
+        return spec
+
+    @functools.cached_property
+    def state_specs(self) -> TrainState:
+        """`jax.ShapeDtypeStruct` of every leaf of the TrainState (nothing is computed)."""
+        return jax.eval_shape(self.trainstep._init, self.element_spec)
+
+    @functools.cached_property
+    def context_specs(self) -> Context:
+        """Every path a loss / metric / summary can read, with shape and dtype (`jax.eval_shape`, nothing runs)."""
+        return self.trainstep.context_specs(self.state_specs, self.element_spec)
+
+    def init_state(self) -> TrainState:
+        """A fresh state placed on the devices (`init_transform` applied)."""
+        state = self.trainstep.init(self.element_spec)
+        if self.init_transform is not None:
+            state = self.init_transform(state)
+        return jax.device_put(state, self.sharding.state_shardings(state))
+
+    def check(self) -> None:
+        """Traces the whole step abstractly: bad keys and shapes fail here, before any compile or file write."""
+        try:
+            self.context_specs  # noqa: B018
+        except KeyPathError:
+            raise
+        except kontext.UnresolvedKeysError as e:  # the model's own input keys
+            raise KeyPathError(f"Trainer.model ({type(self.model).__name__}) inputs: {e}") from None
+
+    # ---------------------------------------------------------------- the loop
+
+    def train(self) -> tuple[TrainState, dict[str, Any]]:
+        """Runs until `num_train_steps` (or `stop_after_steps`); returns `(state, last logged metrics)`."""
+        self.check()
+        writer, checkpointer = self.writer, self.checkpointer
+        data = iter(self.train_ds)
+        state = self.init_state()
+        restored = checkpointer.restore_latest(state)
+        if restored is not None:
+            state, data_state = restored
+            if data_state is not None and hasattr(data, "set_state"):
+                data.set_state(data_state)
+        step = int(state.step)
+        last_step = self.num_train_steps
+        stop = last_step if self.stop_after_steps is None else min(last_step, step + self.stop_after_steps)
+        logged: dict[str, Any] = {}
+        start_time, start_step = time.perf_counter(), step
+        while step < stop:
+            batch = self.sharding.put_batch(_next(data, step))
+            step += 1
+            log_metrics = _due(step, self.log_metrics_every, last_step)
+            log_summaries = bool(self.train_summaries) and _due(step, self.log_summaries_every, last_step)
+            state, aux = self.trainstep.step(
+                state, batch, return_metrics=log_metrics, return_summaries=log_summaries
+            )
+            if log_metrics:
+                logged = aux.compute()
+                logged.update(self._schedule_values(step))
+                logged["perf/steps_per_sec"] = (step - start_step) / max(time.perf_counter() - start_time, 1e-9)
+                writer.write_scalars(step, logged)
+            if log_summaries:
+                writer.write_summaries(step, aux.compute_summaries())
+            for name, evaluator in self.evals.items():
+                if evaluator.run.should_run(step, last_step=last_step):
+                    self._evaluate(name, evaluator, state, step)
+            checkpointer.maybe_save(step, state=state, data_state=_data_state(data), force=step == stop)
+        checkpointer.wait_until_finished()
+        writer.flush()
+        return state, logged
+
+    def _schedule_values(self, step: int) -> dict[str, float]:
+        return {f"schedules/{name}": float(schedule(step)) for name, schedule in self.schedules.items()}
+
+    def _evaluate(self, name: str, evaluator: Any, state: TrainState, step: int) -> None:
+        aux = evaluator.evaluate(state, step)
+        self.writer.write_scalars(step, {f"{name}/{key}": value for key, value in aux.compute().items()})
+        summaries = aux.compute_summaries()
+        if summaries:
+            self.writer.write_summaries(step, {f"{name}/{key}": value for key, value in summaries.items()})
+
+
+def _due(step: int, every: int, last_step: int) -> bool:
+    return step == 1 or step == last_step or step % every == 0
+
+
+def _next(data: Any, step: int) -> Any:
+    try:
+        return next(data)
+    except StopIteration:
+        raise ConfigError(
+            f"Trainer.train_ds ran out of batches after {step} steps; give it more epochs (num_epochs=None "
+            "repeats forever) or lower num_train_steps."
+        ) from None
+
+
+def _data_state(data: Any) -> Any:
+    get_state = getattr(data, "get_state", None)
+    return get_state() if get_state is not None else None
+
+
+def _steps_from_dataset(ds: Any) -> int:
+    epochs = getattr(ds, "num_epochs", None)
+    try:
+        per_epoch = len(ds)
+    except TypeError:
+        per_epoch = None
+    if epochs is None or per_epoch is None:
+        raise ConfigError(
+            "Trainer.num_train_steps: not set, and cannot be derived from train_ds "
+            f"(num_epochs={epochs!r}, batches per epoch={'unknown' if per_epoch is None else per_epoch}); "
+            "set num_train_steps, or give train_ds a finite num_epochs."
+        )
+    return int(epochs) * int(per_epoch)
+
+
+def _check_fields(trainer: Trainer) -> None:
+    """Type checks that name the field at fault, before anything is traced or written."""
+    problems: list[str] = []
+    if trainer.train_ds is None:
+        problems.append("train_ds: required (a kd.data pipeline or any object with __iter__ and element_spec)")
+    if trainer.model is None:
+        problems.append("model: required (a flax linen Module or an NNX module class)")
+    opt = trainer.optimizer
+    if opt is None or not (callable(getattr(opt, "init", None)) and callable(getattr(opt, "update", None))):
+        problems.append(f"optimizer: expected an optax.GradientTransformation, got {opt!r}")
+    if not trainer.train_losses:
+        problems.append("train_losses: at least one loss is needed, e.g. {'l2': kd.losses.L2(...)}")
+    for group in _GROUPS:
+        value = getattr(trainer, group)
+        if not isinstance(value, Mapping):
+            problems.append(f"{group}: expected a dict name -> object, got {type(value).__name__}")
+            continue
+        for name, obj in value.items():
+            if not callable(getattr(obj, "get_state_from_context", None)):
+                problems.append(f"{group}[{name!r}]: expected a kd loss / metric / summary, got {obj!r}")
+    for name, schedule in dict(trainer.schedules).items():
+        if not callable(schedule):
+            problems.append(f"schedules[{name!r}]: expected a schedule (step -> value), got {schedule!r}")
+    for field in ("num_train_steps", "stop_after_steps"):
+        value = getattr(trainer, field)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            problems.append(f"{field}: expected a non-negative int or None, got {value!r}")
+    for field in ("log_metrics_every", "log_summaries_every"):
+        value = getattr(trainer, field)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            problems.append(f"{field}: expected a positive int, got {value!r}")
+    if not isinstance(trainer.rng_streams, RngStreams):
+        problems.append(f"rng_streams: expected kd.train.RngStreams, got {trainer.rng_streams!r}")
+    for name, evaluator in dict(trainer.evals).items():
+        if not callable(getattr(evaluator, "evaluate", None)):
+            problems.append(f"evals[{name!r}]: expected a kd.evals.Evaluator, got {evaluator!r}")
+    if problems:
+        raise ConfigError("Trainer config is not valid:\n  - " + "\n  - ".join(problems))
+
+
