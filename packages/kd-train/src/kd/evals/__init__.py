@@ -1,6 +1,6 @@
 """kd.evals: evaluators run by the Trainer on a schedule (Kauldron's names).
 
-    cfg.evals = {"eval": kd.evals.Evaluator(run=kd.evals.EveryNSteps(100), num_batches=None)}
+cfg.evals = {"eval": kd.evals.Evaluator(run=kd.evals.EveryNSteps(100), num_batches=None)}
 """
 
 from ._evaluator import Evaluator as Evaluator

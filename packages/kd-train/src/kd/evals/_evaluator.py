@@ -29,7 +29,7 @@ class Evaluator:
     Usage: `aux = evaluator.evaluate(state, step=1000)`; `aux.compute()` gives `{"losses/total": ..., ...}`.
     """
 
-    run: RunStrategy = EveryNSteps(1000)
+    run: RunStrategy = dataclasses.field(default_factory=lambda: EveryNSteps(1000))
     num_batches: int | None = None
     ds: Any = ROOT_CFG_REF.eval_ds
     losses: Mapping[str, Any] = ROOT_CFG_REF.train_losses
@@ -41,7 +41,9 @@ class Evaluator:
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, RunStrategy):
-            raise TypeError(f"Evaluator.run: expected a kd.evals run strategy (EveryNSteps(...)), got {self.run!r}")
+            raise TypeError(
+                f"Evaluator.run: expected a kd.evals run strategy (EveryNSteps(...)), got {self.run!r}"
+            )
 
     @functools.cached_property
     def evalstep(self) -> TrainStep:

@@ -1,7 +1,7 @@
 """Wrap a third-party linen module in the config instead of subclassing it.
 
-    cfg.model = kd.nn.ExternalModule(module=nn.Dense(features=10), keys={"inputs": "batch.x"})
-    cfg.model = kd.nn.ExternalModule(module=nn.Dense(features=10), keys="batch.x")   # one positional input
+cfg.model = kd.nn.ExternalModule(module=nn.Dense(features=10), keys={"inputs": "batch.x"})
+cfg.model = kd.nn.ExternalModule(module=nn.Dense(features=10), keys="batch.x")   # one positional input
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """`is_training` reaches any module without patching flax: a context variable set while the Trainer traces.
 
-    class Block(nn.Module):
-        is_training = kd.nn.train_property()
-        @nn.compact
-        def __call__(self, x):
-            return nn.Dropout(0.1, deterministic=not self.is_training)(x)
+class Block(nn.Module):
+    is_training = kd.nn.train_property()
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dropout(0.1, deterministic=not self.is_training)(x)
 """
 
 from __future__ import annotations

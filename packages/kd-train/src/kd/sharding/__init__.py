@@ -1,6 +1,6 @@
 """kd.sharding: how batches and the train state are laid out over devices (JAX's own sharding).
 
-    trainer = kd.train.Trainer(..., sharding=kd.sharding.ShardingStrategy(ds=kd.sharding.FIRST_DIM))
+trainer = kd.train.Trainer(..., sharding=kd.sharding.ShardingStrategy(ds=kd.sharding.FIRST_DIM))
 """
 
 from ._strategy import FIRST_DIM as FIRST_DIM

@@ -1,7 +1,7 @@
 """Where arrays live: batches split along their first axis over every device, the state replicated.
 
-    trainer = kd.train.Trainer(..., sharding=kd.sharding.ShardingStrategy())
-    batch = strategy.put_batch(host_batch)   # a global jax.Array built from this host's rows
+trainer = kd.train.Trainer(..., sharding=kd.sharding.ShardingStrategy())
+batch = strategy.put_batch(host_batch)   # a global jax.Array built from this host's rows
 """
 
 from __future__ import annotations
@@ -71,5 +71,8 @@ class ShardingStrategy:
         }
         return type(state)(
             step=rep,
-            **{name: jax.tree.map(lambda _, s=sharding: s, getattr(state, name)) for name, sharding in parts.items()},
+            **{
+                name: jax.tree.map(lambda _, s=sharding: s, getattr(state, name))
+                for name, sharding in parts.items()
+            },
         )

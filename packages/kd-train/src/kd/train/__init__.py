@@ -1,6 +1,6 @@
 """kd.train: the Trainer (model + data + optimizer + losses wired by kontext keys) and its parts.
 
-    state, aux = konfig.resolve(cfg).train()   # cfg = kd.train.Trainer(...) built in a konfig config
+state, aux = konfig.resolve(cfg).train()   # cfg = kd.train.Trainer(...) built in a konfig config
 """
 
 from kd._root_ref import ROOT_CFG_REF as ROOT_CFG_REF

@@ -1,7 +1,7 @@
 """What a step hands back besides the new state: loss, metric and summary states, merged and computed on the host.
 
-    state, aux = trainer.trainstep.step(state, batch, return_metrics=True)
-    aux.compute()   # {"losses/total": 0.12, "losses/recon": 0.12, "metrics/accuracy": 0.97}
+state, aux = trainer.trainstep.step(state, batch, return_metrics=True)
+aux.compute()   # {"losses/total": 0.12, "losses/recon": 0.12, "metrics/accuracy": 0.97}
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """`Context`: everything one train step knows, the tree that kontext keys point into.
 
-    loss = kd.losses.L2(preds="preds", targets="batch.y")   # keys are paths into a Context
-    context = Context(step=0, batch=batch, preds=preds)
-    loss.get_state_from_context(context)
+loss = kd.losses.L2(preds="preds", targets="batch.y")   # keys are paths into a Context
+context = Context(step=0, batch=batch, preds=preds)
+loss.get_state_from_context(context)
 """
 
 from __future__ import annotations
@@ -46,4 +46,8 @@ class Context:
 
 
 def _without_none(context: Context) -> dict[str, Any]:
-    return {f.name: getattr(context, f.name) for f in dataclasses.fields(context) if getattr(context, f.name) is not None}
+    return {
+        f.name: getattr(context, f.name)
+        for f in dataclasses.fields(context)
+        if getattr(context, f.name) is not None
+    }

@@ -62,7 +62,9 @@ def _prefix_matches(pattern: tuple[Any, ...], target: tuple[str, ...]) -> bool:
     return head == target[0] and _prefix_matches(pattern[1:], target[1:])
 
 
-def _call_inputs(module: Any, context: Context, call: Callable[..., Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def _call_inputs(
+    module: Any, context: Context, call: Callable[..., Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
     keys = {name: path for name, path in kontext.get_keypaths(module).items() if path is not None}
     if not keys:
         return (context.batch,), {}
@@ -161,7 +163,9 @@ class NnxModel:
             self._abstract = self._split(module)
         return self._abstract
 
-    def init(self, rngs: dict[str, jax.Array], context: Context, all_streams: Iterable[str] = ()) -> tuple[Any, Any]:
+    def init(
+        self, rngs: dict[str, jax.Array], context: Context, all_streams: Iterable[str] = ()
+    ) -> tuple[Any, Any]:
         names = dict.fromkeys([*rngs, *all_streams])
         # An NNX module takes every stream it will use at construction (a Dropout keeps its stream).
         keys = {name: rngs.get(name, rngs.get("default", jax.random.key(0))) for name in names}

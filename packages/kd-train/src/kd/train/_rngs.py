@@ -1,7 +1,7 @@
 """Named RNG streams derived from (seed, name, step, mode), so every host derives the same keys.
 
-    streams = RngStreams(streams=(RngStream("dropout"),), seed=0)
-    streams.train_rngs(step)   # {"params": ..., "dropout": ..., "default": ...} inside jit
+streams = RngStreams(streams=(RngStream("dropout"),), seed=0)
+streams.train_rngs(step)   # {"params": ..., "dropout": ..., "default": ...} inside jit
 """
 
 from __future__ import annotations
@@ -98,7 +98,9 @@ def as_rng_streams(value: Any, seed: int) -> RngStreams:
     if value is None:
         return RngStreams(seed=seed)
     if isinstance(value, RngStreams):
-        return value if not isinstance(value.seed, type(ROOT_CFG_REF)) else dataclasses.replace(value, seed=seed)
+        return (
+            value if not isinstance(value.seed, type(ROOT_CFG_REF)) else dataclasses.replace(value, seed=seed)
+        )
     if isinstance(value, RngStream):
         value = (value,)
     return RngStreams(streams=tuple(value), seed=seed)

@@ -1,7 +1,7 @@
 """`TrainState`: the whole training state as one pytree that orbax saves as is.
 
-    state = trainer.init_state()
-    state.step, state.params, state.collections, state.opt_state
+state = trainer.init_state()
+state.step, state.params, state.collections, state.opt_state
 """
 
 from __future__ import annotations

@@ -126,9 +126,7 @@ class TrainStep:
         variant = (bool(return_metrics), bool(return_summaries))
         fn = self._jitted.get(variant)
         if fn is None:
-            fn = self._jitted[variant] = jax.jit(
-                lambda s, b: self._step(s, b, *variant), donate_argnums=(0,)
-            )
+            fn = self._jitted[variant] = jax.jit(lambda s, b: self._step(s, b, *variant), donate_argnums=(0,))
         return fn(state, batch)
 
     def _step(
@@ -158,7 +156,9 @@ class TrainStep:
 
     def _eval_step(self, state: TrainState, batch: Any) -> AuxState:
         self.num_traces[("eval", True)] += 1
-        _, context = self.forward_with_loss(state.params, state.collections, batch, state.step, is_training=False)
+        _, context = self.forward_with_loss(
+            state.params, state.collections, batch, state.step, is_training=False
+        )
         return AuxState(
             loss_states=context.loss_states,
             metric_states=states_of(self.metrics, context, "metrics"),
@@ -170,7 +170,9 @@ class TrainStep:
 
         def full(state: TrainState, batch: Any) -> Context:
             grad_fn = jax.value_and_grad(self.forward_with_loss, has_aux=True)
-            (_, context), grads = grad_fn(state.params, state.collections, batch, state.step, is_training=True)
+            (_, context), grads = grad_fn(
+                state.params, state.collections, batch, state.step, is_training=True
+            )
             updates, opt_state = self.optimizer.update(grads, state.opt_state, state.params)
             context = context.replace(grads=grads, updates=updates, opt_state=opt_state)
             return context.replace(

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import sys
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -159,7 +158,7 @@ class Trainer:
         last_step = self.num_train_steps
         stop = last_step if self.stop_after_steps is None else min(last_step, step + self.stop_after_steps)
         logged: dict[str, Any] = {}
-        start_time, start_step = time.perf_counter(), step
+        last_log_time, last_log_step = time.perf_counter(), step
         while step < stop:
             batch = self.sharding.put_batch(_next(data, step))
             step += 1
@@ -171,7 +170,9 @@ class Trainer:
             if log_metrics:
                 logged = aux.compute()
                 logged.update(self._schedule_values(step))
-                logged["perf/steps_per_sec"] = (step - start_step) / max(time.perf_counter() - start_time, 1e-9)
+                now = time.perf_counter()  # the rate since the previous log (the first includes compiling)
+                logged["perf/steps_per_sec"] = (step - last_log_step) / max(now - last_log_time, 1e-9)
+                last_log_time, last_log_step = now, step
                 writer.write_scalars(step, logged)
             if log_summaries:
                 writer.write_summaries(step, aux.compute_summaries())
@@ -232,7 +233,9 @@ def _check_fields(trainer: Trainer) -> None:
     """Type checks that name the field at fault, before anything is traced or written."""
     problems: list[str] = []
     if trainer.train_ds is None:
-        problems.append("train_ds: required (a kd.data pipeline or any object with __iter__ and element_spec)")
+        problems.append(
+            "train_ds: required (a kd.data pipeline or any object with __iter__ and element_spec)"
+        )
     if trainer.model is None:
         problems.append("model: required (a flax linen Module or an NNX module class)")
     opt = trainer.optimizer
@@ -266,5 +269,3 @@ def _check_fields(trainer: Trainer) -> None:
             problems.append(f"evals[{name!r}]: expected a kd.evals.Evaluator, got {evaluator!r}")
     if problems:
         raise ConfigError("Trainer config is not valid:\n  - " + "\n  - ".join(problems))
-
-

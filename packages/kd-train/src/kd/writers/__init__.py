@@ -1,6 +1,6 @@
 """kd.writers: where the Trainer's logged values go (terminal, JSON lines, memory).
 
-    trainer = kd.train.Trainer(..., writer=kd.writers.InMemoryWriter())
+trainer = kd.train.Trainer(..., writer=kd.writers.InMemoryWriter())
 """
 
 from ._base import InMemoryWriter as InMemoryWriter

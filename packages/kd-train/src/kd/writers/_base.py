@@ -1,8 +1,8 @@
 """`Writer`: where logged values go. The Trainer calls it only on logging steps.
 
-    writer = kd.writers.InMemoryWriter()
-    writer.write_scalars(100, {"losses/total": 0.3})
-    writer.scalars["losses/total"]   # [(100, 0.3)]
+writer = kd.writers.InMemoryWriter()
+writer.write_scalars(100, {"losses/total": 0.3})
+writer.scalars["losses/total"]   # [(100, 0.3)]
 """
 
 from __future__ import annotations
