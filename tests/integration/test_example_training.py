@@ -1,7 +1,9 @@
-"""The README's main job: the example config trains, and CLI overrides reach derived fields."""
+"""The README's main job and the examples: each config trains through kd.train.Trainer from the command line."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,15 +18,65 @@ TRAIN = REPO / "examples" / "train.py"
 
 
 def _train(*flags: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(TRAIN), *flags], capture_output=True, text=True, cwd=REPO, timeout=300)
+    return subprocess.run([sys.executable, str(TRAIN), *flags], capture_output=True, text=True, cwd=REPO, timeout=600)
 
 
-def test_example_config_trains_and_the_loss_falls() -> None:
-    proc = _train("--cfg.num_train_steps=150", "--cfg.log_every=50")
+def _logged(stdout: str, name: str) -> dict[int, float]:
+    """`{step: value}` of one logged scalar, read from the printed `step N | name value | ...` lines."""
+    values = {}
+    for line in stdout.splitlines():
+        match = re.match(r"step (\d+) \|", line)
+        if match:
+            fields = dict(part.strip().rsplit(" ", 1) for part in line.split("|")[1:] if " " in part.strip())
+            if name in fields:
+                values[int(match.group(1))] = float(fields[name])
+    return values
+
+
+def test_default_example_trains_and_the_loss_falls() -> None:
+    proc = _train("--cfg.num_train_steps=150", "--cfg.log_metrics_every=50")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    losses = [float(line.split()[3]) for line in proc.stdout.splitlines() if line.startswith("step")]
-    assert len(losses) == 4  # steps 0, 50, 100 and the last one
-    assert losses[-1] < losses[0] / 4
+    losses = _logged(proc.stdout, "losses/l2")
+    assert sorted(losses) == [1, 50, 100, 150]  # the first step, every 50 and the last
+    assert losses[150] < losses[1] / 4
+    assert "done: 150 steps" in proc.stdout
+
+
+def test_digits_reach_95_percent_test_accuracy() -> None:
+    proc = _train("--cfg=examples/digits.py")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    accuracy = _logged(proc.stdout, "test/metrics/accuracy")
+    assert sorted(accuracy) == [500, 1000]
+    assert accuracy[1000] >= 0.95
+
+
+def test_nnx_example_trains_an_nnx_module_configured_by_its_class() -> None:
+    proc = _train("--cfg=examples/nnx_digits.py", "--cfg.num_train_steps=400", "--cfg.log_metrics_every=200")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    accuracy = _logged(proc.stdout, "test/metrics/accuracy")
+    assert accuracy[400] >= 0.9
+    hidden_norm = _logged(proc.stdout, "metrics/hidden_norm")  # a sown NNX intermediate
+    assert set(hidden_norm) == {1, 200, 400} and all(v > 0 for v in hidden_norm.values())
+
+
+def test_autoencoder_monitors_the_encoder_and_checkpoints_into_the_workdir(tmp_path: Path) -> None:
+    workdir = tmp_path / "ae"
+    proc = _train("--cfg=examples/digits_autoencoder.py", f"--cfg.workdir={workdir}", "--cfg.num_train_steps=300")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    latent = _logged(proc.stdout, "metrics/latent_norm")
+    assert set(latent) == {1, 100, 200, 300} and all(v > 0 for v in latent.values())
+    recon = _logged(proc.stdout, "losses/recon")
+    assert recon[300] < recon[1] / 4
+    # decay_steps follows --cfg.num_train_steps=300: the learning rate reaches 0 at the last step.
+    assert _logged(proc.stdout, "schedules/learning_rate")[300] == pytest.approx(0.0, abs=1e-9)
+    records = [json.loads(line) for line in (workdir / "metrics.jsonl").read_text().splitlines()]
+    assert {r["step"] for r in records} >= {1, 100, 200, 300}
+    assert (workdir / "checkpoints" / "ckpt_300").is_dir()
+    # A second run in the same workdir finds the finished run and does no step.
+    again = _train("--cfg=examples/digits_autoencoder.py", f"--cfg.workdir={workdir}", "--cfg.num_train_steps=300")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "done: 300 steps" in again.stdout
+    assert _logged(again.stdout, "losses/recon") == {}
 
 
 def test_cli_override_of_num_train_steps_reaches_the_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -33,7 +85,7 @@ def test_cli_override_of_num_train_steps_reaches_the_schedule(monkeypatch: pytes
     monkeypatch.syspath_prepend(str(REPO / "examples"))
     cfg, rest = konfig.parse_flags(["--cfg.num_train_steps=123"], default=str(REPO / "examples" / "mlp_regression.py"))
     assert rest == []
-    schedule = konfig.resolve(cfg.schedule)
+    schedule = konfig.resolve(cfg.schedules["learning_rate"])
     # warmup_cosine_decay_schedule reaches its end value exactly at decay_steps.
     assert float(schedule(123)) == pytest.approx(0.0, abs=1e-9)
     assert float(schedule(61)) > 1e-4
@@ -55,10 +107,12 @@ def test_example_sweep_expands_into_configs_whose_schedules_follow_num_train_ste
     assert [item.config.num_train_steps for item in items] == [200, 400]
     for item in items:
         steps = item.config.num_train_steps
-        schedule = konfig.resolve(item.config.schedule)
+        schedule = konfig.resolve(item.config.schedules["learning_rate"])
         assert float(schedule(steps)) == pytest.approx(0.0, abs=1e-9)
         assert float(schedule(steps // 2)) > 1e-4
         # Each item's JSON is a complete config that resolves to the same schedule.
         reloaded = konfig.from_json(item.to_json())
         assert reloaded.num_train_steps == steps
-        assert float(konfig.resolve(reloaded.schedule)(steps // 2)) == pytest.approx(float(schedule(steps // 2)))
+        assert float(konfig.resolve(reloaded.schedules["learning_rate"])(steps // 2)) == pytest.approx(
+            float(schedule(steps // 2))
+        )
