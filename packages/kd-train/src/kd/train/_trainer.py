@@ -147,42 +147,51 @@ class Trainer:
         """Runs until `num_train_steps` (or `stop_after_steps`); returns `(state, last logged metrics)`."""
         self.check()
         writer, checkpointer = self.writer, self.checkpointer
-        data = iter(self.train_ds)
-        state = self.init_state()
-        restored = checkpointer.restore_latest(state)
-        if restored is not None:
-            state, data_state = restored
-            if data_state is not None and hasattr(data, "set_state"):
-                data.set_state(data_state)
-        step = int(state.step)
-        last_step = self.num_train_steps
-        stop = last_step if self.stop_after_steps is None else min(last_step, step + self.stop_after_steps)
-        logged: dict[str, Any] = {}
-        last_log_time, last_log_step = time.perf_counter(), step
-        while step < stop:
-            batch = self.sharding.put_batch(_next(data, step))
-            step += 1
-            log_metrics = _due(step, self.log_metrics_every, last_step)
-            log_summaries = bool(self.train_summaries) and _due(step, self.log_summaries_every, last_step)
-            state, aux = self.trainstep.step(
-                state, batch, return_metrics=log_metrics, return_summaries=log_summaries
-            )
-            if log_metrics:
-                logged = aux.compute()
-                logged.update(self._schedule_values(step))
-                now = time.perf_counter()  # the rate since the previous log (the first includes compiling)
-                logged["perf/steps_per_sec"] = (step - last_log_step) / max(now - last_log_time, 1e-9)
-                last_log_time, last_log_step = now, step
-                writer.write_scalars(step, logged)
-            if log_summaries:
-                writer.write_summaries(step, aux.compute_summaries())
-            for name, evaluator in self.evals.items():
-                if evaluator.run.should_run(step, last_step=last_step):
-                    self._evaluate(name, evaluator, state, step)
-            checkpointer.maybe_save(step, state=state, data_state=_data_state(data), force=step == stop)
-        checkpointer.wait_until_finished()
-        writer.flush()
+        try:
+            state, data = self._restore_or_init()
+            step = int(state.step)
+            last_step = self.num_train_steps
+            stop = last_step if self.stop_after_steps is None else min(last_step, step + self.stop_after_steps)
+            logged: dict[str, Any] = {}
+            last_log_time, last_log_step = time.perf_counter(), step
+            while step < stop:
+                batch = self.sharding.put_batch(_next(data, step))
+                step += 1
+                log_metrics = _due(step, self.log_metrics_every, last_step)
+                log_summaries = bool(self.train_summaries) and _due(step, self.log_summaries_every, last_step)
+                state, aux = self.trainstep.step(
+                    state, batch, return_metrics=log_metrics, return_summaries=log_summaries
+                )
+                if log_metrics:
+                    logged = aux.compute()
+                    logged.update(self._schedule_values(step))
+                    now = time.perf_counter()  # the rate since the previous log (the first includes compiling)
+                    logged["perf/steps_per_sec"] = (step - last_log_step) / max(now - last_log_time, 1e-9)
+                    last_log_time, last_log_step = now, step
+                    writer.write_scalars(step, logged)
+                if log_summaries:
+                    writer.write_summaries(step, aux.compute_summaries())
+                for name, evaluator in self.evals.items():
+                    if evaluator.run.should_run(step, last_step=last_step):
+                        self._evaluate(name, evaluator, state, step)
+                checkpointer.maybe_save(step, state=state, data_state=_data_state(data), force=step == stop)
+        finally:  # a save in flight completes even when a step raised
+            checkpointer.wait_until_finished()
+            checkpointer.close()
+            writer.flush()
         return state, logged
+
+    def _restore_or_init(self) -> tuple[TrainState, Any]:
+        """The latest checkpoint's state and data position, or a fresh state and the first batch."""
+        state = self.init_state()
+        data = iter(self.train_ds)
+        restored = self.checkpointer.restore_latest(state)
+        if restored is None:
+            return state, data
+        state, data_state = restored
+        if data_state is not None and hasattr(data, "set_state"):
+            data.set_state(data_state)
+        return state, data
 
     def _schedule_values(self, step: int) -> dict[str, float]:
         return {f"schedules/{name}": float(schedule(step)) for name, schedule in self.schedules.items()}

@@ -1,0 +1,27 @@
+"""kd.ckpts: save and restore the train state and the data iterator state (orbax, under the workdir).
+
+    ckpt = kd.ckpts.Checkpointer(workdir="/tmp/run", save_interval_steps=1000)
+    restored = ckpt.restore_latest(state)  # None in a new workdir
+    if restored is not None:
+        state, data_state = restored
+    ckpt.maybe_save(step, state=state, data_state=data_state)
+    ckpt.close()
+
+`NoopCheckpointer` has the same interface and keeps nothing (the default without a workdir).
+"""
+
+from ._base import BaseCheckpointer as BaseCheckpointer
+from ._base import Restored as Restored
+from ._checkpointer import CHECKPOINT_FOLDER_NAME as CHECKPOINT_FOLDER_NAME
+from ._checkpointer import Checkpointer as Checkpointer
+from ._errors import CheckpointStructureError as CheckpointStructureError
+from ._noop import NoopCheckpointer as NoopCheckpointer
+
+__all__ = [
+    "CHECKPOINT_FOLDER_NAME",
+    "BaseCheckpointer",
+    "CheckpointStructureError",
+    "Checkpointer",
+    "NoopCheckpointer",
+    "Restored",
+]
