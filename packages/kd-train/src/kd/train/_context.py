@@ -42,7 +42,7 @@ class Context:
         """Every leaf path a key can name (`"batch.image"`, `"params.dense.kernel"`), for messages."""
         import kontext
 
-        return [str(path) for path, _ in kontext.flatten_with_path(_without_none(self))]
+        return [str(path) for path in kontext.flatten_with_path(_without_none(self))]
 
 
 def _without_none(context: Context) -> dict[str, Any]:

@@ -1,0 +1,143 @@
+"""`kd.data.InMemoryPipeline`: a data set that fits in memory, shuffled per epoch, resumable exactly.
+
+Usage:
+
+    pipeline = kd.data.InMemoryPipeline(loader=kd.data.SyntheticRegression(num_examples=1024),
+                                        batch_size=64, seed=0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import jax
+import kontext
+import numpy as np
+
+from kd.data import _base, _errors, _iterator, _order
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class InMemoryPipeline(_base.Pipeline):
+    """All examples in memory as one tree of arrays; batches are gathered rows of it.
+
+    Epoch `e` visits the examples in the order `np.random.default_rng([seed, e]).permutation(n)`
+    (in order without `shuffle`), in global batches of `batch_size`, of which this host yields its
+    rows. The iterator state is `{"epoch": e, "index": i}` (batches of epoch `e` consumed).
+
+    Attributes:
+      loader: a function of no arguments returning all examples: a tree (dict) of arrays sharing
+        their leading dimension. Called once per pipeline, on first use.
+      shuffle: reshuffle every epoch (deterministically from `seed` and the epoch number).
+      num_epochs: passes over the data; None repeats forever.
+      drop_remainder: drop the last batch of an epoch when it would be smaller than `batch_size`;
+        with False it is yielded smaller (split as evenly as its rows allow between hosts).
+    """
+
+    loader: Callable[[], Any]
+    batch_size: int
+    shuffle: bool = True
+    drop_remainder: bool = True
+
+    @functools.cached_property
+    def examples(self) -> Any:
+        """The loader's tree of arrays (as numpy arrays), loaded once and checked."""
+        examples = jax.tree.map(np.asarray, self.loader())
+        self._check_lengths(examples)
+        return examples
+
+    @functools.cached_property
+    def num_examples(self) -> int:
+        return jax.tree.leaves(self.examples)[0].shape[0]
+
+    @functools.cached_property
+    def _epoch_order(self) -> _order.EpochOrder:
+        """Which examples make each batch of each epoch on this host."""
+        process_index, process_count = self.process
+        return _order.EpochOrder(
+            num_examples=self.num_examples,
+            batch_size=self.batch_size,
+            shuffle=self.shuffle,
+            seed=self._seed_for("shuffling") if self.shuffle else None,
+            drop_remainder=self.drop_remainder,
+            process_index=process_index,
+            process_count=process_count,
+            owner=type(self).__name__,
+        )
+
+    def __len__(self) -> int:
+        """Batches per epoch."""
+        return self._epoch_order.batches_per_epoch
+
+    @functools.cached_property
+    def element_spec(self) -> Any:
+        """One full host-local batch, from the arrays' shapes (no batch is made)."""
+        rows = self._epoch_order.host_positions(0)
+        return jax.tree.map(
+            lambda a: jax.ShapeDtypeStruct((len(rows), *a.shape[1:]), a.dtype),
+            self.examples,
+        )
+
+    def _new_iterator(self) -> _InMemoryIterator:
+        return _InMemoryIterator(self)
+
+    def _check_lengths(self, examples: Any) -> None:
+        leaves = kontext.flatten_with_path(examples)
+        owner = f"{type(self).__name__}.loader"
+        if not leaves:
+            raise ValueError(f"{owner} returned no arrays: {examples!r}")
+        scalars = [path for path, a in leaves.items() if a.ndim == 0]
+        if scalars:
+            raise _errors.LengthMismatchError(
+                f"{owner} must return arrays with a leading example dimension; "
+                f"{', '.join(map(repr, scalars))} are scalars"
+            )
+        lengths = {path: a.shape[0] for path, a in leaves.items()}
+        if len(set(lengths.values())) > 1:
+            found = ", ".join(f"{path!r}: {n}" for path, n in lengths.items())
+            raise _errors.LengthMismatchError(
+                f"{owner} returned arrays of different lengths (leading dimension), expected one number "
+                f"of examples for all; got {found}"
+            )
+
+
+class _InMemoryIterator:
+    """Gathers batch `index` of epoch `epoch`; the state is that pair."""
+
+    def __init__(self, pipeline: InMemoryPipeline) -> None:
+        self._pipeline = pipeline
+        self._examples = pipeline.examples
+        self._order = pipeline._epoch_order
+        self._epoch = 0
+        self._index = 0
+
+    def __iter__(self) -> _InMemoryIterator:
+        return self
+
+    def __next__(self) -> Any:
+        num_epochs = self._pipeline.num_epochs
+        if num_epochs is not None and self._epoch >= num_epochs:
+            raise StopIteration
+        indices = self._order.host_indices(self._epoch, self._index)
+        self._index += 1
+        if self._index == self._order.batches_per_epoch:
+            self._epoch, self._index = self._epoch + 1, 0
+        return jax.tree.map(lambda a: a[indices], self._examples)
+
+    def get_state(self) -> dict[str, int]:
+        return _iterator.epoch_state(self._epoch, self._index)
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        owner = type(self._pipeline).__name__
+        epoch, index = _iterator.read_epoch_state(state, owner=owner)
+        num_epochs = self._pipeline.num_epochs
+        per_epoch = self._order.batches_per_epoch
+        if index >= per_epoch or (num_epochs is not None and (epoch, index) > (num_epochs, 0)):
+            raise _errors.StateError(
+                f"{owner} iterator state {dict(state)!r} is out of range: epochs have {per_epoch} batches "
+                f"(index < {per_epoch}) and num_epochs={num_epochs}"
+            )
+        self._epoch, self._index = epoch, index

@@ -1,0 +1,59 @@
+"""kd.metrics: metrics are frozen configs with `kontext.Key` fields; their states are JAX pytrees.
+
+    accuracy = kd.metrics.Accuracy(logits="preds.logits", labels="batch.label")
+    state = accuracy.get_state_from_context(context)  # inside the jitted step
+    state = state.merge(previous_state)  # accumulate across steps
+    value = jax.device_get(state).compute()  # on the host
+
+A metric's `get_state(**inputs)` returns a `State`; `State.merge` accumulates, `State.compute`
+gives the value. Wrappers apply a metric to the leaves of a tree (`TreeMap`, `TreeReduce`) or
+skip it when its inputs are missing (`SkipIfMissing`).
+"""
+
+from ._base import Metric as Metric
+from ._base import NoopMetric as NoopMetric
+from ._classification import Accuracy as Accuracy
+from ._classification import Precision1 as Precision1
+from ._errors import StateMergeError as StateMergeError
+from ._skip import SkipIfMissing as SkipIfMissing
+from ._state import AverageState as AverageState
+from ._state import CollectFirstState as CollectFirstState
+from ._state import CollectingState as CollectingState
+from ._state import EmptyState as EmptyState
+from ._state import State as State
+from ._state import SumState as SumState
+from ._state import state_dataclass as state_dataclass
+from ._state import static_field as static_field
+from ._stats import Average as Average
+from ._stats import Norm as Norm
+from ._stats import NormState as NormState
+from ._stats import Std as Std
+from ._stats import StdState as StdState
+from ._tree import TreeMap as TreeMap
+from ._tree import TreeReduce as TreeReduce
+from ._tree import TreeState as TreeState
+
+__all__ = [
+    "Accuracy",
+    "Average",
+    "AverageState",
+    "CollectFirstState",
+    "CollectingState",
+    "EmptyState",
+    "Metric",
+    "NoopMetric",
+    "Norm",
+    "NormState",
+    "Precision1",
+    "SkipIfMissing",
+    "State",
+    "StateMergeError",
+    "Std",
+    "StdState",
+    "SumState",
+    "TreeMap",
+    "TreeReduce",
+    "TreeState",
+    "state_dataclass",
+    "static_field",
+]
