@@ -23,7 +23,19 @@ _kd_compat.apply()
 __version__ = "0.1.0"
 
 _NAMESPACES = frozenset(
-    {"train", "data", "losses", "metrics", "summaries", "ckpts", "evals", "optim", "nn", "sharding", "writers"}
+    {
+        "train",
+        "data",
+        "losses",
+        "metrics",
+        "summaries",
+        "ckpts",
+        "evals",
+        "optim",
+        "nn",
+        "sharding",
+        "writers",
+    }
 )
 
 TYPE_CHECKING = False
