@@ -161,8 +161,8 @@ class TrainStep:
         )
         return AuxState(
             loss_states=context.loss_states,
-            metric_states=states_of(self.metrics, context, "metrics"),
-            summary_states=states_of(self.summaries, context, "summaries"),
+            metric_states=states_of(_without_training_only(self.metrics), context, "metrics"),
+            summary_states=states_of(_without_training_only(self.summaries), context, "summaries"),
         )
 
     def context_specs(self, state: TrainState, element_spec: Any) -> Context:
@@ -203,6 +203,21 @@ def _available(context: Context, limit: int = 40) -> str:
     paths = [p for p in context.available_paths() if not p.startswith(("opt_state", "updates", "grads"))]
     shown = ", ".join(paths[:limit]) + (f", ... ({len(paths) - limit} more)" if len(paths) > limit else "")
     return f"  available context paths: {shown}"
+
+
+# Context fields that only a train step has: metrics reading them are left out of evaluations.
+TRAINING_ONLY = frozenset({"grads", "updates", "opt_state"})
+
+
+def _without_training_only(objects: Mapping[str, Any]) -> dict[str, Any]:
+    """The objects none of whose keys reads `grads`, `updates` or `opt_state` (absent when evaluating)."""
+    kept = {}
+    for name, obj in objects.items():
+        paths: list[Any] = []
+        _collect_paths(kontext.get_keypaths(obj), paths)
+        if not any(str(path).split(".", 1)[0].split("[", 1)[0] in TRAINING_ONLY for path in paths):
+            kept[name] = obj
+    return kept
 
 
 def _all_paths(*groups: Mapping[str, Any]) -> list[Any]:
