@@ -33,7 +33,10 @@ def get_config() -> konfig.ConfigDict:
     cfg.train_metrics = {
         # The encoder's output: captured because this key asks for it (no other layer is kept).
         "latent_norm": kd.metrics.Norm(tensor="interms.encoder.__call__[0]", axis=-1),
-        "grad_norm": kd.metrics.TreeReduce(metric=kd.metrics.Norm(tensor="grads.**.kernel")),
+        # The global norm of every kernel gradient (a glob over the grads tree).
+        "grad_norm": kd.metrics.TreeReduce(
+            metric=kd.metrics.Norm(tensor="grads.**.kernel", axis=None, aggregation_type="concat")
+        ),
     }
     cfg.train_summaries = {
         "gt": kd.summaries.ShowImages(images="batch.image", num_images=5),

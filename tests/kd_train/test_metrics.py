@@ -55,14 +55,44 @@ def test_precision1_counts_the_top_class_among_positive_labels():
     np.testing.assert_allclose(value, 0.5)  # rows 0 and 2 have their arg-max among the positives
 
 
-def test_norm_with_axis_none_is_the_norm_of_the_whole_tensor():
-    x = jnp.array([[3.0, 0.0], [0.0, 4.0]])
-    np.testing.assert_allclose(metrics.Norm(tensor="x")(tensor=x), 5.0)
+def test_norm_default_axis_is_the_last_axis_averaged_over_the_others():
+    x = np.arange(24.0).reshape(2, 3, 4) - 10.0
+    assert metrics.Norm(tensor="x").axis == -1
+    expected = np.linalg.norm(x, axis=-1).mean()  # the mean of the 6 vector norms
+    np.testing.assert_allclose(metrics.Norm(tensor="x")(tensor=jnp.asarray(x)), expected, rtol=1e-6)
 
 
 def test_norm_along_an_axis_is_averaged_over_the_batch():
     x = jnp.array([[3.0, 4.0], [0.0, 1.0]])  # row norms 5 and 1
     np.testing.assert_allclose(metrics.Norm(tensor="x", axis=-1)(tensor=x), 3.0)
+
+
+def test_norm_along_a_pair_of_axes_is_the_mean_matrix_norm():
+    x = np.arange(12.0).reshape(3, 2, 2)
+    expected = np.linalg.norm(x, axis=(1, 2)).mean()  # Frobenius norms of the 3 matrices
+    np.testing.assert_allclose(
+        metrics.Norm(tensor="x", axis=(1, 2))(tensor=jnp.asarray(x)), expected, rtol=1e-6
+    )
+
+
+def test_norm_with_axis_none_is_the_norm_of_the_whole_tensor():
+    x = np.array([[3.0, 0.0], [1.0, 4.0]])
+    expected = np.sqrt((x**2).sum())
+    np.testing.assert_allclose(
+        metrics.Norm(tensor="x", axis=None)(tensor=jnp.asarray(x)), expected, rtol=1e-6
+    )
+
+
+def test_norm_with_axis_none_and_an_ord_is_the_vector_norm_of_the_flattened_tensor():
+    x = np.array([[1.0, -2.0], [3.0, 4.0]])  # as a matrix, its 1-norm would be 6
+    value = metrics.Norm(tensor="x", axis=None, ord=1)(tensor=jnp.asarray(x))
+    np.testing.assert_allclose(value, np.abs(x).sum())
+
+
+def test_norm_of_a_scalar_needs_axis_none():
+    with pytest.raises(ValueError, match=r"axis=-1 is out of range for a tensor of shape \(\).*axis=None"):
+        metrics.Norm(tensor="x").get_state(tensor=jnp.array(3.0))
+    np.testing.assert_allclose(metrics.Norm(tensor="x", axis=None)(tensor=jnp.array(-3.0)), 3.0)
 
 
 def test_norm_mask_drops_norms_from_the_average():
@@ -73,6 +103,49 @@ def test_norm_mask_drops_norms_from_the_average():
 
 def test_norm_with_ord_1():
     np.testing.assert_allclose(metrics.Norm(tensor="x", ord=1)(tensor=jnp.array([1.0, -2.0, 3.0])), 6.0)
+
+
+def test_norm_aggregation_type_none_is_the_default_and_averages_like_average():
+    x = np.array([[3.0, 4.0], [0.0, 1.0], [1.0, 1.0]])
+    assert metrics.Norm(tensor="x").aggregation_type is None
+    expected = np.linalg.norm(x, axis=-1).mean()
+    for aggregation_type in (None, "average"):
+        value = metrics.Norm(tensor="x", aggregation_type=aggregation_type)(tensor=jnp.asarray(x))
+        np.testing.assert_allclose(value, expected, rtol=1e-6)
+
+
+def test_norm_average_merges_batches_as_the_mean_of_all_their_norms():
+    a, b = np.array([[3.0, 4.0]]), np.array([[0.0, 1.0], [0.0, 2.0]])
+    norm = metrics.Norm(tensor="x")
+    state = norm.get_state(tensor=jnp.asarray(a)).merge(norm.get_state(tensor=jnp.asarray(b)))
+    expected = np.linalg.norm(np.concatenate([a, b]), axis=-1).mean()  # (5 + 1 + 2) / 3
+    np.testing.assert_allclose(state.compute(), expected, rtol=1e-6)
+
+
+def test_norm_concat_merges_batches_as_the_norm_of_all_their_values():
+    a, b = np.array([[3.0, 4.0]]), np.array([[0.0, 1.0], [0.0, 2.0]])
+    norm = metrics.Norm(tensor="x", aggregation_type="concat")
+    state = norm.get_state(tensor=jnp.asarray(a)).merge(norm.get_state(tensor=jnp.asarray(b)))
+    expected = np.sqrt((a**2).sum() + (b**2).sum())
+    np.testing.assert_allclose(jax.device_get(state).compute(), expected, rtol=1e-6)
+
+
+def test_norm_concat_with_a_mask_is_the_norm_of_the_masked_in_rows():
+    x = np.array([[3.0, 4.0], [0.0, 1.0], [2.0, 0.0]])
+    mask = np.array([[True], [False], [True]])
+    value = metrics.Norm(tensor="x", aggregation_type="concat")(tensor=jnp.asarray(x), mask=jnp.asarray(mask))
+    np.testing.assert_allclose(value, np.sqrt((x[[0, 2]] ** 2).sum()), rtol=1e-6)
+
+
+def test_norm_concat_with_ord_1_is_the_sum_of_absolute_values():
+    x = np.array([[1.0, -2.0], [3.0, -4.0]])
+    value = metrics.Norm(tensor="x", ord=1, aggregation_type="concat")(tensor=jnp.asarray(x))
+    np.testing.assert_allclose(value, np.abs(x).sum(), rtol=1e-6)
+
+
+def test_norm_rejects_an_unknown_aggregation_type():
+    with pytest.raises(ValueError, match="aggregation_type must be None, 'average' or 'concat', got 'sum'"):
+        metrics.Norm(tensor="x", aggregation_type="sum")  # type: ignore[arg-type]
 
 
 def test_norm_concat_aggregation_requires_a_power_norm():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import kontext
@@ -19,19 +21,33 @@ def _params() -> dict:
     }
 
 
+def _leaves(*paths: str) -> list[np.ndarray]:
+    tree = _params()
+    return [np.asarray(tree[a][b]) for a, b in (path.split(".") for path in paths)]
+
+
 def test_tree_map_computes_a_flat_dict_keyed_by_leaf_paths():
-    metric = metrics.TreeMap(metric=metrics.Norm(tensor="params"))
+    metric = metrics.TreeMap(metric=metrics.Norm(tensor="params", axis=None))
     out = metric.get_state_from_context({"params": _params()}).compute()
     assert list(out) == ["dense.kernel", "dense.bias", "out.kernel", "out.bias"]
     np.testing.assert_allclose(out["dense.kernel"], 2.0)
     np.testing.assert_allclose(out["dense.bias"], 5.0)
 
 
+def test_tree_map_of_norm_with_the_default_axis_gives_each_leafs_mean_row_norm():
+    out = metrics.TreeMap(metric=metrics.Norm(tensor="params")).get_state_from_context({"params": _params()})
+    out = out.compute()
+    for path, leaf in zip(out, _leaves(*out)):
+        np.testing.assert_allclose(out[path], np.linalg.norm(leaf, axis=-1).mean(), rtol=1e-6)
+    np.testing.assert_allclose(out["dense.kernel"], np.sqrt(2.0), rtol=1e-6)
+    np.testing.assert_allclose(out["out.kernel"], 1.0)  # rows [2] and [0]
+
+
 def test_tree_map_with_a_glob_keeps_only_matching_leaves_relative_to_the_prefix():
     metric = metrics.TreeMap(metric=metrics.Norm(tensor="grads.**.kernel"))
     out = metric.get_state_from_context({"grads": _params(), "params": {}}).compute()
     assert list(out) == ["dense.kernel", "out.kernel"]
-    np.testing.assert_allclose(out["out.kernel"], 2.0)
+    np.testing.assert_allclose(out["out.kernel"], 1.0)  # the mean of the row norms 2 and 0
 
 
 def test_tree_map_state_merges_in_jit_and_computes_on_the_host():
@@ -64,18 +80,61 @@ def test_tree_map_names_the_leaf_where_the_inner_metric_fails():
     assert "leaf 'steps'" in "\n".join(getattr(info.value, "__notes__", []))
 
 
-def test_tree_reduce_with_a_glob_averages_the_leaf_norms():
+def test_tree_reduce_of_the_default_norm_averages_every_row_norm_of_every_leaf():
     metric = metrics.TreeReduce(metric=metrics.Norm(tensor="grads.**.kernel"))
     state = metric.get_state_from_context({"grads": _params()})
     assert isinstance(state, metrics.NormState)
-    np.testing.assert_allclose(state.compute(), (2.0 + 2.0) / 2)
+    row_norms = np.concatenate([np.linalg.norm(k, axis=-1) for k in _leaves("dense.kernel", "out.kernel")])
+    np.testing.assert_allclose(state.compute(), row_norms.mean(), rtol=1e-6)  # (2 sqrt(2) + 2 + 0) / 4
+
+
+def test_tree_reduce_weighs_leaves_by_their_number_of_norms_not_equally():
+    grads = {"a": jnp.array([[3.0, 4.0], [0.0, 1.0], [0.0, 0.0]]), "b": jnp.array([[6.0, 8.0]])}
+    value = metrics.TreeReduce(metric=metrics.Norm(tensor="grads")).get_state_from_context({"grads": grads})
+    np.testing.assert_allclose(value.compute(), (5.0 + 1.0 + 0.0 + 10.0) / 4)  # not (2 + 10) / 2
+
+
+def test_tree_reduce_with_average_aggregation_equals_the_default():
+    context = {"grads": _params()}
+    default = metrics.TreeReduce(metric=metrics.Norm(tensor="grads")).get_state_from_context(context)
+    average = metrics.TreeReduce(metric=metrics.Norm(tensor="grads", aggregation_type="average"))
+    np.testing.assert_allclose(average.get_state_from_context(context).compute(), default.compute())
+    row_norms = np.concatenate([np.linalg.norm(x, axis=-1).ravel() for x in jax.tree.leaves(_params())])
+    np.testing.assert_allclose(default.compute(), row_norms.mean(), rtol=1e-6)
+
+
+def test_tree_reduce_of_norm_with_axis_none_averages_the_leaf_norms_and_warns():
+    with pytest.warns(
+        UserWarning, match='averages the norms of the individual leaves.*aggregation_type="concat"'
+    ):
+        metric = metrics.TreeReduce(metric=metrics.Norm(tensor="grads", axis=None))
+    value = metric.get_state_from_context({"grads": _params()}).compute()
+    leaf_norms = [np.linalg.norm(x.ravel()) for x in jax.tree.leaves(_params())]
+    np.testing.assert_allclose(value, np.mean(leaf_norms), rtol=1e-6)  # (2 + 5 + 2 + 0) / 4
+
+
+def test_tree_reduce_of_norm_with_axis_none_and_average_aggregation_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        metric = metrics.TreeReduce(
+            metric=metrics.Norm(tensor="grads", axis=None, aggregation_type="average")
+        )
+        metrics.TreeReduce(metric=metrics.Norm(tensor="grads"))
+    np.testing.assert_allclose(metric.get_state_from_context({"grads": _params()}).compute(), 9.0 / 4)
 
 
 def test_tree_reduce_with_concat_aggregation_is_the_global_norm():
-    metric = metrics.TreeReduce(metric=metrics.Norm(tensor="grads", aggregation_type="concat"))
-    value = metric.get_state_from_context({"grads": _params()}).compute()
     expected = np.sqrt(sum(float(jnp.sum(x**2)) for x in jax.tree.leaves(_params())))
-    np.testing.assert_allclose(value, expected, rtol=1e-6)
+    for axis in (-1, None):
+        metric = metrics.TreeReduce(metric=metrics.Norm(tensor="grads", axis=axis, aggregation_type="concat"))
+        value = metric.get_state_from_context({"grads": _params()}).compute()
+        np.testing.assert_allclose(value, expected, rtol=1e-6)
+
+
+def test_tree_reduce_with_concat_aggregation_and_ord_1_is_the_sum_of_absolute_values():
+    metric = metrics.TreeReduce(metric=metrics.Norm(tensor="grads", ord=1, aggregation_type="concat"))
+    value = metric.get_state_from_context({"grads": _params()}).compute()
+    np.testing.assert_allclose(value, sum(np.abs(x).sum() for x in jax.tree.leaves(_params())), rtol=1e-6)
 
 
 def test_tree_glob_matching_nothing_raises_path_not_found():

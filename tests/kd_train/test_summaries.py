@@ -34,10 +34,21 @@ def test_show_images_clips_values_to_0_1():
     np.testing.assert_allclose(out.ravel(), [0.0, 0.5, 1.0])
 
 
-def test_show_images_vrange_rescales_to_0_1():
-    images = jnp.array([-1.0, 0.0, 1.0, 3.0]).reshape(1, 1, 4, 1)
-    out = _computed(summaries.ShowImages(images="x", vrange=(-1.0, 1.0)), images=images)
-    np.testing.assert_allclose(out.ravel(), [0.0, 0.5, 1.0, 1.0])
+def test_show_images_in_vrange_clips_and_rescales_to_0_1():
+    images = jnp.array([-3.0, -1.0, 0.0, 1.0, 3.0]).reshape(1, 1, 5, 1)
+    out = _computed(summaries.ShowImages(images="x", in_vrange=(-1.0, 1.0)), images=images)
+    np.testing.assert_allclose(out.ravel(), [0.0, 0.0, 0.5, 1.0, 1.0])
+
+
+def test_show_images_in_vrange_applies_to_uint8_after_dividing_by_255():
+    images = jnp.array([0, 51, 255], jnp.uint8).reshape(1, 1, 3, 1)
+    out = _computed(summaries.ShowImages(images="x", in_vrange=(0.0, 0.4)), images=images)
+    np.testing.assert_allclose(out.ravel(), [0.0, 0.5, 1.0], rtol=1e-6)
+
+
+def test_show_images_has_no_vrange_field():
+    with pytest.raises(TypeError, match="vrange"):
+        summaries.ShowImages(images="x", vrange=(0.0, 1.0))  # type: ignore[call-arg]
 
 
 def test_show_images_of_uint8_are_divided_by_255():
@@ -80,9 +91,11 @@ def test_show_images_from_context():
     assert jax.device_get(state).compute().shape == (5, 2, 2, 3)
 
 
-def test_show_images_rejects_an_empty_vrange():
-    with pytest.raises(ValueError, match="vmin < vmax"):
-        summaries.ShowImages(images="x", vrange=(1.0, 1.0))
+def test_show_images_rejects_an_empty_in_vrange():
+    with pytest.raises(
+        ValueError, match=r"in_vrange must be \(vmin, vmax\) with vmin < vmax, got \(1.0, 1.0\)"
+    ):
+        summaries.ShowImages(images="x", in_vrange=(1.0, 1.0))
 
 
 def test_histogram_computes_a_histogram_value_of_the_flat_values():
@@ -123,7 +136,7 @@ def test_summary_built_from_a_konfig_config_works():
         from kd import summaries as cfg_summaries
 
     cfg = konfig.ConfigDict()
-    cfg.images = cfg_summaries.ShowImages(images="batch.image", num_images=2, vrange=(0.0, 255.0))
+    cfg.images = cfg_summaries.ShowImages(images="batch.image", num_images=2, in_vrange=(0.0, 255.0))
     summary = konfig.resolve(cfg).images
     assert isinstance(summary, summaries.ShowImages)
     out = jax.device_get(summary.get_state_from_context({"batch": {"image": jnp.full((3, 2, 2, 3), 51.0)}}))

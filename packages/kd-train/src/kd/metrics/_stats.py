@@ -1,6 +1,6 @@
 """Statistics of any value: `Average`, `Norm`, `Std`.
 
-kd.metrics.Norm(tensor="preds.embedding", axis=-1)  # mean L2 norm of the embeddings
+kd.metrics.Norm(tensor="preds.embedding")  # mean L2 norm of the embeddings (axis=-1)
 """
 
 # ruff: noqa: UP037
@@ -71,32 +71,40 @@ class NormState(AverageState):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Norm(_base.Metric):
-    """The norm of a tensor along `axis`, averaged over the other axes (masked).
+    """The norm of a tensor along `axis` (`jnp.linalg.norm`), averaged over the other axes (masked).
 
-    Usage: `kd.metrics.TreeMap(metric=kd.metrics.Norm(tensor="params"))` tracks each parameter's norm.
+    Usage: `kd.metrics.Norm(tensor="preds.embedding")` is the mean L2 norm of the embeddings
+    (one norm per vector along the last axis); `axis=None` gives the norm of the whole tensor.
+
+    Under `TreeReduce` (and across batches) the states merge by `aggregation_type`: the average
+    of all the norms of all the leaves (each norm counts once, so a leaf with more rows weighs
+    more), or with "concat" the norm of all the values taken together.
 
     Attributes:
       tensor: key of the tensor.
-      axis: the axis (int) or pair of axes (matrix norms) the norm is taken over; `None` (the
-        default here; Kauldron's default is -1) takes the norm of the whole tensor, flattened.
+      axis: the axis (int) or pair of axes (matrix norms) the norm is taken over, -1 by default
+        (vector norms along the last axis); `None` takes the norm of the whole tensor, flattened
+        (needed for scalars).
       ord: the order of the norm, as in `jnp.linalg.norm` (`None`: the 2-norm / Frobenius norm).
       mask: optional key of a mask broadcastable to the tensor's shape with the norm axes
-        kept as size 1; masked-out norms are left out of the average.
-      aggregation_type: how states merge (across a `TreeReduce`, or across batches): "average"
-        averages the norms; "concat" gives the norm of all values taken together
-        (`(sum |x|**ord) ** (1/ord)`, e.g. the global gradient norm).
+        kept as size 1 (`(b, 1)` for a tensor `(b, n)` and axis=-1); masked-out norms are left
+        out of the average.
+      aggregation_type: how states merge: "average" averages the norms; "concat" gives the norm
+        of all values taken together (`(sum |x|**ord) ** (1/ord)`, e.g. the global gradient
+        norm). `None` (the default) averages, and warns when built into a `TreeReduce` with
+        axis=None, as the average of the leaves' norms is rarely the norm wanted there.
     """
 
     tensor: kontext.Key = kontext.REQUIRED
     mask: kontext.Key | None = None
-    axis: int | tuple[int, int] | None = None
+    axis: int | tuple[int, int] | None = -1
     ord: float | int | str | None = None
-    aggregation_type: Literal["average", "concat"] = "average"
+    aggregation_type: Literal["average", "concat"] | None = None
 
     def __post_init__(self) -> None:
-        if self.aggregation_type not in ("average", "concat"):
+        if self.aggregation_type not in (None, "average", "concat"):
             raise ValueError(
-                f"Norm: aggregation_type must be 'average' or 'concat', got {self.aggregation_type!r}."
+                f"Norm: aggregation_type must be None, 'average' or 'concat', got {self.aggregation_type!r}."
             )
         if self.aggregation_type == "concat" and not _is_power_norm(self.ord):
             raise ValueError(
@@ -114,6 +122,12 @@ class Norm(_base.Metric):
             flat = tensor.reshape(-1)
             norm = jnp.linalg.norm(flat, ord=self.ord).reshape((1,) * tensor.ndim)
         else:
+            axes = (self.axis,) if isinstance(self.axis, int) else tuple(self.axis)
+            if not all(-tensor.ndim <= a < tensor.ndim for a in axes):
+                raise ValueError(
+                    f"Norm: axis={self.axis!r} is out of range for a tensor of shape {tensor.shape}; "
+                    "use axis=None for the norm of the whole tensor (e.g. of a scalar)."
+                )
             norm = jnp.linalg.norm(tensor, ord=self.ord, axis=self.axis, keepdims=True)
         if mask is not None:
             try:
@@ -123,9 +137,10 @@ class Norm(_base.Metric):
                     f"Norm: mask of shape {mask.shape} does not broadcast to the norms' shape {norm.shape} "
                     f"(tensor {tensor.shape} with axis={self.axis} kept as size 1)."
                 ) from None
+        aggregation = self.aggregation_type or "average"
         power = 2.0 if self.ord in (None, "fro") else float(self.ord)  # type: ignore[arg-type]
-        values = norm if self.aggregation_type == "average" else norm**power
-        return NormState.from_values(values, mask=mask, aggregation=self.aggregation_type, power=power)
+        values = norm if aggregation == "average" else norm**power
+        return NormState.from_values(values, mask=mask, aggregation=aggregation, power=power)
 
 
 def _is_power_norm(ord_: Any) -> bool:

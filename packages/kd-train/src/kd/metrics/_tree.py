@@ -1,6 +1,6 @@
 """`TreeMap` / `TreeReduce`: apply a metric to every leaf of a pytree (params, grads, ...).
 
-kd.metrics.TreeMap(metric=kd.metrics.Norm(tensor="params"))  # {"dense.kernel": norm, ...}
+kd.metrics.TreeMap(metric=kd.metrics.Norm(tensor="params", axis=None))  # {"dense.kernel": norm, ...}
 kd.metrics.TreeReduce(metric=kd.metrics.Norm(tensor="grads.**.kernel", aggregation_type="concat"))
 """
 
@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import warnings
 from typing import Any
 
 import kontext
 
-from . import _base, _errors, _state
+from . import _base, _errors, _state, _stats
 
 
 @_state.state_dataclass
@@ -118,7 +119,7 @@ class _TreeMetric(_base.Metric):
 class TreeMap(_TreeMetric):
     """Applies `metric` to every leaf of the tree its keys point at; computes a flat dict.
 
-    Usage: `kd.metrics.TreeMap(metric=kd.metrics.Norm(tensor="params"))` computes
+    Usage: `kd.metrics.TreeMap(metric=kd.metrics.Norm(tensor="params", axis=None))` computes
     `{"dense.kernel": ..., "dense.bias": ...}` (leaf paths relative to `params`).
 
     A key may be a glob (`"grads.**.kernel"`, `"params.*.bias"`): only the matching leaves are
@@ -140,11 +141,23 @@ class TreeReduce(_TreeMetric):
     """Applies `metric` to every leaf like `TreeMap`, then merges the leaf states into one.
 
     Usage: `kd.metrics.TreeReduce(metric=kd.metrics.Norm(tensor="grads.**.kernel"))` averages
-    the norms of all kernels; with `aggregation_type="concat"` it is their global norm.
+    the norms of all the kernels' rows (Norm's axis=-1); with `aggregation_type="concat"` it is
+    the kernels' global norm.
 
     Attributes:
       metric: the metric applied to each leaf; how its state merges is the reduction.
     """
+
+    def __post_init__(self) -> None:
+        metric = self.metric
+        if isinstance(metric, _stats.Norm) and metric.axis is None and metric.aggregation_type is None:
+            warnings.warn(
+                "TreeReduce(Norm(axis=None)) averages the norms of the individual leaves; it is not "
+                'the norm of all the leaves concatenated. Set aggregation_type="concat" for that '
+                'norm, or aggregation_type="average" to keep the average without this warning.',
+                UserWarning,
+                stacklevel=3,
+            )
 
     def get_state(self, **trees: Any) -> _state.State:
         """The merge of the inner metric's per-leaf states (of the inner metric's state type)."""

@@ -1,6 +1,6 @@
 """`ShowImages`: the first few images of the batches (masked), as float32 `(n, h, w, c)` in [0, 1].
 
-kd.summaries.ShowImages(images="batch.image", num_images=4, vrange=(-1.0, 1.0))
+kd.summaries.ShowImages(images="batch.image", num_images=4, in_vrange=(-1.0, 1.0))
 """
 
 # ruff: noqa: F821, UP037
@@ -66,26 +66,26 @@ class ShowImages(_base.ImageSummary):
 
     Attributes:
       images: key of the images: `(n, h, w, c)` with c in {1, 3}, or `(n, h, w)` (shown with
-        c = 1). Floats are expected in [0, 1] unless `vrange` is given; uint8 in [0, 255].
+        c = 1). Floats are expected in [0, 1] unless `in_vrange` is given; uint8 in [0, 255].
       num_images: how many images to keep.
-      vrange: optional `(vmin, vmax)` of the input values: they are clipped to it and rescaled
-        to [0, 1]. (Kauldron calls it `in_vrange`.)
+      in_vrange: optional `(vmin, vmax)` of the input values (after uint8 images are scaled
+        to [0, 1]): they are clipped to it and rescaled to [0, 1].
       mask: optional key of a per-image mask `(n,)` or `(n, 1)`: masked-out images are skipped.
     """
 
     images: kontext.Key = kontext.REQUIRED
     num_images: int = 5
-    vrange: tuple[float, float] | None = None
+    in_vrange: tuple[float, float] | None = None
     mask: kontext.Key | None = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.num_images, int) and self.num_images >= 1):
             raise ValueError(f"ShowImages: num_images must be a positive int, got {self.num_images!r}.")
-        if self.vrange is not None:
-            vmin, vmax = self.vrange
+        if self.in_vrange is not None:
+            vmin, vmax = self.in_vrange
             if not vmin < vmax:
                 raise ValueError(
-                    f"ShowImages: vrange must be (vmin, vmax) with vmin < vmax, got {self.vrange!r}."
+                    f"ShowImages: in_vrange must be (vmin, vmax) with vmin < vmax, got {self.in_vrange!r}."
                 )
 
     @ktyping.typechecked
@@ -100,8 +100,8 @@ class ShowImages(_base.ImageSummary):
             images = images.astype(jnp.float32) / 255.0
         else:
             images = images.astype(jnp.float32)
-        if self.vrange is not None:
-            vmin, vmax = self.vrange
+        if self.in_vrange is not None:
+            vmin, vmax = self.in_vrange
             images = (jnp.clip(images, vmin, vmax) - vmin) / (vmax - vmin)
         if mask is None:
             valid = jnp.ones(images.shape[:1], bool)
