@@ -18,7 +18,9 @@ TRAIN = REPO / "examples" / "train.py"
 
 
 def _train(*flags: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(TRAIN), *flags], capture_output=True, text=True, cwd=REPO, timeout=600)
+    return subprocess.run(
+        [sys.executable, str(TRAIN), *flags], capture_output=True, text=True, cwd=REPO, timeout=600
+    )
 
 
 def _logged(stdout: str, name: str) -> dict[int, float]:
@@ -61,7 +63,9 @@ def test_nnx_example_trains_an_nnx_module_configured_by_its_class() -> None:
 
 def test_autoencoder_monitors_the_encoder_and_checkpoints_into_the_workdir(tmp_path: Path) -> None:
     workdir = tmp_path / "ae"
-    proc = _train("--cfg=examples/digits_autoencoder.py", f"--cfg.workdir={workdir}", "--cfg.num_train_steps=300")
+    proc = _train(
+        "--cfg=examples/digits_autoencoder.py", f"--cfg.workdir={workdir}", "--cfg.num_train_steps=300"
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     latent = _logged(proc.stdout, "metrics/latent_norm")
     assert set(latent) == {1, 100, 200, 300} and all(v > 0 for v in latent.values())
@@ -73,7 +77,9 @@ def test_autoencoder_monitors_the_encoder_and_checkpoints_into_the_workdir(tmp_p
     assert {r["step"] for r in records} >= {1, 100, 200, 300}
     assert (workdir / "checkpoints" / "ckpt_300").is_dir()
     # A second run in the same workdir finds the finished run and does no step.
-    again = _train("--cfg=examples/digits_autoencoder.py", f"--cfg.workdir={workdir}", "--cfg.num_train_steps=300")
+    again = _train(
+        "--cfg=examples/digits_autoencoder.py", f"--cfg.workdir={workdir}", "--cfg.num_train_steps=300"
+    )
     assert again.returncode == 0, again.stderr[-3000:]
     assert "done: 300 steps" in again.stdout
     assert _logged(again.stdout, "losses/recon") == {}
@@ -83,7 +89,9 @@ def test_cli_override_of_num_train_steps_reaches_the_schedule(monkeypatch: pytes
     import konfig
 
     monkeypatch.syspath_prepend(str(REPO / "examples"))
-    cfg, rest = konfig.parse_flags(["--cfg.num_train_steps=123"], default=str(REPO / "examples" / "mlp_regression.py"))
+    cfg, rest = konfig.parse_flags(
+        ["--cfg.num_train_steps=123"], default=str(REPO / "examples" / "mlp_regression.py")
+    )
     assert rest == []
     schedule = konfig.resolve(cfg.schedules["learning_rate"])
     # warmup_cosine_decay_schedule reaches its end value exactly at decay_steps.

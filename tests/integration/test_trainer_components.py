@@ -17,22 +17,26 @@ nn = pytest.importorskip("flax.linen")
 
 def _config(**overrides):
     with konfig.imports():
+        import kd as c_kd
         import optax as c_optax
         from flax import linen as c_nn
-
-        import kd as c_kd
 
     cfg = c_kd.train.Trainer()
     cfg.seed = 0
     cfg.num_train_steps = 20
     cfg.log_metrics_every = 10
-    cfg.train_ds = c_kd.data.InMemoryPipeline(loader=c_kd.data.SyntheticRegression(num_examples=256), batch_size=32)
+    cfg.train_ds = c_kd.data.InMemoryPipeline(
+        loader=c_kd.data.SyntheticRegression(num_examples=256), batch_size=32
+    )
     cfg.model = c_kd.nn.ExternalModule(
-        module=c_nn.Sequential(layers=[c_nn.Dense(features=16), c_nn.relu, c_nn.Dense(features=1)]), keys="batch.x"
+        module=c_nn.Sequential(layers=[c_nn.Dense(features=16), c_nn.relu, c_nn.Dense(features=1)]),
+        keys="batch.x",
     )
     cfg.optimizer = c_optax.adam(learning_rate=1e-2)
     cfg.train_losses = {"l2": c_kd.losses.L2(preds="preds", targets="batch.y")}
-    cfg.train_metrics = {"grad_norms": c_kd.metrics.TreeMap(metric=c_kd.metrics.Norm(tensor="grads", axis=None))}
+    cfg.train_metrics = {
+        "grad_norms": c_kd.metrics.TreeMap(metric=c_kd.metrics.Norm(tensor="grads", axis=None))
+    }
     cfg.writer = c_kd.writers.InMemoryWriter()
     for path, value in overrides.items():
         konfig.set_by_path(cfg, path, value)
@@ -56,14 +60,19 @@ def test_a_config_round_trips_through_json_and_trains() -> None:
 def test_a_misspelt_argument_of_a_loss_fails_when_the_config_is_written() -> None:
     with konfig.imports():
         import kd as c_kd
-    with pytest.raises(konfig.ArgumentError, match=r"L2\(\) got an unexpected keyword argument 'tragets'; did you mean 'targets'"):
+    with pytest.raises(
+        konfig.ArgumentError,
+        match=r"L2\(\) got an unexpected keyword argument 'tragets'; did you mean 'targets'",
+    ):
         c_kd.losses.L2(preds="preds", tragets="batch.y")
 
 
 def test_a_bad_value_in_a_loss_names_its_config_path() -> None:
     cfg = _config()
     cfg.train_losses["l2"].normalize_by = "everything"
-    with pytest.raises(konfig.ResolveError, match=r"In cfg.train_losses.l2: .*normalize_by must be 'mask' or 'values'"):
+    with pytest.raises(
+        konfig.ResolveError, match=r"In cfg.train_losses.l2: .*normalize_by must be 'mask' or 'values'"
+    ):
         konfig.resolve(cfg)
 
 
@@ -79,18 +88,45 @@ def test_a_model_output_that_does_not_fit_the_loss_names_both_shapes(tmp_path: P
     assert not workdir.exists()  # nothing is written before the config is known to be good
 
 
-def test_a_preempted_run_resumes_exactly_where_it_stopped(tmp_path: Path) -> None:
+class _Rows:
+    """A random-access source of single examples (what a grain data source is)."""
+
+    def __init__(self) -> None:
+        self.columns = kd.data.SyntheticRegression(num_examples=256)()
+
+    def __len__(self) -> int:
+        return 256
+
+    def __getitem__(self, index: int) -> dict:
+        return {name: column[index] for name, column in self.columns.items()}
+
+
+def _train_ds(kind: str):
+    if kind == "in_memory":
+        return None  # the config's own InMemoryPipeline
+    pytest.importorskip("grain")
+    return kd.data.GrainPipeline(source=_Rows(), batch_size=32)
+
+
+@pytest.mark.parametrize("kind", ["in_memory", "grain"])
+def test_a_preempted_run_resumes_exactly_where_it_stopped(tmp_path: Path, kind: str) -> None:
     with konfig.imports():
         import kd as c_kd
-    straight = konfig.resolve(_config()).train()[0]
+
+    def trainer_of(cfg):
+        trainer = konfig.resolve(cfg)
+        ds = _train_ds(kind)
+        return trainer if ds is None else dataclasses.replace(trainer, train_ds=ds)
+
+    straight = trainer_of(_config()).train()[0]
 
     workdir = str(tmp_path / "run")
     cfg = _config(workdir=workdir, stop_after_steps=7)
     cfg.checkpointer = c_kd.ckpts.Checkpointer(save_interval_steps=100)
-    first, _ = konfig.resolve(cfg).train()  # stops after 7 steps; the stop is checkpointed
+    first, _ = trainer_of(cfg).train()  # stops after 7 steps; the stop is checkpointed
     assert int(first.step) == 7
     cfg.stop_after_steps = None
-    resumed, _ = konfig.resolve(cfg).train()
+    resumed, _ = trainer_of(cfg).train()
     assert int(resumed.step) == 20
     # Same params as the uninterrupted run: the data iterator resumed at batch 8, not batch 1.
     for a, b in zip(jax.tree.leaves(straight.params), jax.tree.leaves(resumed.params)):
@@ -102,7 +138,10 @@ def test_evaluator_defaults_come_from_the_trainer_and_are_logged_under_its_name(
         import kd as c_kd
     cfg = _config()
     cfg.eval_ds = c_kd.data.InMemoryPipeline(
-        loader=c_kd.data.SyntheticRegression(num_examples=64, seed=1), batch_size=32, shuffle=False, num_epochs=1
+        loader=c_kd.data.SyntheticRegression(num_examples=64, seed=1),
+        batch_size=32,
+        shuffle=False,
+        num_epochs=1,
     )
     cfg.evals = {"holdout": c_kd.evals.Evaluator(run=c_kd.evals.EveryNSteps(10))}
     trainer = konfig.resolve(cfg)

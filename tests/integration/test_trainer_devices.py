@@ -42,6 +42,10 @@ def _run(num_devices: int) -> dict:
 
 def test_four_devices_split_the_batch_and_reach_the_single_device_loss() -> None:
     one, four = _run(1), _run(4)
-    assert four["devices"] == 4 and four["batch_shards"] == 4 and four["param_spec"] in ("P()", "PartitionSpec()")
+    assert (
+        four["devices"] == 4
+        and four["batch_shards"] == 4
+        and four["param_spec"] in ("P()", "PartitionSpec()")
+    )
     assert one["step"] == four["step"] == 30
     assert four["loss"] == pytest.approx(one["loss"], rel=1e-4)

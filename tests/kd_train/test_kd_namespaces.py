@@ -10,8 +10,24 @@ import pytest
 
 KAULDRON_NAMES = {
     "train": ["Trainer", "TrainState", "TrainStep", "Context", "RngStream", "RngStreams", "ROOT_CFG_REF"],
-    "losses": ["L1", "L2", "Huber", "SoftmaxCrossEntropy", "SoftmaxCrossEntropyWithIntLabels", "SigmoidBinaryCrossEntropy"],
-    "metrics": ["Accuracy", "Precision1", "Norm", "Std", "TreeMap", "TreeReduce", "SkipIfMissing", "AverageState"],
+    "losses": [
+        "L1",
+        "L2",
+        "Huber",
+        "SoftmaxCrossEntropy",
+        "SoftmaxCrossEntropyWithIntLabels",
+        "SigmoidBinaryCrossEntropy",
+    ],
+    "metrics": [
+        "Accuracy",
+        "Precision1",
+        "Norm",
+        "Std",
+        "TreeMap",
+        "TreeReduce",
+        "SkipIfMissing",
+        "AverageState",
+    ],
     "summaries": ["ShowImages", "Histogram"],
     "data": ["InMemoryPipeline"],
     "ckpts": ["Checkpointer"],
