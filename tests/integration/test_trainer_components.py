@@ -168,3 +168,31 @@ def test_summaries_are_written_on_summary_steps_only() -> None:
     assert isinstance(written[-1][1], kd.summaries.HistogramValue)
     # One compile per distinct set of outputs: plain, metrics, metrics + summaries.
     assert dict(trainer.trainstep.num_traces) == {(False, False): 1, (True, False): 1, (True, True): 1}
+
+
+def test_an_evaluator_key_that_names_no_path_fails_before_training(tmp_path: Path) -> None:
+    with konfig.imports():
+        import kd as c_kd
+    workdir = tmp_path / "run"
+    cfg = _config(workdir=str(workdir))
+    cfg.evals = {
+        "holdout": c_kd.evals.Evaluator(
+            run=c_kd.evals.EveryNSteps(10),
+            ds=cfg.ref.train_ds,
+            metrics={"acc": c_kd.metrics.Accuracy(logits="preds", labels="batch.label")},
+        )
+    }
+    trainer = konfig.resolve(cfg)
+    with pytest.raises(kd.train.KeyPathError, match=r"(?s)evals\['holdout'\].*metrics\['acc'\].*batch.label"):
+        trainer.train()
+    assert not workdir.exists()
+
+
+def test_train_writes_the_resolved_config_into_the_workdir(tmp_path: Path) -> None:
+    workdir = tmp_path / "run"
+    cfg = _config(workdir=str(workdir), num_train_steps=2)
+    cfg.writer = None  # the default writers: the terminal and <workdir>/metrics.jsonl
+    konfig.resolve(cfg).train()
+    written = konfig.from_json((workdir / "config.json").read_text())
+    assert written.num_train_steps == 2 and written.workdir == str(workdir)
+    assert (workdir / "metrics.jsonl").read_text().count("\n") == 2  # steps 1 and 2

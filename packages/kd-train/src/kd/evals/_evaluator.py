@@ -14,10 +14,12 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
+import jax
 import optax
 
 from kd._root_ref import ROOT_CFG_REF
 from kd.evals._run_strategies import EveryNSteps, RunStrategy
+from kd.train._errors import KeyPathError, ShapeMismatchError
 from kd.train._model import as_model
 from kd.train._step import TrainStep
 
@@ -55,6 +57,18 @@ class Evaluator:
             metrics=self.metrics,
             summaries=self.summaries,
         )
+
+    def check(self, state_specs: Any, *, where: str = "Evaluator") -> None:
+        """Traces one evaluation batch abstractly (`jax.eval_shape`): bad keys and shapes fail before training."""
+        if self.ds is None:
+            raise ValueError(f"{where}.ds: no evaluation data (set `ds=` or the Trainer's `eval_ds`)")
+        spec = getattr(self.ds, "element_spec", None)
+        if spec is None:
+            return  # a data source without shapes up front is checked on its first batch
+        try:
+            jax.eval_shape(self.evalstep._eval_step, state_specs, spec)
+        except (KeyPathError, ShapeMismatchError) as e:
+            raise type(e)(f"{where}: {e}") from None
 
     def evaluate(self, state: Any, step: int) -> Any:
         """The merged `AuxState` of every evaluated batch."""

@@ -133,13 +133,24 @@ class Trainer:
         return jax.device_put(state, self.sharding.state_shardings(state))
 
     def check(self) -> None:
-        """Traces the whole step abstractly: bad keys and shapes fail here, before any compile or file write."""
+        """Traces the train step and every evaluator abstractly: bad keys and shapes fail here, before any
+        compile or file write."""
         try:
             self.context_specs  # noqa: B018
         except KeyPathError:
             raise
         except kontext.UnresolvedKeysError as e:  # the model's own input keys
             raise KeyPathError(f"Trainer.model ({type(self.model).__name__}) inputs: {e}") from None
+        for name, evaluator in self.evals.items():
+            check = getattr(evaluator, "check", None)
+            if check is not None:
+                check(self.state_specs, where=f"evals[{name!r}]")
+
+    def __post_konfig_resolve__(self, cfg: Any) -> None:
+        """Keeps the config this Trainer was resolved from; `train()` writes it into the workdir."""
+        import konfig
+
+        object.__setattr__(self, "_config_json", konfig.to_json(cfg))
 
     # ---------------------------------------------------------------- the loop
 
@@ -147,11 +158,16 @@ class Trainer:
         """Runs until `num_train_steps` (or `stop_after_steps`); returns `(state, last logged metrics)`."""
         self.check()
         writer, checkpointer = self.writer, self.checkpointer
+        config_json = getattr(self, "_config_json", None)
+        if config_json is not None:
+            writer.write_config(config_json)
         try:
             state, data = self._restore_or_init()
             step = int(state.step)
             last_step = self.num_train_steps
-            stop = last_step if self.stop_after_steps is None else min(last_step, step + self.stop_after_steps)
+            stop = (
+                last_step if self.stop_after_steps is None else min(last_step, step + self.stop_after_steps)
+            )
             logged: dict[str, Any] = {}
             last_log_time, last_log_step = time.perf_counter(), step
             while step < stop:
@@ -165,7 +181,9 @@ class Trainer:
                 if log_metrics:
                     logged = aux.compute()
                     logged.update(self._schedule_values(step))
-                    now = time.perf_counter()  # the rate since the previous log (the first includes compiling)
+                    now = (
+                        time.perf_counter()
+                    )  # the rate since the previous log (the first includes compiling)
                     logged["perf/steps_per_sec"] = (step - last_log_step) / max(now - last_log_time, 1e-9)
                     last_log_time, last_log_step = now, step
                     writer.write_scalars(step, logged)
