@@ -62,6 +62,11 @@ class Evaluator:
         """Traces one evaluation batch abstractly (`jax.eval_shape`): bad keys and shapes fail before training."""
         if self.ds is None:
             raise ValueError(f"{where}.ds: no evaluation data (set `ds=` or the Trainer's `eval_ds`)")
+        if self.num_batches is None and getattr(self.ds, "num_epochs", 1) is None:
+            raise ValueError(
+                f"{where}: num_batches=None evaluates the whole of `ds`, but its num_epochs is None (endless); "
+                "set num_batches, or num_epochs=1 on the evaluation data."
+            )
         spec = getattr(self.ds, "element_spec", None)
         if spec is None:
             return  # a data source without shapes up front is checked on its first batch

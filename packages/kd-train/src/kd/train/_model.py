@@ -49,17 +49,25 @@ class InterestFilter:
 
 
 def _prefix_matches(pattern: tuple[Any, ...], target: tuple[str, ...]) -> bool:
-    """Whether `target` (module path + method) can be the start of what `pattern` selects."""
-    if not target:
-        return True
+    """Whether what `pattern` selects holds the output of `target` (module path + method), or part of it."""
     if not pattern:
-        return False
+        return True  # the pattern ended at a module above the target (or at it): all of it is wanted
+    if not target:
+        return _may_select_in_outputs(pattern)
     head = pattern[0]
     if isinstance(head, kontext.Wildcard):
         if head is kontext.Wildcard.DOUBLE_STAR:
             return _prefix_matches(pattern[1:], target) or _prefix_matches(pattern, target[1:])
         return _prefix_matches(pattern[1:], target[1:])
     return head == target[0] and _prefix_matches(pattern[1:], target[1:])
+
+
+def _may_select_in_outputs(rest: tuple[Any, ...]) -> bool:
+    """What follows the method name: its outputs are a tuple, so an index or a wildcard (`[0]`, `*`)."""
+    i = 0
+    while i < len(rest) and rest[i] is kontext.Wildcard.DOUBLE_STAR:
+        i += 1
+    return i == len(rest) or not isinstance(rest[i], str)
 
 
 def _call_inputs(
@@ -184,8 +192,8 @@ class NnxModel:
         is_training: bool,
         capture: InterestFilter,
     ) -> tuple[Any, Any, Any]:
-        if self._abstract is None:
-            raise ConfigError("NnxModel.apply before init: call trainer.init_state() first.")
+        if self._abstract is None:  # evaluators share the Trainer's NnxModel, initialized by the Trainer
+            raise ConfigError("NnxModel.apply before init: call trainer.init_state() (or model.init) first.")
         graphdef, params_t, rng_t, rest_t = self._abstract
         params_state = _filled(params_t, params)
         rest_state = _filled(rest_t, collections)
@@ -198,11 +206,9 @@ class NnxModel:
             module.eval()
         args, kwargs = _call_inputs(module, context, module.__call__)
         with training_mode(is_training):
-            if capture:
-                preds, interms_state = nnx.capture(module, nnx.Intermediate)(*args, **kwargs)
-                interms = nnx.to_pure_dict(interms_state)
-            else:
-                preds, interms = module(*args, **kwargs), {}
+            # Always inside nnx.capture: `self.sow` outside it is deprecated. Unused values cost nothing under jit.
+            preds, interms_state = nnx.capture(module, nnx.Intermediate)(*args, **kwargs)
+        interms = nnx.to_pure_dict(interms_state) if capture else {}
         _, _, _, new_rest = self._split(module)
         new_collections = nnx.to_pure_dict(new_rest) if is_training else collections
         return preds, new_collections, interms

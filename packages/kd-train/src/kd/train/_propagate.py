@@ -1,11 +1,12 @@
 """Fill every `ROOT_CFG_REF.<path>` default found under the Trainer's fields with the Trainer's value.
 
-    trainer = fill_from_root(trainer)   # evaluators get trainer.eval_ds, checkpointers trainer.workdir, ...
+    evals = fill_from_root(trainer, trainer.evals, "Trainer.evals", memo={})   # each Evaluator's ds = eval_ds, ...
 
 Walks dicts, lists, tuples and dataclasses of any depth; models (flax linen / NNX modules) and arrays are not
 entered. An object that was filled remembers which fields came from the root (`__kd_inherited__`), so filling
 again from another Trainer (after `dataclasses.replace(trainer, seed=1)`) takes the new values, while values the
-user set explicitly are never touched.
+user set explicitly are never touched. (A dataclass with `__slots__` cannot remember: it is filled once, and
+keeps those values when filled again.)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from kd.train._errors import ConfigError
 def fill_from_root(root: Any, value: Any, where: str, memo: dict[int, Any]) -> Any:
     """`value` with every RootRef under it replaced by the value it names in `root`."""
     if isinstance(value, RootRef):
-        return _lookup(root, value, where)
+        return _lookup(root, value, where, memo)
     vid = id(value)
     if vid in memo:
         return memo[vid]
@@ -54,7 +55,7 @@ def _fill_dataclass(root: Any, obj: Any, where: str, memo: dict[int, Any]) -> An
             ref = current
             inherited[field.name] = ref
         if ref is not None:
-            new = _lookup(root, ref, f"{where}.{field.name}")
+            new = _lookup(root, ref, f"{where}.{field.name}", memo)
         else:
             new = fill_from_root(root, current, f"{where}.{field.name}", memo)
         if new is not current:
@@ -69,11 +70,15 @@ def _fill_dataclass(root: Any, obj: Any, where: str, memo: dict[int, Any]) -> An
             f"{type(e).__name__}: {e}"
         ) from e
     if inherited:
-        object.__setattr__(filled, INHERITED_ATTR, inherited)
+        try:
+            object.__setattr__(filled, INHERITED_ATTR, inherited)
+        except (AttributeError, TypeError):
+            pass  # a dataclass with __slots__ holds no marker: filled now, kept as is by a later replace
     return filled
 
 
-def _lookup(root: Any, ref: RootRef, where: str) -> Any:
+def _lookup(root: Any, ref: RootRef, where: str, memo: dict[int, Any]) -> Any:
+    """The value `ref` names in `root`, itself filled: the root's fields may not be filled yet (field order)."""
     current = root
     for i, name in enumerate(ref.path):
         try:
@@ -84,7 +89,9 @@ def _lookup(root: Any, ref: RootRef, where: str) -> Any:
                 f"{where} = {ref!r}: {head} has no field {name!r}; set {where.rsplit('.', 1)[-1]} explicitly "
                 f"or add {name!r} to the Trainer (e.g. in `aux`)."
             ) from None
-    return current
+    if current is root:
+        return current
+    return fill_from_root(root, current, "Trainer" + "".join(f".{p}" for p in ref.path), memo)
 
 
 def _is_opaque(value: Any) -> bool:

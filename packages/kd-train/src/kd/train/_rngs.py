@@ -13,7 +13,7 @@ from typing import Any
 
 import jax
 
-from kd._root_ref import ROOT_CFG_REF
+from kd._root_ref import INHERITED_ATTR, ROOT_CFG_REF, RootRef
 
 _MODES = {"init": 0, "train": 1, "eval": 2}
 
@@ -71,7 +71,7 @@ class RngStreams:
         return self._by_name  # type: ignore[attr-defined]
 
     def _seed_key(self) -> jax.Array:
-        seed = 0 if isinstance(self.seed, type(ROOT_CFG_REF)) else self.seed
+        seed = 0 if isinstance(self.seed, RootRef) else self.seed
         return jax.random.key(seed)
 
     def init_rngs(self) -> dict[str, jax.Array]:
@@ -94,13 +94,21 @@ class RngStreams:
 
 
 def as_rng_streams(value: Any, seed: int) -> RngStreams:
-    """`Trainer.rng_streams` may be an `RngStreams`, a sequence of `RngStream`, or None."""
+    """`Trainer.rng_streams` may be an `RngStreams`, a sequence of `RngStream`, or None.
+
+    A seed left to the Trainer (`ROOT_CFG_REF.seed`) is set to `seed` and marked as inherited, so that
+    `dataclasses.replace(trainer, seed=1)` reseeds the streams; an explicit `RngStreams(seed=...)` is kept.
+    """
     if value is None:
-        return RngStreams(seed=seed)
-    if isinstance(value, RngStreams):
-        return (
-            value if not isinstance(value.seed, type(ROOT_CFG_REF)) else dataclasses.replace(value, seed=seed)
-        )
-    if isinstance(value, RngStream):
-        value = (value,)
-    return RngStreams(streams=tuple(value), seed=seed)
+        value = RngStreams()
+    elif isinstance(value, RngStream):
+        value = RngStreams(streams=(value,))
+    elif not isinstance(value, RngStreams):
+        value = RngStreams(streams=tuple(value))
+    ref = value.seed
+    if not (isinstance(ref, RootRef) and ref.path == ("seed",)):
+        return value  # explicit, or another root path: filled like any other ROOT_CFG_REF default
+    inherited = {**getattr(value, INHERITED_ATTR, {}), "seed": ref}
+    value = dataclasses.replace(value, seed=seed)
+    object.__setattr__(value, INHERITED_ATTR, inherited)
+    return value

@@ -20,12 +20,13 @@ from typing import Any
 
 import jax
 import kontext
+from flax import linen as nn
 
 from kd import ckpts, sharding, writers
 from kd.train._build_model import build_model
 from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
-from kd.train._model import LinenModel, NnxModel, as_model
+from kd.train._model import InterestFilter, LinenModel, NnxModel, as_model
 from kd.train._propagate import fill_from_root
 from kd.train._rngs import RngStreams, as_rng_streams
 from kd.train._state import TrainState
@@ -71,7 +72,10 @@ class Trainer:
 
     def __post_init__(self) -> None:
         _set = functools.partial(object.__setattr__, self)
-        _set("model", build_model(self.model))
+        model = build_model(self.model)
+        if model is not None and not isinstance(model, nn.Module):
+            model = as_model(model)  # one NnxModel, shared with the evaluators (ROOT_CFG_REF.model)
+        _set("model", model)
         _set("rng_streams", as_rng_streams(self.rng_streams, self.seed))
         if self.sharding is None:
             _set("sharding", sharding.ShardingStrategy())
@@ -137,14 +141,29 @@ class Trainer:
         compile or file write."""
         try:
             self.context_specs  # noqa: B018
-        except KeyPathError:
-            raise
+        except KeyPathError as e:
+            if "interms" not in str(e):
+                raise
+            raise KeyPathError(f"{e}\n{self._available_interms()}") from None
         except kontext.UnresolvedKeysError as e:  # the model's own input keys
             raise KeyPathError(f"Trainer.model ({type(self.model).__name__}) inputs: {e}") from None
         for name, evaluator in self.evals.items():
             check = getattr(evaluator, "check", None)
             if check is not None:
                 check(self.state_specs, where=f"evals[{name!r}]")
+
+    def _available_interms(self) -> str:
+        """Every intermediate the model can give (only the asked-for ones are captured, so list them all)."""
+        step = self.trainstep
+
+        def forward(state: TrainState, batch: Any) -> Any:
+            everything = InterestFilter(["interms.**"])
+            context = step.forward(state.params, state.collections, batch, state.step, is_training=True, capture=everything)
+            return context.interms
+
+        interms = jax.eval_shape(forward, self.state_specs, self.element_spec)
+        paths = [f"interms.{path}" for path in kontext.flatten_with_path(interms)]
+        return "  intermediates the model gives: " + (", ".join(paths) or "none")
 
     def __post_konfig_resolve__(self, cfg: Any) -> None:
         """Keeps the config this Trainer was resolved from; `train()` writes it into the workdir."""
