@@ -49,7 +49,18 @@ def dist_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Builds a wheel and an sdist of every package with its own build backend (hatchling)."""
     out = tmp_path_factory.mktemp("dist")
     for folder, _ in PACKAGES.values():
-        _run([_uv(), "build", "--quiet", "--sdist", "--wheel", "--out-dir", str(out), str(REPO / "packages" / folder)])
+        _run(
+            [
+                _uv(),
+                "build",
+                "--quiet",
+                "--sdist",
+                "--wheel",
+                "--out-dir",
+                str(out),
+                str(REPO / "packages" / folder),
+            ]
+        )
     return out
 
 
@@ -172,4 +183,3 @@ def test_importing_a_light_package_in_this_environment_leaves_jax_and_numpy_unlo
 def test_kd_reexports_the_light_packages() -> None:
     code = "import kd, konfig, kontext, ktyping; assert kd.konfig is konfig and kd.kontext is kontext and kd.ktyping is ktyping; print(kd.train.__name__)"
     assert _run([sys.executable, "-c", code]).stdout.strip() == "kd.train"
-

@@ -124,7 +124,10 @@ class TrainStep:
     ) -> tuple[TrainState, AuxState]:
         """One optimizer update. `state` is donated: do not use it afterwards."""
         # Asking for metrics when there are none gives the same outputs: the same compiled function.
-        variant = (bool(return_metrics) and bool(self.metrics), bool(return_summaries) and bool(self.summaries))
+        variant = (
+            bool(return_metrics) and bool(self.metrics),
+            bool(return_summaries) and bool(self.summaries),
+        )
         fn = self._jitted.get(variant)
         if fn is None:
             fn = self._jitted[variant] = jax.jit(lambda s, b: self._step(s, b, *variant), donate_argnums=(0,))

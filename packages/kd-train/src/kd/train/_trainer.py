@@ -158,7 +158,9 @@ class Trainer:
 
         def forward(state: TrainState, batch: Any) -> Any:
             everything = InterestFilter(["interms.**"])
-            context = step.forward(state.params, state.collections, batch, state.step, is_training=True, capture=everything)
+            context = step.forward(
+                state.params, state.collections, batch, state.step, is_training=True, capture=everything
+            )
             return context.interms
 
         interms = jax.eval_shape(forward, self.state_specs, self.element_spec)
