@@ -21,7 +21,7 @@ import jax
 import numpy as np
 
 from kd._root_ref import ROOT_CFG_REF, RootRef
-from kd.data import _checks, _errors, _hosts, _iterator
+from kd.data import _checks, _errors, _hosts, _iterator, _order
 
 # Where a pipeline keeps the iterator that `element_spec` pulled one batch from, for the next `iter`.
 _KEPT_ITERATOR = "_kd_kept_iterator"
@@ -114,6 +114,22 @@ class Pipeline(abc.ABC):
         if self.batch_size is None:
             raise TypeError(f"{type(self).__name__} has no batch_size")
         return _hosts.host_batch_size(self.batch_size, self.process[1], owner=type(self).__name__)
+
+    def _make_epoch_order(
+        self, num_examples: int, *, shuffle: bool, drop_remainder: bool
+    ) -> _order.EpochOrder:
+        """Which examples make each batch of each epoch on this host (shuffled from `seed` per epoch)."""
+        process_index, process_count = self.process
+        return _order.EpochOrder(
+            num_examples=num_examples,
+            batch_size=self.batch_size,
+            shuffle=shuffle,
+            seed=self._seed_for("shuffling") if shuffle else None,
+            drop_remainder=drop_remainder,
+            process_index=process_index,
+            process_count=process_count,
+            owner=type(self).__name__,
+        )
 
     def _seed_for(self, purpose: str) -> int:
         """The seed as an int; SeedNotSetError while it is still `ROOT_CFG_REF.seed`."""

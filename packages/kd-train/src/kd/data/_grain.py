@@ -83,16 +83,8 @@ class GrainPipeline(_base.Pipeline):
     @functools.cached_property
     def _epoch_order(self) -> _order.EpochOrder:
         """Which examples make each batch of each epoch on this host."""
-        process_index, process_count = self.process
-        return _order.EpochOrder(
-            num_examples=len(self._source_dataset),
-            batch_size=self.batch_size,
-            shuffle=self.shuffle,
-            seed=self._seed_for("shuffling") if self.shuffle else None,
-            drop_remainder=self.drop_remainder,
-            process_index=process_index,
-            process_count=process_count,
-            owner=type(self).__name__,
+        return self._make_epoch_order(
+            len(self._source_dataset), shuffle=self.shuffle, drop_remainder=self.drop_remainder
         )
 
     @functools.cached_property
