@@ -7,6 +7,7 @@ batch = strategy.put_batch(host_batch)   # a global jax.Array built from this ho
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -56,9 +57,15 @@ class ShardingStrategy:
             f"ShardingStrategy.{field}: expected {sorted(_NAMED)} or a jax.sharding.Sharding, got {value!r}"
         )
 
+    @functools.cached_property
+    def batch_sharding(self) -> jax.sharding.Sharding:
+        return self._sharding(self.ds, "ds")
+
     def put_batch(self, batch: Any) -> Any:
         """This host's rows of the global batch, as global arrays sharded by `ds`."""
-        sharding = self._sharding(self.ds, "ds")
+        sharding = self.batch_sharding
+        if jax.process_count() == 1:  # this host's rows are the whole batch: one transfer for the tree
+            return jax.device_put(batch, sharding)
         return jax.tree.map(lambda x: jax.make_array_from_process_local_data(sharding, np.asarray(x)), batch)
 
     def state_shardings(self, state: Any) -> Any:
