@@ -179,6 +179,7 @@ def test_an_evaluator_key_that_names_no_path_fails_before_training(tmp_path: Pat
         "holdout": c_kd.evals.Evaluator(
             run=c_kd.evals.EveryNSteps(10),
             ds=cfg.ref.train_ds,
+            num_batches=1,
             metrics={"acc": c_kd.metrics.Accuracy(logits="preds", labels="batch.label")},
         )
     }

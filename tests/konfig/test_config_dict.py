@@ -439,7 +439,9 @@ def test_update_merges_mappings_pairs_and_keywords():
 
 def test_appending_a_positional_argument_already_given_by_keyword_is_refused():
     node = fl.Dense(features=8)
-    with pytest.raises(konfig.ArgumentError, match=r"multiple values for argument 'features'.*set `.features`"):
+    with pytest.raises(
+        konfig.ArgumentError, match=r"multiple values for argument 'features'.*set `.features`"
+    ):
         node[0] = 3
     assert node.features == 8 and 0 not in node.to_dict() and "0" not in node.to_dict()
 

@@ -21,7 +21,7 @@ class EveryNSteps(RunStrategy):
     skip_last: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.n, int) or self.n <= 0:
+        if not isinstance(self.n, int) or isinstance(self.n, bool) or self.n <= 0:
             raise ValueError(f"EveryNSteps.n: expected a positive int, got {self.n!r}")
 
     def should_run(self, step: int, *, last_step: int) -> bool:

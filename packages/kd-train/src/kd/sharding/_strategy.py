@@ -48,14 +48,15 @@ class ShardingStrategy:
     collections: Any = REPLICATED
     opt_state: Any = REPLICATED
 
+    def __post_init__(self) -> None:
+        # A bad name fails at config time. Only names are checked: building a mesh here would query the
+        # devices before a multi-host run has called `jax.distributed.initialize`.
+        for field in ("ds", "params", "collections", "opt_state"):
+            _check(getattr(self, field), field)
+
     def _sharding(self, value: Any, field: str) -> jax.sharding.Sharding:
-        if isinstance(value, jax.sharding.Sharding):
-            return value
-        if value in _NAMED:
-            return _NAMED[value]()
-        raise ValueError(
-            f"ShardingStrategy.{field}: expected {sorted(_NAMED)} or a jax.sharding.Sharding, got {value!r}"
-        )
+        _check(value, field)
+        return value if isinstance(value, jax.sharding.Sharding) else _NAMED[value]()
 
     @functools.cached_property
     def batch_sharding(self) -> jax.sharding.Sharding:
@@ -83,3 +84,11 @@ class ShardingStrategy:
                 for name, sharding in parts.items()
             },
         )
+
+
+def _check(value: Any, field: str) -> None:
+    if isinstance(value, jax.sharding.Sharding) or (isinstance(value, str) and value in _NAMED):
+        return
+    raise ValueError(
+        f"ShardingStrategy.{field}: expected one of {sorted(_NAMED)} or a jax.sharding.Sharding, got {value!r}"
+    )

@@ -30,14 +30,26 @@ def build_model(value: Any) -> Any:
                 f"Trainer.model: {qualname} is an NNX module; leave out `rngs` (the Trainer builds it with "
                 "nnx.Rngs from its rng_streams and seed)."
             )
-        arguments = konfig.resolve(konfig.ConfigDict({k: v for k, v in value.items() if k != "__qualname__"}))
+        try:
+            arguments = konfig.resolve(
+                konfig.ConfigDict({k: v for k, v in value.items() if k != "__qualname__"})
+            )
+        except konfig.ResolveError as e:
+            raise konfig.ResolveError(_under_model(str(e))) from e
         positional = [arguments[k] for k in sorted((k for k in arguments if k.isdigit()), key=int)]
         keywords = {k: v for k, v in arguments.items() if not k.isdigit()}
         return NnxModel(functools.partial(target, *positional, **keywords), name=qualname.rsplit(":", 1)[-1])
     try:
         return konfig.resolve(value)
     except konfig.ResolveError as e:
-        raise konfig.ResolveError(f"cfg.model: {e}") from e
+        raise konfig.ResolveError(_under_model(str(e))) from e
+
+
+def _under_model(message: str) -> str:
+    """konfig names paths from the node it resolved (`In cfg.features: ...`); the model is `cfg.model`."""
+    if message.startswith("In cfg"):
+        return "In cfg.model" + message[len("In cfg") :]
+    return f"In cfg.model: {message}"
 
 
 def _import(qualname: str) -> Any:

@@ -214,7 +214,9 @@ class Trainer:
                     if evaluator.run.should_run(step, last_step=last_step):
                         self._evaluate(name, evaluator, state, step)
                 if step == stop or checkpointer.should_save(step):  # the data position is read only then
-                    checkpointer.maybe_save(step, state=state, data_state=_data_state(data), force=step == stop)
+                    checkpointer.maybe_save(
+                        step, state=state, data_state=_data_state(data), force=step == stop
+                    )
         finally:  # a save in flight completes even when a step raised
             checkpointer.wait_until_finished()
             checkpointer.close()

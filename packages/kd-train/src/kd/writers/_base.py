@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -68,16 +69,20 @@ class PrintWriter(Writer):
 
 @dataclasses.dataclass(kw_only=True)
 class JsonlWriter(Writer):
-    """Appends `{"step": 100, "losses/total": 0.3, ...}` lines to `<workdir>/metrics.jsonl`."""
+    """Appends `{"step": 100, "losses/total": 0.3, ...}` lines to `<workdir>/metrics.jsonl`.
+
+    Arrays are left out (only scalars are written); NaN and infinities are written as `null`, so every
+    line stays valid JSON for strict readers (`jq`, JavaScript).
+    """
 
     workdir: str
     filename: str = "metrics.jsonl"
 
     def write_scalars(self, step: int, scalars: Mapping[str, float]) -> None:
         os.makedirs(self.workdir, exist_ok=True)
-        record = {"step": step, **{k: float(v) for k, v in scalars.items() if np.ndim(v) == 0}}
+        record = {"step": step, **{k: _finite_or_none(v) for k, v in scalars.items() if np.ndim(v) == 0}}
         with open(os.path.join(self.workdir, self.filename), "a", encoding="utf-8") as f:
-            f.write(json.dumps(record) + "\n")
+            f.write(json.dumps(record, allow_nan=False) + "\n")
 
     def write_config(self, config_json: str) -> None:
         os.makedirs(self.workdir, exist_ok=True)
@@ -116,3 +121,8 @@ def _short(value: Any) -> str:
     if np.ndim(value) != 0:
         return f"<array {np.shape(value)}>"
     return f"{float(value):.5g}"
+
+
+def _finite_or_none(value: Any) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None

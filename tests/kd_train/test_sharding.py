@@ -1,0 +1,102 @@
+"""kd.sharding.ShardingStrategy: names or Shardings for the batch and the state, checked at construction."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import jax
+import kd
+import numpy as np
+import pytest
+import train_fixtures as lib
+from jax.sharding import NamedSharding, PartitionSpec
+
+
+def test_defaults_split_the_batch_and_replicate_the_state():
+    strategy = kd.sharding.ShardingStrategy()
+    assert strategy.ds == kd.sharding.FIRST_DIM == "first_dim"
+    assert strategy.params == strategy.collections == strategy.opt_state == kd.sharding.REPLICATED
+
+
+def test_named_shardings_split_the_first_axis_or_replicate():
+    assert kd.sharding.first_dim().spec == PartitionSpec("devices")
+    assert kd.sharding.replicated().spec == PartitionSpec()
+    assert kd.sharding.first_dim().mesh.devices.size == jax.device_count()
+
+
+@pytest.mark.parametrize("field", ["ds", "params", "collections", "opt_state"])
+def test_bad_name_raises_naming_the_field_and_the_choices(field):
+    with pytest.raises(ValueError, match=f"ShardingStrategy.{field}:") as info:
+        kd.sharding.ShardingStrategy(**{field: "rows"})
+    message = str(info.value)
+    assert "'first_dim'" in message and "'replicated'" in message and "'rows'" in message
+
+
+def test_unhashable_value_raises_the_same_message():
+    with pytest.raises(
+        ValueError, match=r"ShardingStrategy.ds: expected one of \['first_dim', 'replicated'\]"
+    ):
+        kd.sharding.ShardingStrategy(ds=["first_dim"])
+
+
+def test_put_batch_gives_jax_arrays_with_the_batch_sharding():
+    strategy = kd.sharding.ShardingStrategy()
+    host = {"x": np.arange(8, dtype=np.float32).reshape(4, 2), "y": np.ones((4, 1), np.int32)}
+    batch = strategy.put_batch(host)
+    for name in ("x", "y"):
+        assert isinstance(batch[name], jax.Array)
+        assert batch[name].sharding.is_equivalent_to(kd.sharding.first_dim(), batch[name].ndim)
+        np.testing.assert_array_equal(batch[name], host[name])
+        assert batch[name].dtype == host[name].dtype
+
+
+def test_state_shardings_has_the_train_state_structure():
+    state = lib.make_trainer().init_state()
+    shardings = kd.sharding.ShardingStrategy().state_shardings(state)
+    assert isinstance(shardings, kd.train.TrainState)
+    is_sharding = lambda x: isinstance(x, jax.sharding.Sharding)  # noqa: E731
+    assert jax.tree.structure(shardings, is_leaf=is_sharding) == jax.tree.structure(state)
+    assert all(s.spec == PartitionSpec() for s in jax.tree.leaves(shardings, is_leaf=is_sharding))
+
+
+def test_state_shardings_takes_a_sharding_instance_per_part():
+    device = jax.devices()[0]
+    own = jax.sharding.SingleDeviceSharding(device)
+    strategy = kd.sharding.ShardingStrategy(params=own)
+    state = lib.make_trainer().init_state()
+    shardings = strategy.state_shardings(state)
+    assert all(s is own for s in jax.tree.leaves(shardings.params))
+    assert all(isinstance(s, NamedSharding) for s in jax.tree.leaves(shardings.opt_state))
+    assert isinstance(shardings.step, NamedSharding) and shardings.step.spec == PartitionSpec()
+
+
+def test_sharding_instance_is_used_for_the_batch():
+    own = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    batch = kd.sharding.ShardingStrategy(ds=own).put_batch({"x": np.zeros((2, 3), np.float32)})
+    assert batch["x"].sharding == own
+
+
+def test_trainer_places_the_state_by_its_strategy():
+    trainer = lib.make_trainer(sharding=kd.sharding.ShardingStrategy(params=kd.sharding.REPLICATED))
+    state = trainer.init_state()
+    kernel = state.params["hidden"]["kernel"]
+    assert isinstance(kernel.sharding, NamedSharding) and kernel.sharding.spec == PartitionSpec()
+
+
+_SPLIT = """
+import json, os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+import numpy as np
+import kd
+batch = kd.sharding.ShardingStrategy().put_batch({"x": np.arange(8).reshape(4, 2)})
+shards = sorted(batch["x"].addressable_shards, key=lambda s: s.index[0].start)
+print(json.dumps([np.asarray(s.data).tolist() for s in shards]))
+"""
+
+
+def test_put_batch_splits_the_rows_over_devices():
+    proc = subprocess.run([sys.executable, "-c", _SPLIT], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.splitlines()[-1]) == [[[0, 1], [2, 3]], [[4, 5], [6, 7]]]
