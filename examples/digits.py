@@ -34,7 +34,10 @@ def get_config() -> konfig.ConfigDict:
     cfg.model = digits_models.MLP(hidden=(128, 64), num_classes=10)
     cfg.schedules = {
         "learning_rate": optax.warmup_cosine_decay_schedule(
-            init_value=0.0, peak_value=3e-3, warmup_steps=50, decay_steps=cfg.ref.num_train_steps
+            init_value=0.0,
+            peak_value=3e-3,
+            warmup_steps=cfg.ref.num_train_steps // 20,
+            decay_steps=cfg.ref.num_train_steps,
         )
     }
     cfg.optimizer = optax.adamw(learning_rate=cfg.ref.schedules["learning_rate"], weight_decay=1e-4)

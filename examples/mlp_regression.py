@@ -1,7 +1,7 @@
 """The default example: a flax MLP fitting a synthetic function (no download), trained by `kd.train.Trainer`.
 
 Run: `hatch run train` (this file is the default), or
-     `hatch run train --cfg.num_train_steps=600 --cfg.model.module.layers[0].features=64`.
+     `hatch run train --cfg.num_train_steps=600 --cfg.model.model.layers[0].features=64`.
 Nothing in `get_config` builds a model or an optimizer: every call is captured as data.
 """
 
@@ -23,7 +23,7 @@ def get_config() -> konfig.ConfigDict:
     )
     # A third-party module, wired to `batch.x` in the config (no subclass).
     cfg.model = kd.nn.ExternalModule(
-        module=nn.Sequential(
+        model=nn.Sequential(
             layers=[nn.Dense(features=32), nn.relu, nn.Dense(features=32), nn.relu, nn.Dense(features=1)]
         ),
         keys="batch.x",

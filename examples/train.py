@@ -18,7 +18,7 @@ DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlp_r
 def main(argv: list[str]) -> int:
     try:
         cfg, rest = konfig.parse_flags(argv, default=DEFAULT_CONFIG)
-    except ValueError as e:  # konfig's override and config errors say what to fix; no traceback needed
+    except (ValueError, TypeError) as e:  # konfig's override and argument errors say what to fix
         print(f"error: {e}", file=sys.stderr)
         return 2
     if rest:
@@ -28,7 +28,7 @@ def main(argv: list[str]) -> int:
 
     try:
         trainer = konfig.resolve(cfg)
-    except (konfig.ResolveError, ValueError, TypeError) as e:
+    except (ValueError, TypeError) as e:  # konfig.ResolveError names the config path
         print(f"error: {e}", file=sys.stderr)
         return 2
     start = time.perf_counter()

@@ -48,7 +48,7 @@ def test_digits_reach_95_percent_test_accuracy() -> None:
     proc = _train("--cfg=examples/digits.py")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     accuracy = _logged(proc.stdout, "test/metrics/accuracy")
-    assert sorted(accuracy) == [500, 1000]
+    assert sorted(accuracy) == [0, 500, 1000]  # step 0: the untrained model
     assert accuracy[1000] >= 0.95
 
 
@@ -71,8 +71,8 @@ def test_autoencoder_monitors_the_encoder_and_checkpoints_into_the_workdir(tmp_p
     assert set(latent) == {1, 100, 200, 300} and all(v > 0 for v in latent.values())
     recon = _logged(proc.stdout, "losses/recon")
     assert recon[300] < recon[1] / 4
-    # decay_steps follows --cfg.num_train_steps=300: the learning rate reaches 0 at the last step.
-    assert _logged(proc.stdout, "schedules/learning_rate")[300] == pytest.approx(0.0, abs=1e-9)
+    # decay_steps follows --cfg.num_train_steps=300: the last update (step 299 for optax) is at about 0.
+    assert _logged(proc.stdout, "schedules/learning_rate")[300] == pytest.approx(0.0, abs=1e-6)
     records = [json.loads(line) for line in (workdir / "metrics.jsonl").read_text().splitlines()]
     assert {r["step"] for r in records} >= {1, 100, 200, 300}
     assert (workdir / "checkpoints" / "ckpt_300").is_dir()

@@ -29,7 +29,7 @@ def _config(**overrides):
         loader=c_kd.data.SyntheticRegression(num_examples=256), batch_size=32
     )
     cfg.model = c_kd.nn.ExternalModule(
-        module=c_nn.Sequential(layers=[c_nn.Dense(features=16), c_nn.relu, c_nn.Dense(features=1)]),
+        model=c_nn.Sequential(layers=[c_nn.Dense(features=16), c_nn.relu, c_nn.Dense(features=1)]),
         keys="batch.x",
     )
     cfg.optimizer = c_optax.adam(learning_rate=1e-2)
@@ -50,10 +50,10 @@ def test_a_config_round_trips_through_json_and_trains() -> None:
     assert int(state.step) == 20
     # TreeMap over the grads: one norm per parameter, named by its path.
     assert {k for k in logged if k.startswith("metrics/grad_norms/")} == {
-        "metrics/grad_norms/module.layers_0.kernel",
-        "metrics/grad_norms/module.layers_0.bias",
-        "metrics/grad_norms/module.layers_2.kernel",
-        "metrics/grad_norms/module.layers_2.bias",
+        "metrics/grad_norms/model.layers_0.kernel",
+        "metrics/grad_norms/model.layers_0.bias",
+        "metrics/grad_norms/model.layers_2.kernel",
+        "metrics/grad_norms/model.layers_2.bias",
     }
 
 
@@ -79,7 +79,7 @@ def test_a_bad_value_in_a_loss_names_its_config_path() -> None:
 def test_a_model_output_that_does_not_fit_the_loss_names_both_shapes(tmp_path: Path) -> None:
     workdir = tmp_path / "run"
     cfg = _config(workdir=str(workdir))
-    cfg.model.module.layers[2].features = 3  # preds (32, 3) against targets (32, 1)
+    cfg.model.model.layers[2].features = 3  # preds (32, 3) against targets (32, 1)
     trainer = konfig.resolve(cfg)
     with pytest.raises(kd.train.ShapeMismatchError) as info:
         trainer.train()
@@ -149,7 +149,7 @@ def test_evaluator_defaults_come_from_the_trainer_and_are_logged_under_its_name(
     assert evaluator.ds is trainer.eval_ds and evaluator.losses is trainer.train_losses
     trainer.train()
     logged = trainer.writer.scalars
-    assert [step for step, _ in logged["holdout/losses/l2"]] == [10, 20]
+    assert [step for step, _ in logged["holdout/losses/l2"]] == [0, 10, 20]
     # Replacing the Trainer's eval_ds re-fills the evaluator; its own explicit run strategy stays.
     other = dataclasses.replace(trainer, eval_ds=dataclasses.replace(trainer.eval_ds, batch_size=16))
     assert other.evals["holdout"].ds.batch_size == 16

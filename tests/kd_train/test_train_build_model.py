@@ -26,8 +26,8 @@ def test_linen_node_is_resolved_to_the_module():
 
 
 def test_nested_linen_nodes_are_resolved():
-    model = build_model(cfg_kd.nn.ExternalModule(module=cfg_nn.Dense(3), keys="batch.x"))
-    assert isinstance(model.module, nn.Dense) and model.module.features == 3
+    model = build_model(cfg_kd.nn.ExternalModule(model=cfg_nn.Dense(3), keys="batch.x"))
+    assert isinstance(model.model, nn.Dense) and model.model.features == 3
 
 
 def test_nnx_node_becomes_an_nnx_model():

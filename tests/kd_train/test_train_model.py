@@ -45,7 +45,7 @@ def test_batch_stats_stay_put_in_eval():
 
 @pytest.mark.parametrize("keys", ["batch.x", {"inputs": "batch.x"}], ids=["one-path", "by-argument"])
 def test_external_module_reads_its_inputs_by_keys(keys):
-    trainer = lib.make_trainer(model=kd.nn.ExternalModule(module=nn.Dense(1), keys=keys))
+    trainer = lib.make_trainer(model=kd.nn.ExternalModule(model=nn.Dense(1), keys=keys))
     state = trainer.init_state()
     assert _forward(trainer, state, is_training=True).preds.shape == (8, 1)
 

@@ -13,9 +13,11 @@ import train_fixtures as lib
 from flax import linen as nn
 from kd.train import RngStream, RngStreams
 
+_EVERYWHERE = (RngStream("a", eval=True), RngStream("b", eval=True))
 
-def _key(seed: int = 0, name: str = "default", step: int = 3, mode: str = "train") -> np.ndarray:
-    return np.asarray(jax.random.key_data(RngStreams(seed=seed).rngs(mode, step)[name]))
+
+def _key(seed: int = 0, name: str = "a", step: int = 3, mode: str = "train") -> np.ndarray:
+    return np.asarray(jax.random.key_data(RngStreams(_EVERYWHERE, seed=seed).rngs(mode, step)[name]))
 
 
 def _ones_batch() -> dict[str, jax.Array]:
@@ -37,7 +39,7 @@ def test_same_seed_name_step_and_mode_give_the_same_key():
 
 @pytest.mark.parametrize(
     "changed",
-    [{"seed": 1}, {"name": "dropout"}, {"step": 4}, {"mode": "eval"}],
+    [{"seed": 1}, {"name": "b"}, {"step": 4}, {"mode": "eval"}],
     ids=["seed", "name", "step", "mode"],
 )
 def test_each_of_seed_name_step_and_mode_changes_the_key(changed):
@@ -46,26 +48,27 @@ def test_each_of_seed_name_step_and_mode_changes_the_key(changed):
 
 def test_default_streams_and_the_modes_they_serve():
     streams = RngStreams(seed=0)
-    assert set(streams.by_name) == {"params", "dropout", "default"}
-    assert set(streams.rngs("init")) == {"params", "default"}
+    # Kauldron's defaults: params at init only; dropout and default at init and in training.
+    assert set(streams.streams) == {"params", "dropout", "default"}
+    assert set(streams.rngs("init")) == {"params", "dropout", "default"}
     assert set(streams.rngs("train", 0)) == {"dropout", "default"}
-    assert set(streams.rngs("eval", 0)) == {"default"}
+    assert set(streams.rngs("eval", 0)) == set()
 
 
 def test_user_stream_extends_the_defaults():
-    streams = RngStreams(streams=[RngStream("noise", eval=True)], seed=0)
-    assert set(streams.by_name) == {"params", "dropout", "default", "noise"}
-    assert set(streams.rngs("eval", 0)) == {"default", "noise"}
+    streams = RngStreams([RngStream("noise", eval=True)], seed=0)  # Kauldron's positional stream_overwrites
+    assert set(streams.streams) == {"params", "dropout", "default", "noise"}
+    assert set(streams.rngs("eval", 0)) == {"noise"}
 
 
 def test_user_stream_named_like_a_default_replaces_it():
-    streams = RngStreams(streams=[RngStream("dropout", train=True, eval=True)], seed=0)
-    assert set(streams.by_name) == {"params", "dropout", "default"}
-    assert set(streams.rngs("eval", 0)) == {"default", "dropout"}
+    streams = RngStreams(stream_overwrites=[RngStream("dropout", train=True, eval=True)], seed=0)
+    assert set(streams.streams) == {"params", "dropout", "default"}
+    assert set(streams.rngs("eval", 0)) == {"dropout"}
 
 
 def test_stream_that_is_not_per_step_keeps_its_key():
-    streams = RngStreams(streams=[RngStream("fixed", per_step=False)], seed=0)
+    streams = RngStreams([RngStream("fixed", per_step=False)], seed=0)
     first, later = streams.rngs("train", 0)["fixed"], streams.rngs("train", 5)["fixed"]
     np.testing.assert_array_equal(jax.random.key_data(first), jax.random.key_data(later))
 

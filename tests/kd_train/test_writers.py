@@ -162,6 +162,6 @@ def test_trainer_writes_eval_values_under_the_eval_name():
     trainer = lib.make_trainer(num_train_steps=4, log_metrics_every=100, evals={"val": evaluator})
     trainer.train()
     scalars = trainer.writer.scalars
-    assert [step for step, _ in scalars["val/losses/l2"]] == [2, 4]
-    assert [step for step, _ in scalars["val/losses/total"]] == [2, 4]
+    assert [step for step, _ in scalars["val/losses/l2"]] == [0, 2, 4]  # step 0: before training
+    assert [step for step, _ in scalars["val/losses/total"]] == [0, 2, 4]
     assert not any(name.startswith("val/perf") for name in scalars)

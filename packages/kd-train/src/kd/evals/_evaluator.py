@@ -19,9 +19,7 @@ import optax
 
 from kd._root_ref import ROOT_CFG_REF
 from kd.evals._run_strategies import EveryNSteps, RunStrategy
-from kd.train._errors import KeyPathError, ShapeMismatchError
-from kd.train._model import as_model
-from kd.train._step import TrainStep
+from kd.train import ConfigError, KeyPathError, ShapeMismatchError, TrainStep
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -50,7 +48,7 @@ class Evaluator:
     @functools.cached_property
     def evalstep(self) -> TrainStep:
         return TrainStep(
-            model=as_model(self.model),
+            model=self.model,
             optimizer=optax.identity(),
             rng_streams=self.rng_streams,
             losses=self.losses,
@@ -61,9 +59,9 @@ class Evaluator:
     def check(self, state_specs: Any, *, where: str = "Evaluator") -> None:
         """Traces one evaluation batch abstractly (`jax.eval_shape`): bad keys and shapes fail before training."""
         if self.ds is None:
-            raise ValueError(f"{where}.ds: no evaluation data (set `ds=` or the Trainer's `eval_ds`)")
+            raise ConfigError(f"{where}.ds: no evaluation data (set `ds=` or the Trainer's `eval_ds`)")
         if self.num_batches is None and getattr(self.ds, "num_epochs", 1) is None:
-            raise ValueError(
+            raise ConfigError(
                 f"{where}: num_batches=None evaluates the whole of `ds`, but its num_epochs is None (endless); "
                 "set num_batches, or num_epochs=1 on the evaluation data."
             )
@@ -78,7 +76,7 @@ class Evaluator:
     def evaluate(self, state: Any, step: int) -> Any:
         """The merged `AuxState` of every evaluated batch."""
         if self.ds is None:
-            raise ValueError("Evaluator.ds: no evaluation data (set `ds=` or the Trainer's `eval_ds`)")
+            raise ConfigError("Evaluator.ds: no evaluation data (set `ds=` or the Trainer's `eval_ds`)")
         batches = iter(self.ds)
         if self.num_batches is not None:
             batches = itertools.islice(batches, self.num_batches)
@@ -88,5 +86,5 @@ class Evaluator:
             aux = self.evalstep.eval_step(state, device_batch)
             merged = aux if merged is None else merged.merge(aux)
         if merged is None:
-            raise ValueError(f"Evaluator: the evaluation data yielded no batch at step {step}")
+            raise ConfigError(f"Evaluator: the evaluation data yielded no batch at step {step}")
         return merged

@@ -14,9 +14,14 @@ class RunStrategy:
 
 @dataclasses.dataclass(frozen=True)
 class EveryNSteps(RunStrategy):
-    """Every `n` steps, and after the last one. Usage: `kd.evals.EveryNSteps(100)`."""
+    """Every `n` steps (step 0, before training, included unless `skip_first`), and after the last one.
+
+    Usage: `kd.evals.EveryNSteps(100)`, `kd.evals.EveryNSteps(1000, skip_first=True)`.
+    """
 
     n: int
+    _: dataclasses.KW_ONLY
+    skip_first: bool = False
     offset: int = 0
     skip_last: bool = False
 
@@ -27,6 +32,8 @@ class EveryNSteps(RunStrategy):
     def should_run(self, step: int, *, last_step: int) -> bool:
         if step == last_step and not self.skip_last:
             return True
+        if step == 0 and self.skip_first:
+            return False
         return step >= self.offset and (step - self.offset) % self.n == 0
 
 

@@ -1,6 +1,6 @@
 """kd.nn: modules and helpers for models trained by kd (flax linen and NNX).
 
-cfg.model = kd.nn.ExternalModule(module=nn.Dense(features=10), keys="batch.x")
+cfg.model = kd.nn.ExternalModule(model=nn.Dense(features=10), keys="batch.x")
 """
 
 from ._adapter import ExternalModule as ExternalModule

@@ -62,12 +62,30 @@ class ShardingStrategy:
     def batch_sharding(self) -> jax.sharding.Sharding:
         return self._sharding(self.ds, "ds")
 
+    @functools.cached_property
+    def batch_pieces(self) -> int:
+        """How many pieces `ds` cuts a batch's first axis into on this host."""
+        return _num_shards(self.batch_sharding)
+
     def put_batch(self, batch: Any) -> Any:
         """This host's rows of the global batch, as global arrays sharded by `ds`."""
         sharding = self.batch_sharding
         if jax.process_count() == 1:  # this host's rows are the whole batch: one transfer for the tree
+            if not _splits_evenly(batch, self.batch_pieces):
+                # A last, smaller evaluation batch (drop_remainder=False): computed whole on every device.
+                sharding = self._sharding(REPLICATED, "ds")
             return jax.device_put(batch, sharding)
         return jax.tree.map(lambda x: jax.make_array_from_process_local_data(sharding, np.asarray(x)), batch)
+
+    def check_batch(self, element_spec: Any) -> None:
+        """Raises ValueError when a batch of `element_spec` cannot be split over the devices by `ds`."""
+        if not _splits_evenly(element_spec, self.batch_pieces):
+            devices = self.batch_pieces
+            sizes = sorted({leaf.shape[0] for leaf in jax.tree.leaves(element_spec) if leaf.shape})
+            raise ValueError(
+                f"batches of {sizes} rows on this host cannot be split over {devices} devices "
+                f"(ShardingStrategy.ds={self.ds!r}); use a batch_size divisible by {devices * jax.process_count()}"
+            )
 
     def state_shardings(self, state: Any) -> Any:
         """The sharding of each leaf of a TrainState (a pytree of the same structure)."""
@@ -92,3 +110,16 @@ def _check(value: Any, field: str) -> None:
     raise ValueError(
         f"ShardingStrategy.{field}: expected one of {sorted(_NAMED)} or a jax.sharding.Sharding, got {value!r}"
     )
+
+
+def _num_shards(sharding: jax.sharding.Sharding) -> int:
+    """How many pieces the first axis is cut into on this host's devices."""
+    if not sharding.addressable_devices:
+        return 1
+    shape = (sharding.num_devices * 64,)  # any first axis: the number of distinct pieces of it
+    indices = {str(index) for index in sharding.addressable_devices_indices_map(shape).values()}
+    return len(indices)
+
+
+def _splits_evenly(batch: Any, pieces: int) -> bool:
+    return all(not np.shape(leaf) or np.shape(leaf)[0] % pieces == 0 for leaf in jax.tree.leaves(batch))

@@ -34,14 +34,16 @@ class AuxState:
 
     def compute(self) -> dict[str, Any]:
         """Scalars by name: `losses/<name>`, `losses/total`, `metrics/<name>[/<sub>]`. Pulls values to the host."""
-        host = jax.device_get(self)
+        loss_states, metric_states = jax.device_get(
+            (self.loss_states, self.metric_states)
+        )  # not the summaries
         out: dict[str, Any] = {}
-        if host.loss_states:
-            values = {name: float(np.asarray(state.compute())) for name, state in host.loss_states.items()}
+        if loss_states:
+            values = {name: float(np.asarray(state.compute())) for name, state in loss_states.items()}
             for name, value in values.items():
                 out[f"losses/{name}"] = value
             out["losses/total"] = float(sum(values.values()))
-        for name, state in host.metric_states.items():
+        for name, state in metric_states.items():
             _put(out, f"metrics/{name}", state.compute())
         return out
 

@@ -11,6 +11,7 @@ import dataclasses
 from typing import Any
 
 import jax
+import kontext
 
 
 @jax.tree_util.register_dataclass
@@ -40,8 +41,6 @@ class Context:
 
     def available_paths(self) -> list[str]:
         """Every leaf path a key can name (`"batch.image"`, `"params.dense.kernel"`), for messages."""
-        import kontext
-
         return [str(path) for path in kontext.flatten_with_path(_without_none(self))]
 
 

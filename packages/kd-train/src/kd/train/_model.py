@@ -22,7 +22,7 @@ import kontext
 from flax import linen as nn
 from flax import nnx
 
-from kd.nn._train_property import training_mode
+from kd.nn import training_mode
 from kd.train._context import Context
 from kd.train._errors import ConfigError
 
@@ -105,9 +105,11 @@ class LinenModel:
         args, kwargs = self._inputs(context, is_training=False)
         with training_mode(False):
             variables = dict(self.module.init(rngs, *args, **kwargs))
-        variables.pop("intermediates", None)
         params = variables.pop("params", {})
-        return params, variables
+        # `self.sow(...)` collections hold tuples of values: not state (they would grow every step). Left out
+        # of `mutable`, sow stores nothing outside init; "intermediates" are captured on request instead.
+        collections = {name: tree for name, tree in variables.items() if not _is_sown(tree)}
+        return params, collections
 
     def apply(
         self,
@@ -167,7 +169,18 @@ class NnxModel:
         if self._abstract is None:
             key = jax.random.key(0)
             rngs = {name: key for name in stream_names}
-            module = nnx.eval_shape(lambda: self.build(rngs=nnx.Rngs(**rngs)))
+            try:
+                module = nnx.eval_shape(lambda: self.build(rngs=nnx.Rngs(**rngs)))
+            except TypeError as e:
+                raise ConfigError(
+                    f"Trainer.model: building {self.name}(..., rngs=nnx.Rngs(...)) raised TypeError: {e}. "
+                    "The model must be a flax linen module instance, or an NNX module class configured "
+                    "without `rngs` (the Trainer passes them)."
+                ) from e
+            if not isinstance(module, nnx.Module):
+                raise ConfigError(
+                    f"Trainer.model: {self.name}(rngs=...) built a {type(module).__name__}, not an nnx.Module"
+                )
             self._abstract = self._split(module)
         return self._abstract
 
@@ -228,12 +241,25 @@ def _placeholder_value(leaf: Any) -> Any:
     return jnp.zeros(leaf.shape, leaf.dtype)
 
 
+def _is_sown(tree: Any) -> bool:
+    """Whether a variable collection was made by `sow` (every leaf sits in a tuple)."""
+    leaves_with_paths = jax.tree_util.tree_flatten_with_path(tree)[0]
+    return bool(leaves_with_paths) and all(
+        any(isinstance(k, jax.tree_util.SequenceKey) for k in path) for path, _ in leaves_with_paths
+    )
+
+
 def as_model(model: Any) -> LinenModel | NnxModel:
     """The adapter for a Trainer's `model` field (a linen module, an NNX builder or an `NnxModel`)."""
     if isinstance(model, (LinenModel, NnxModel)):
         return model
     if isinstance(model, nn.Module):
         return LinenModel(model)
+    if isinstance(model, type) and issubclass(model, nn.Module):
+        raise ConfigError(
+            f"Trainer.model: got the linen class {model.__name__}, not a module; instantiate it "
+            f"(`{model.__name__}(...)`, in a config `cfg.model = lib.{model.__name__}(...)`)."
+        )
     if isinstance(model, nnx.Module):
         raise ConfigError(
             "Trainer.model: got an already built nnx.Module; configure the class instead "

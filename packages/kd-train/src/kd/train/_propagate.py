@@ -15,6 +15,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from flax import linen as nn
+from flax import nnx
+
 from kd._root_ref import INHERITED_ATTR, RootRef
 from kd.train._errors import ConfigError
 
@@ -101,10 +104,4 @@ def _is_opaque(value: Any) -> bool:
 
 
 def _is_model(value: Any) -> bool:
-    import sys
-
-    linen = sys.modules.get("flax.linen")
-    nnx = sys.modules.get("flax.nnx")
-    return (linen is not None and isinstance(value, linen.Module)) or (
-        nnx is not None and isinstance(value, nnx.Module)
-    )
+    return isinstance(value, (nn.Module, nnx.Module))

@@ -7,13 +7,14 @@ streams.train_rngs(step)   # {"params": ..., "dropout": ..., "default": ...} ins
 from __future__ import annotations
 
 import dataclasses
+import functools
 import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jax
 
-from kd._root_ref import INHERITED_ATTR, ROOT_CFG_REF, RootRef
+from kd._root_ref import ROOT_CFG_REF, RootRef
 
 _MODES = {"init": 0, "train": 1, "eval": 2}
 
@@ -40,51 +41,56 @@ class RngStream:
         return key
 
 
+# Kauldron's defaults: `params` only at init (the same key every step), `dropout` and `default` in init and train.
 _DEFAULT_STREAMS = (
-    RngStream("params", init=True, train=False, eval=False),
-    RngStream("dropout", init=False, train=True, eval=False),
-    RngStream("default", init=True, train=True, eval=True),
+    RngStream("params", init=True, train=False, eval=False, per_step=False),
+    RngStream("dropout"),
+    RngStream("default"),
 )
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@dataclasses.dataclass(frozen=True)
 class RngStreams:
-    """The streams of a run: `params`, `dropout`, `default` and the user's, by name.
+    """The streams of a run: `params`, `dropout`, `default`, replaced or extended by `stream_overwrites`.
 
-    Usage: `kd.train.RngStreams(streams=[kd.train.RngStream("noise", eval=True)])`. A user stream named like a
-    default one replaces it.
+    Usage: `kd.train.RngStreams([kd.train.RngStream("noise", eval=True)])`; `streams` is the merged
+    `{name: RngStream}`. The seed is the Trainer's unless given.
     """
 
-    streams: Sequence[RngStream] = ()
+    stream_overwrites: Sequence[RngStream] = ()
+    _: dataclasses.KW_ONLY
     seed: Any = ROOT_CFG_REF.seed
 
     def __post_init__(self) -> None:
-        merged = {s.name: s for s in _DEFAULT_STREAMS}
-        for stream in self.streams:
+        overwrites = tuple(self.stream_overwrites)
+        for stream in overwrites:
             if not isinstance(stream, RngStream):
-                raise TypeError(f"RngStreams.streams: expected kd.train.RngStream items, got {stream!r}")
-            merged[stream.name] = stream
-        object.__setattr__(self, "_by_name", merged)
+                raise TypeError(
+                    f"RngStreams.stream_overwrites: expected kd.train.RngStream items, got {stream!r}"
+                )
+        object.__setattr__(self, "stream_overwrites", overwrites)
 
-    @property
-    def by_name(self) -> Mapping[str, RngStream]:
-        return self._by_name  # type: ignore[attr-defined]
+    @functools.cached_property
+    def streams(self) -> Mapping[str, RngStream]:
+        """`{name: RngStream}`: the defaults merged with `stream_overwrites`."""
+        return {**{s.name: s for s in _DEFAULT_STREAMS}, **{s.name: s for s in self.stream_overwrites}}
 
     def _seed_key(self) -> jax.Array:
-        seed = 0 if isinstance(self.seed, RootRef) else self.seed
-        return jax.random.key(seed)
+        if isinstance(self.seed, RootRef):
+            raise ValueError("RngStreams.seed: not set (build it inside a Trainer, or pass seed=...)")
+        return jax.random.key(self.seed)
 
     def init_rngs(self) -> dict[str, jax.Array]:
         seed_key = self._seed_key()
-        return {s.name: s.key(seed_key, "init") for s in self.by_name.values() if s.init}
+        return {s.name: s.key(seed_key, "init") for s in self.streams.values() if s.init}
 
     def train_rngs(self, step: Any) -> dict[str, jax.Array]:
         seed_key = self._seed_key()
-        return {s.name: s.key(seed_key, "train", step) for s in self.by_name.values() if s.train}
+        return {s.name: s.key(seed_key, "train", step) for s in self.streams.values() if s.train}
 
     def eval_rngs(self, step: Any) -> dict[str, jax.Array]:
         seed_key = self._seed_key()
-        return {s.name: s.key(seed_key, "eval", step) for s in self.by_name.values() if s.eval}
+        return {s.name: s.key(seed_key, "eval", step) for s in self.streams.values() if s.eval}
 
     def rngs(self, mode: str, step: Any = None) -> dict[str, jax.Array]:
         """`mode` is "init", "train" or "eval"."""
@@ -93,22 +99,16 @@ class RngStreams:
         )
 
 
-def as_rng_streams(value: Any, seed: int) -> RngStreams:
+def as_rng_streams(value: Any) -> RngStreams:
     """`Trainer.rng_streams` may be an `RngStreams`, a sequence of `RngStream`, or None.
 
-    A seed left to the Trainer (`ROOT_CFG_REF.seed`) is set to `seed` and marked as inherited, so that
-    `dataclasses.replace(trainer, seed=1)` reseeds the streams; an explicit `RngStreams(seed=...)` is kept.
+    The seed stays `ROOT_CFG_REF.seed` unless given, so the Trainer fills it (and refills it after
+    `dataclasses.replace(trainer, seed=1)`).
     """
     if value is None:
-        value = RngStreams()
-    elif isinstance(value, RngStream):
-        value = RngStreams(streams=(value,))
-    elif not isinstance(value, RngStreams):
-        value = RngStreams(streams=tuple(value))
-    ref = value.seed
-    if not (isinstance(ref, RootRef) and ref.path == ("seed",)):
-        return value  # explicit, or another root path: filled like any other ROOT_CFG_REF default
-    inherited = {**getattr(value, INHERITED_ATTR, {}), "seed": ref}
-    value = dataclasses.replace(value, seed=seed)
-    object.__setattr__(value, INHERITED_ATTR, inherited)
-    return value
+        return RngStreams()
+    if isinstance(value, RngStream):
+        return RngStreams((value,))
+    if isinstance(value, RngStreams):
+        return value
+    return RngStreams(tuple(value))

@@ -24,7 +24,7 @@ import optax
 from kd.train._aux import AuxState
 from kd.train._context import Context
 from kd.train._errors import KeyPathError, ShapeMismatchError
-from kd.train._model import InterestFilter, LinenModel, NnxModel
+from kd.train._model import InterestFilter, NnxModel, as_model
 from kd.train._rngs import RngStreams
 from kd.train._state import TrainState
 
@@ -35,14 +35,14 @@ class TrainStep:
     def __init__(
         self,
         *,
-        model: LinenModel | NnxModel,
+        model: Any,
         optimizer: optax.GradientTransformation,
         rng_streams: RngStreams,
         losses: Mapping[str, Any],
         metrics: Mapping[str, Any],
         summaries: Mapping[str, Any],
     ) -> None:
-        self.model = model
+        self.model = as_model(model)
         self.optimizer = optimizer
         self.rng_streams = rng_streams
         self.losses = dict(losses)
@@ -66,7 +66,7 @@ class TrainStep:
         context = Context(step=jnp.zeros((), jnp.int32), batch=batch)
         rngs = self.rng_streams.init_rngs()
         if isinstance(self.model, NnxModel):
-            all_streams = list(self.rng_streams.by_name)
+            all_streams = list(self.rng_streams.streams)
             train_rngs = self.rng_streams.train_rngs(0)
             params, collections = self.model.init({**train_rngs, **rngs}, context, all_streams)
         else:
@@ -137,6 +137,16 @@ class TrainStep:
         self, state: TrainState, batch: Any, return_metrics: bool, return_summaries: bool
     ) -> tuple[TrainState, AuxState]:
         self.num_traces[(return_metrics, return_summaries)] += 1
+        new_state, context = self._update(state, batch)
+        aux = AuxState(
+            loss_states=context.loss_states,
+            metric_states=states_of(self.metrics, context, "train_metrics") if return_metrics else {},
+            summary_states=states_of(self.summaries, context, "train_summaries") if return_summaries else {},
+        )
+        return new_state, aux
+
+    def _update(self, state: TrainState, batch: Any) -> tuple[TrainState, Context]:
+        """Forward, losses, grads and the optimizer update: the new state and the step's full context."""
         grad_fn = jax.value_and_grad(self.forward_with_loss, has_aux=True)
         (_, context), grads = grad_fn(state.params, state.collections, batch, state.step, is_training=True)
         updates, opt_state = self.optimizer.update(grads, state.opt_state, state.params)
@@ -145,12 +155,7 @@ class TrainStep:
         new_state = TrainState(
             step=state.step + 1, params=params, collections=context.collections, opt_state=opt_state
         )
-        aux = AuxState(
-            loss_states=context.loss_states,
-            metric_states=states_of(self.metrics, context, "train_metrics") if return_metrics else {},
-            summary_states=states_of(self.summaries, context, "train_summaries") if return_summaries else {},
-        )
-        return new_state, aux
+        return new_state, context
 
     def eval_step(self, state: TrainState, batch: Any) -> AuxState:
         """Loss, metric and summary states of one batch with the model in eval mode (nothing is updated)."""
@@ -173,12 +178,7 @@ class TrainStep:
         """Shapes and dtypes of every context path of a logging step, from `jax.eval_shape` (nothing runs)."""
 
         def full(state: TrainState, batch: Any) -> Context:
-            grad_fn = jax.value_and_grad(self.forward_with_loss, has_aux=True)
-            (_, context), grads = grad_fn(
-                state.params, state.collections, batch, state.step, is_training=True
-            )
-            updates, opt_state = self.optimizer.update(grads, state.opt_state, state.params)
-            context = context.replace(grads=grads, updates=updates, opt_state=opt_state)
+            _, context = self._update(state, batch)
             return context.replace(
                 metric_states=states_of(self.metrics, context, "train_metrics"),
                 summary_states=states_of(self.summaries, context, "train_summaries"),

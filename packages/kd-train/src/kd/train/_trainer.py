@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
+import konfig
 import kontext
 from flax import linen as nn
 
@@ -26,7 +27,7 @@ from kd import ckpts, sharding, writers
 from kd.train._build_model import build_model
 from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
-from kd.train._model import InterestFilter, LinenModel, NnxModel, as_model
+from kd.train._model import InterestFilter, as_model
 from kd.train._propagate import fill_from_root
 from kd.train._rngs import RngStreams, as_rng_streams
 from kd.train._state import TrainState
@@ -34,15 +35,43 @@ from kd.train._step import TrainStep
 
 # Fields the Trainer reads itself; every other field is only filled (ROOT_CFG_REF) and passed along.
 _GROUPS = ("train_losses", "train_metrics", "train_summaries")
+# Dict fields where None (Kauldron's `cfg.evals = None`) means empty.
+_DICTS = ("schedules", "train_losses", "train_metrics", "train_summaries", "evals", "aux")
+
+
+class _DerivedSteps(int):
+    """`num_train_steps` computed from the data (num_epochs x batches per epoch): derived again after
+    `dataclasses.replace(trainer, train_ds=...)`, unlike a number the user set."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Trainer:
     """A training run: model + data + optax optimizer + losses / metrics / summaries wired by kontext keys.
 
-    Usage: `state, aux = trainer.train()` (exactly `num_train_steps` updates; `aux` is the last logged metrics).
-    Mid-level: `trainer.init_state()`, `trainer.trainstep.step(state, batch)`, `trainer.state_specs`,
+    Usage: `state, logged = trainer.train()` (exactly `num_train_steps` updates; `logged` is the last logged
+    values). Mid-level: `trainer.init_state()`, `trainer.trainstep.step(state, batch)`, `trainer.state_specs`,
     `trainer.context_specs`.
+
+    Attributes:
+      seed: seeds the RNG streams and, through `ROOT_CFG_REF.seed`, the data pipelines.
+      workdir: where checkpoints, `metrics.jsonl` and `config.json` go; None writes nothing.
+      train_ds, eval_ds: pipelines (`kd.data`): `iter()`, `element_spec`; `eval_ds` is the evaluators' default.
+      model: a flax linen Module, or an NNX module class configured without `rngs`.
+      optimizer: any optax GradientTransformation.
+      schedules: name -> optax schedule, logged as `schedules/<name>` (the value the latest update used).
+      rng_streams: `kd.train.RngStreams` (or a list of `RngStream`): `params`, `dropout`, `default` + yours.
+      num_train_steps: optimizer updates of the run; None derives it as num_epochs x len(train_ds).
+      stop_after_steps: stop once `state.step` reaches this (a cap on num_train_steps that leaves schedules
+        unchanged), as in Kauldron.
+      train_losses, train_metrics, train_summaries: name -> object with kontext Key fields.
+      log_metrics_every, log_summaries_every: logging periods in steps; the first and the last step log too.
+        Rows are labelled with `state.step` after the update (1 ... num_train_steps).
+      evals: name -> `kd.evals.Evaluator`, run when their `run` strategy says (step 0 included).
+      checkpointer: `kd.ckpts.Checkpointer` (needs `workdir`); the run resumes from its latest step.
+      init_transform: applied to a fresh state (not to a restored one), e.g. to load pretrained weights.
+      writer: `kd.writers` writer; default: the terminal and `<workdir>/metrics.jsonl`.
+      sharding: `kd.sharding.ShardingStrategy`: batches split over devices, the state replicated.
+      aux: free values for `cfg.ref.aux...` and `ROOT_CFG_REF.aux...`.
     """
 
     seed: int = 0
@@ -76,40 +105,36 @@ class Trainer:
         if model is not None and not isinstance(model, nn.Module):
             model = as_model(model)  # one NnxModel, shared with the evaluators (ROOT_CFG_REF.model)
         _set("model", model)
-        _set("rng_streams", as_rng_streams(self.rng_streams, self.seed))
+        for name in _DICTS:
+            if getattr(self, name) is None:
+                _set(name, {})
+        _set("rng_streams", as_rng_streams(self.rng_streams))
         if self.sharding is None:
             _set("sharding", sharding.ShardingStrategy())
         if self.checkpointer is None:
             _set("checkpointer", ckpts.NoopCheckpointer())
         if self.writer is None:
-            default: list[Any] = [writers.PrintWriter()]
-            if self.workdir:
-                default.append(writers.JsonlWriter(workdir=str(self.workdir)))
-            _set("writer", writers.MultiWriter(writers=default))
+            _set("writer", writers.MultiWriter(writers=[writers.PrintWriter(), writers.JsonlWriter()]))
         memo: dict[int, Any] = {}
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             _set(field.name, fill_from_root(self, value, f"Trainer.{field.name}", memo))
         _check_fields(self)
-        if self.num_train_steps is None:
-            _set("num_train_steps", _steps_from_dataset(self.train_ds))
+        if self.num_train_steps is None or isinstance(self.num_train_steps, _DerivedSteps):
+            _set("num_train_steps", _DerivedSteps(_steps_from_dataset(self.train_ds)))
 
     # ---------------------------------------------------------------- mid-level API
 
     @functools.cached_property
     def trainstep(self) -> TrainStep:
         return TrainStep(
-            model=self.model_adapter,
+            model=self.model,
             optimizer=self.optimizer,
             rng_streams=self.rng_streams,
             losses=self.train_losses,
             metrics=self.train_metrics,
             summaries=self.train_summaries,
         )
-
-    @functools.cached_property
-    def model_adapter(self) -> LinenModel | NnxModel:
-        return as_model(self.model)
 
     @functools.cached_property
     def element_spec(self) -> Any:
@@ -140,9 +165,13 @@ class Trainer:
         """Traces the train step and every evaluator abstractly: bad keys and shapes fail here, before any
         compile or file write."""
         try:
+            self.sharding.check_batch(self.element_spec)
+        except ValueError as e:
+            raise ConfigError(f"Trainer.train_ds: {e}") from None
+        try:
             self.context_specs  # noqa: B018
         except KeyPathError as e:
-            if "interms" not in str(e):
+            if "= 'interms" not in str(e):
                 raise
             raise KeyPathError(f"{e}\n{self._available_interms()}") from None
         except kontext.UnresolvedKeysError as e:  # the model's own input keys
@@ -169,14 +198,12 @@ class Trainer:
 
     def __post_konfig_resolve__(self, cfg: Any) -> None:
         """Keeps the config this Trainer was resolved from; `train()` writes it into the workdir."""
-        import konfig
-
         object.__setattr__(self, "_config_json", konfig.to_json(cfg))
 
     # ---------------------------------------------------------------- the loop
 
     def train(self) -> tuple[TrainState, dict[str, Any]]:
-        """Runs until `num_train_steps` (or `stop_after_steps`); returns `(state, last logged metrics)`."""
+        """Runs until `num_train_steps` (or `stop_after_steps`); returns `(state, last logged values)`."""
         self.check()
         writer, checkpointer = self.writer, self.checkpointer
         config_json = getattr(self, "_config_json", None)
@@ -186,9 +213,9 @@ class Trainer:
             state, data = self._restore_or_init()
             step = int(state.step)
             last_step = self.num_train_steps
-            stop = (
-                last_step if self.stop_after_steps is None else min(last_step, step + self.stop_after_steps)
-            )
+            stop = last_step if self.stop_after_steps is None else min(last_step, self.stop_after_steps)
+            if step == 0:
+                self._run_evals(state, step, last_step)
             logged: dict[str, Any] = {}
             last_log_time, last_log_step = time.perf_counter(), step
             while step < stop:
@@ -202,17 +229,14 @@ class Trainer:
                 if log_metrics:
                     logged = aux.compute()
                     logged.update(self._schedule_values(step))
-                    now = (
-                        time.perf_counter()
-                    )  # the rate since the previous log (the first includes compiling)
+                    # The rate since the previous log (the first window includes compiling).
+                    now = time.perf_counter()
                     logged["perf/steps_per_sec"] = (step - last_log_step) / max(now - last_log_time, 1e-9)
                     last_log_time, last_log_step = now, step
                     writer.write_scalars(step, logged)
                 if log_summaries:
                     writer.write_summaries(step, aux.compute_summaries())
-                for name, evaluator in self.evals.items():
-                    if evaluator.run.should_run(step, last_step=last_step):
-                        self._evaluate(name, evaluator, state, step)
+                self._run_evals(state, step, last_step)
                 if step == stop or checkpointer.should_save(step):  # the data position is read only then
                     checkpointer.maybe_save(
                         step, state=state, data_state=_data_state(data), force=step == stop
@@ -225,18 +249,27 @@ class Trainer:
 
     def _restore_or_init(self) -> tuple[TrainState, Any]:
         """The latest checkpoint's state and data position, or a fresh state and the first batch."""
-        state = self.init_state()
         data = iter(self.train_ds)
-        restored = self.checkpointer.restore_latest(state)
-        if restored is None:
-            return state, data
-        state, data_state = restored
+        if self.checkpointer.latest_step is None:
+            return self.init_state(), data
+        specs = self.state_specs
+        shardings = self.sharding.state_shardings(specs)
+        template = jax.tree.map(
+            lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), specs, shardings
+        )
+        state, data_state = self.checkpointer.restore_latest(template)
         if data_state is not None and hasattr(data, "set_state"):
             data.set_state(data_state)
         return state, data
 
+    def _run_evals(self, state: TrainState, step: int, last_step: int) -> None:
+        for name, evaluator in self.evals.items():
+            if evaluator.run.should_run(step, last_step=last_step):
+                self._evaluate(name, evaluator, state, step)
+
     def _schedule_values(self, step: int) -> dict[str, float]:
-        return {f"schedules/{name}": float(schedule(step)) for name, schedule in self.schedules.items()}
+        """The values the update that reached `step` used (optax counts from 0: `schedule(step - 1)`)."""
+        return {f"schedules/{name}": float(schedule(step - 1)) for name, schedule in self.schedules.items()}
 
     def _evaluate(self, name: str, evaluator: Any, state: TrainState, step: int) -> None:
         aux = evaluator.evaluate(state, step)
@@ -315,6 +348,11 @@ def _check_fields(trainer: Trainer) -> None:
             problems.append(f"{field}: expected a positive int, got {value!r}")
     if not isinstance(trainer.rng_streams, RngStreams):
         problems.append(f"rng_streams: expected kd.train.RngStreams, got {trainer.rng_streams!r}")
+    if getattr(trainer.checkpointer, "workdir", "") is None:
+        problems.append(
+            "checkpointer: kd.ckpts.Checkpointer saves under the workdir, but Trainer.workdir is not set "
+            "(set it in the config or with --cfg.workdir=/path/to/run)"
+        )
     for name, evaluator in dict(trainer.evals).items():
         if not callable(getattr(evaluator, "evaluate", None)):
             problems.append(f"evals[{name!r}]: expected a kd.evals.Evaluator, got {evaluator!r}")

@@ -17,6 +17,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from kd._root_ref import ROOT_CFG_REF, RootRef
+
 
 class Writer:
     """Base class: every method is optional (does nothing here)."""
@@ -75,17 +77,25 @@ class JsonlWriter(Writer):
     line stays valid JSON for strict readers (`jq`, JavaScript).
     """
 
-    workdir: str
+    workdir: Any = ROOT_CFG_REF.workdir  # the Trainer's; None (or not in a Trainer) writes nothing
     filename: str = "metrics.jsonl"
 
-    def write_scalars(self, step: int, scalars: Mapping[str, float]) -> None:
+    def _folder(self) -> str | None:
+        if self.workdir is None or isinstance(self.workdir, RootRef):
+            return None
         os.makedirs(self.workdir, exist_ok=True)
+        return str(self.workdir)
+
+    def write_scalars(self, step: int, scalars: Mapping[str, float]) -> None:
+        if self._folder() is None:
+            return
         record = {"step": step, **{k: _finite_or_none(v) for k, v in scalars.items() if np.ndim(v) == 0}}
         with open(os.path.join(self.workdir, self.filename), "a", encoding="utf-8") as f:
             f.write(json.dumps(record, allow_nan=False) + "\n")
 
     def write_config(self, config_json: str) -> None:
-        os.makedirs(self.workdir, exist_ok=True)
+        if self._folder() is None:
+            return
         with open(os.path.join(self.workdir, "config.json"), "w", encoding="utf-8") as f:
             f.write(config_json)
 
