@@ -110,3 +110,14 @@ def test_loss_that_is_not_a_loss_names_the_entry():
 def test_bad_log_every_names_the_field():
     with pytest.raises(kd.train.ConfigError, match=r"log_metrics_every: expected a positive int, got 0"):
         lib.make_trainer(log_metrics_every=0)
+
+
+def test_a_misspelt_intermediate_lists_the_intermediates_and_the_closest_one():
+    trainer = lib.make_trainer(
+        model=lib.SixDense(), train_metrics={"h": lib.Mean(values="interms.dense_33.__call__[0]")}
+    )
+    with pytest.raises(kd.train.KeyPathError) as info:
+        trainer.train()
+    message = str(info.value)
+    assert "intermediates the model gives: interms.__call__[0], interms.dense_0.__call__[0]" in message
+    assert "did you mean 'interms.dense_3.__call__[0]'" in message

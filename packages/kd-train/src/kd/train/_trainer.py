@@ -13,7 +13,9 @@ batch, step, and on logging steps write metrics, run the evaluators, save a chec
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -173,7 +175,7 @@ class Trainer:
         except KeyPathError as e:
             if "= 'interms" not in str(e):
                 raise
-            raise KeyPathError(f"{e}\n{self._available_interms()}") from None
+            raise KeyPathError(f"{e}\n{self._available_interms(str(e))}") from None
         except kontext.UnresolvedKeysError as e:  # the model's own input keys
             raise KeyPathError(f"Trainer.model ({type(self.model).__name__}) inputs: {e}") from None
         for name, evaluator in self.evals.items():
@@ -181,8 +183,9 @@ class Trainer:
             if check is not None:
                 check(self.state_specs, where=f"evals[{name!r}]")
 
-    def _available_interms(self) -> str:
-        """Every intermediate the model can give (only the asked-for ones are captured, so list them all)."""
+    def _available_interms(self, message: str) -> str:
+        """Every intermediate the model can give (only the asked-for ones are captured, so list them all),
+        with the closest to each `interms.` path that `message` names."""
         step = self.trainstep
 
         def forward(state: TrainState, batch: Any) -> Any:
@@ -194,7 +197,12 @@ class Trainer:
 
         interms = jax.eval_shape(forward, self.state_specs, self.element_spec)
         paths = [f"interms.{path}" for path in kontext.flatten_with_path(interms)]
-        return "  intermediates the model gives: " + (", ".join(paths) or "none")
+        lines = ["  intermediates the model gives: " + (", ".join(paths) or "none")]
+        for wanted in dict.fromkeys(re.findall(r"= '(interms[^']*)'", message)):
+            close = difflib.get_close_matches(wanted, paths, n=2, cutoff=0.6)
+            if close:
+                lines.append(f"  did you mean {' or '.join(repr(c) for c in close)} for {wanted!r}?")
+        return "\n".join(lines)
 
     def __post_konfig_resolve__(self, cfg: Any) -> None:
         """Keeps the config this Trainer was resolved from; `train()` writes it into the workdir."""
