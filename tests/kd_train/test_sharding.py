@@ -100,3 +100,11 @@ def test_put_batch_splits_the_rows_over_devices():
     proc = subprocess.run([sys.executable, "-c", _SPLIT], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(proc.stdout.splitlines()[-1]) == [[[0, 1], [2, 3]], [[4, 5], [6, 7]]]
+
+
+def test_step_input_on_one_device_is_the_host_batch_itself():
+    # One device: the jitted step copies numpy inputs itself (much cheaper than a device_put first).
+    strategy = kd.sharding.ShardingStrategy()
+    batch = {"x": np.zeros((4, 2), np.float32)}
+    assert jax.device_count() == 1
+    assert strategy.step_input(batch) is batch

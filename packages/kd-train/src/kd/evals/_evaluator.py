@@ -82,7 +82,7 @@ class Evaluator:
             batches = itertools.islice(batches, self.num_batches)
         merged = None
         for batch in batches:
-            device_batch = self.sharding.put_batch(batch) if self.sharding is not None else batch
+            device_batch = self.sharding.step_input(batch) if self.sharding is not None else batch
             aux = self.evalstep.eval_step(state, device_batch)
             merged = aux if merged is None else merged.merge(aux)
         if merged is None:

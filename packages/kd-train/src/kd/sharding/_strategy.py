@@ -67,6 +67,15 @@ class ShardingStrategy:
         """How many pieces `ds` cuts a batch's first axis into on this host."""
         return _num_shards(self.batch_sharding)
 
+    @functools.cached_property
+    def _single_device(self) -> bool:
+        return jax.device_count() == 1
+
+    def step_input(self, batch: Any) -> Any:
+        """What a jitted step should receive: on one device the host batch itself (the jitted call copies it,
+        about 10x cheaper than `device_put` on CPU), on several `put_batch(batch)`."""
+        return batch if self._single_device else self.put_batch(batch)
+
     def put_batch(self, batch: Any) -> Any:
         """This host's rows of the global batch, as global arrays sharded by `ds`."""
         sharding = self.batch_sharding

@@ -227,7 +227,7 @@ class Trainer:
             logged: dict[str, Any] = {}
             last_log_time, last_log_step = time.perf_counter(), step
             while step < stop:
-                batch = self.sharding.put_batch(_next(data, step))
+                batch = self.sharding.step_input(_next(data, step))
                 step += 1
                 log_metrics = _due(step, self.log_metrics_every, last_step)
                 log_summaries = bool(self.train_summaries) and _due(step, self.log_summaries_every, last_step)
