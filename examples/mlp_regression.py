@@ -19,7 +19,7 @@ def get_config() -> konfig.ConfigDict:
     cfg.num_train_steps = 400
     cfg.log_metrics_every = 100
     cfg.train_ds = kd.data.InMemoryPipeline(
-        loader=kd.data.SyntheticRegression(num_examples=4096), batch_size=64
+        loader=kd.data.SyntheticRegression(num_examples=4096), batch_size=64, shuffle=True
     )
     # A third-party module, wired to `batch.x` in the config (no subclass).
     cfg.model = kd.nn.ExternalModule(
@@ -31,7 +31,10 @@ def get_config() -> konfig.ConfigDict:
     # `decay_steps` follows `num_train_steps` wherever that is changed (Python, CLI, sweep, JSON).
     cfg.schedules = {
         "learning_rate": optax.warmup_cosine_decay_schedule(
-            init_value=0.0, peak_value=3e-3, warmup_steps=20, decay_steps=cfg.ref.num_train_steps
+            init_value=0.0,
+            peak_value=3e-3,
+            warmup_steps=cfg.ref.num_train_steps // 20,
+            decay_steps=cfg.ref.num_train_steps,
         )
     }
     cfg.optimizer = optax.adam(learning_rate=cfg.ref.schedules["learning_rate"])

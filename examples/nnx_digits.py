@@ -20,7 +20,7 @@ def get_config() -> konfig.ConfigDict:
     cfg.num_train_steps = 800
     cfg.log_metrics_every = 200
     cfg.train_ds = kd.data.InMemoryPipeline(
-        loader=functools.partial(digits_data.load, split="train"), batch_size=128
+        loader=functools.partial(digits_data.load, split="train"), batch_size=128, shuffle=True
     )
     cfg.eval_ds = kd.data.InMemoryPipeline(
         loader=functools.partial(digits_data.load, split="test"),

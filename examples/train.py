@@ -11,6 +11,7 @@ import sys
 import time
 
 import konfig
+import numpy as np
 
 DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlp_regression.py")
 
@@ -28,13 +29,16 @@ def main(argv: list[str]) -> int:
 
     try:
         trainer = konfig.resolve(cfg)
-    except (ValueError, TypeError) as e:  # konfig.ResolveError names the config path
+        trainer.check()  # bad keys and shapes, named, before anything is written
+    except (ValueError, TypeError, KeyError) as e:  # konfig and kd.train errors name the path / key at fault
         print(f"error: {e}", file=sys.stderr)
         return 2
     start = time.perf_counter()
     state, logged = trainer.train()
     seconds = time.perf_counter() - start
-    shown = ", ".join(f"{k} {v:.4g}" for k, v in logged.items() if k.startswith(("losses/", "metrics/")))
+    shown = ", ".join(
+        f"{k} {v:.4g}" for k, v in logged.items() if k.startswith(("losses/", "metrics/")) and np.ndim(v) == 0
+    )
     print(f"done: {int(state.step)} steps in {seconds:.1f}s; {shown}", flush=True)
     return 0
 

@@ -187,3 +187,26 @@ def test_element_spec_after_resuming_a_one_shot_iterator_pulls_no_batch():
     assert _ids([next(it)]) == [2]
     assert pipeline.element_spec["x"].shape == (4, 3)
     assert source.pulled == 3
+
+
+def test_a_one_shot_iterable_keeps_its_first_batch_through_the_trainers_copy():
+    import kd
+    import optax
+    from flax import linen as nn
+
+    def batches():
+        for i in range(10):
+            yield {"x": np.full((4, 2), i, np.float32), "y": np.zeros((4, 1), np.float32)}
+
+    ds = data.FromIterable(iterable=batches())
+    ds.element_spec  # noqa: B018  (pulls batch 0 and keeps it)
+    trainer = kd.train.Trainer(
+        train_ds=ds,
+        model=kd.nn.ExternalModule(model=nn.Dense(1), keys="batch.x"),
+        optimizer=optax.sgd(0.0),
+        train_losses={"l2": kd.losses.L2(preds="preds", targets="batch.y")},
+        num_train_steps=2,
+    )
+    assert trainer.train_ds is not ds  # filled with the Trainer's seed: a copy
+    first = next(iter(trainer.train_ds))
+    assert float(first["x"][0, 0]) == 0.0

@@ -52,7 +52,9 @@ def _flat(lists) -> list[int]:
 
 def test_batches_equal_in_memory_pipeline_over_the_same_examples_and_seed():
     grain_batches = _ids(_pipeline(seed=5, num_epochs=3))
-    in_memory = data.InMemoryPipeline(loader=lambda: {"i": np.arange(10)}, batch_size=4, seed=5, num_epochs=3)
+    in_memory = data.InMemoryPipeline(
+        loader=lambda: {"i": np.arange(10)}, batch_size=4, seed=5, num_epochs=3, shuffle=True
+    )
     assert grain_batches == _ids(in_memory)
 
 

@@ -32,7 +32,7 @@ def _ids(batches) -> list[list[int]]:
 
 
 def _pipeline(**kwargs) -> data.InMemoryPipeline:
-    kwargs = {"loader": _arange_loader(), "batch_size": 4, "seed": 0, **kwargs}
+    kwargs = {"loader": _arange_loader(), "batch_size": 4, "seed": 0, "shuffle": True, **kwargs}
     return data.InMemoryPipeline(**kwargs)
 
 
@@ -203,7 +203,9 @@ def test_nested_trees_are_batched_leaf_by_leaf():
 
 
 def test_shuffling_without_a_filled_seed_says_what_to_do():
-    pipeline = data.InMemoryPipeline(loader=_arange_loader(), batch_size=2)  # seed=ROOT_CFG_REF.seed
+    pipeline = data.InMemoryPipeline(
+        loader=_arange_loader(), batch_size=2, shuffle=True
+    )  # seed=ROOT_CFG_REF.seed
     with pytest.raises(data.SeedNotSetError, match=r"ROOT_CFG_REF\.seed.*pass seed="):
         iter(pipeline)
 
@@ -247,3 +249,8 @@ def test_builds_from_a_konfig_config():
     assert isinstance(pipeline, data.InMemoryPipeline)
     assert (len(pipeline), pipeline.num_epochs, pipeline.seed) == (4, 2, 3)
     assert pipeline.element_spec["x"].shape == (8, 2)
+
+
+def test_examples_come_in_order_by_default_as_in_kauldron():
+    pipeline = data.InMemoryPipeline(loader=_arange_loader(), batch_size=4, num_epochs=1)
+    assert _ids(pipeline)[:2] == [[0, 1, 2, 3], [4, 5, 6, 7]]

@@ -205,3 +205,32 @@ def test_trainer_check_runs_the_evaluator_checks():
     trainer, _ = _evaluator(ds=lib.Regression(num_epochs=None))
     with pytest.raises(ValueError, match=r"evals\['val'\]: num_batches=None"):
         trainer.check()
+
+
+def test_cache_reads_the_evaluation_data_once_and_gives_the_same_values():
+    counting = _CountingForCache(lib.Regression(num_epochs=1))
+    evaluator = kd.evals.Evaluator(run=kd.evals.EveryNSteps(2), ds=counting, cache=True)
+    trainer = lib.make_trainer(evals={"e": evaluator})
+    trainer.train()
+    values = [value for _, value in trainer.writer.scalars["e/losses/l2"]]
+    assert counting.passes == 1 and len(values) == 3  # steps 0, 2, 4: one read of the data
+    state = trainer.init_state()
+    assert trainer.evals["e"].evaluate(state, 0).compute() == trainer.evals["e"].evaluate(state, 0).compute()
+
+
+def test_an_evaluator_name_is_the_prefix_of_its_values():
+    evaluator = kd.evals.Evaluator(run=kd.evals.Final(), name="holdout", ds=lib.Regression(num_epochs=1))
+    trainer = lib.make_trainer(evals={"e": evaluator})
+    trainer.train()
+    assert "holdout/losses/l2" in trainer.writer.scalars and "e/losses/l2" not in trainer.writer.scalars
+
+
+class _CountingForCache:
+    def __init__(self, ds):
+        self.ds, self.passes = ds, 0
+        self.num_epochs = ds.num_epochs
+        self.element_spec = ds.element_spec
+
+    def __iter__(self):
+        self.passes += 1
+        return iter(self.ds)

@@ -108,3 +108,10 @@ def test_step_input_on_one_device_is_the_host_batch_itself():
     batch = {"x": np.zeros((4, 2), np.float32)}
     assert jax.device_count() == 1
     assert strategy.step_input(batch) is batch
+
+
+def test_a_first_dim_state_keeps_scalars_and_indivisible_leaves_whole():
+    strategy = kd.sharding.ShardingStrategy(params=kd.sharding.FIRST_DIM, opt_state=kd.sharding.FIRST_DIM)
+    state = lib.make_trainer(sharding=strategy).init_state()  # adam's scalar count must not be split
+    assert int(state.opt_state[0].count) == 0
+    assert state.params["hidden"]["kernel"].shape == (2, 16)

@@ -15,7 +15,7 @@ import abc
 import dataclasses
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import numpy as np
@@ -43,6 +43,9 @@ class Pipeline(abc.ABC):
       process_index, process_count: this host and the number of hosts; None asks JAX
         (`jax.process_index()`, `jax.process_count()`). Set both to simulate one host of many.
     """
+
+    # Kept by the copy the Trainer makes to fill `seed`: the iterator `element_spec` started (its first batch).
+    __kd_keep_on_fill__: ClassVar[tuple[str, ...]] = (_KEPT_ITERATOR,)
 
     batch_size: int | None = None
     seed: int | RootRef = ROOT_CFG_REF.seed

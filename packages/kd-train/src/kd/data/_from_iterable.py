@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import kontext
@@ -46,6 +46,9 @@ class FromIterable(_base.Pipeline):
       num_epochs: passes over the iterable (default 1; None repeats forever). An endless iterable
         is one endless pass. A pass that yields nothing ends the iteration.
     """
+
+    # A one-shot iterable shared with the Trainer's copy: the copy knows it was handed out / started.
+    __kd_keep_on_fill__: ClassVar[tuple[str, ...]] = (_base._KEPT_ITERATOR, _HANDED_OUT)
 
     iterable: Iterable[Any] | Callable[[], Iterable[Any]]
     num_epochs: int | None = 1

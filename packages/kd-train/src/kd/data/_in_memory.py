@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import kontext
@@ -37,9 +37,12 @@ class InMemoryPipeline(_base.Pipeline):
         with False it is yielded smaller (split as evenly as its rows allow between hosts).
     """
 
+    # The loaded examples do not depend on the seed: the Trainer's copy keeps them (the loader runs once).
+    __kd_keep_on_fill__: ClassVar[tuple[str, ...]] = (_base._KEPT_ITERATOR, "examples")
+
     loader: Callable[[], Any]
     batch_size: int
-    shuffle: bool = True
+    shuffle: bool = False  # Kauldron's default
     drop_remainder: bool = True
 
     @functools.cached_property

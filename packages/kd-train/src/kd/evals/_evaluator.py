@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import jax
+import kontext
 import optax
 
-from kd._root_ref import ROOT_CFG_REF
+from kd._root_ref import ROOT_CFG_REF, RootRef
 from kd.evals._run_strategies import EveryNSteps, RunStrategy
 from kd.train import ConfigError, KeyPathError, ShapeMismatchError, TrainStep
 
@@ -27,10 +28,17 @@ class Evaluator:
     """Runs `num_batches` batches of `ds` (all of one epoch when None) with the model in eval mode.
 
     Usage: `aux = evaluator.evaluate(state, step=1000)`; `aux.compute()` gives `{"losses/total": ..., ...}`.
+
+    Attributes (Kauldron's): `name` is the prefix of the logged values (default: the key in `Trainer.evals`);
+    `cache` keeps the evaluation batches in memory after the first pass; `discard_opt` is accepted for
+    Kauldron configs: an evaluation never reads the optimizer state (the compiled step drops it).
     """
 
     run: RunStrategy = dataclasses.field(default_factory=lambda: EveryNSteps(1000))
+    name: str | None = None
     num_batches: int | None = None
+    cache: bool = False
+    discard_opt: bool = False
     ds: Any = ROOT_CFG_REF.eval_ds
     losses: Mapping[str, Any] = ROOT_CFG_REF.train_losses
     metrics: Mapping[str, Any] = ROOT_CFG_REF.train_metrics
@@ -72,19 +80,28 @@ class Evaluator:
             jax.eval_shape(self.evalstep._eval_step, state_specs, spec)
         except (KeyPathError, ShapeMismatchError) as e:
             raise type(e)(f"{where}: {e}") from None
+        except kontext.UnresolvedKeysError as e:  # the model's own input keys, on the evaluation batches
+            raise KeyPathError(f"{where}: model inputs: {e}") from None
 
     def evaluate(self, state: Any, step: int) -> Any:
         """The merged `AuxState` of every evaluated batch."""
         if self.ds is None:
             raise ConfigError("Evaluator.ds: no evaluation data (set `ds=` or the Trainer's `eval_ds`)")
-        batches = iter(self.ds)
-        if self.num_batches is not None:
+        cached = self.__dict__.get("_cached_batches")
+        batches: Any = cached if cached is not None else iter(self.ds)
+        if self.num_batches is not None and cached is None:
             batches = itertools.islice(batches, self.num_batches)
+        sharding = None if isinstance(self.sharding, RootRef) else self.sharding
+        kept: list[Any] = []
         merged = None
         for batch in batches:
-            device_batch = self.sharding.step_input(batch) if self.sharding is not None else batch
+            device_batch = batch if cached is not None else sharding.step_input(batch) if sharding else batch
+            if self.cache and cached is None:
+                kept.append(device_batch)
             aux = self.evalstep.eval_step(state, device_batch)
             merged = aux if merged is None else merged.merge(aux)
+        if self.cache and cached is None:
+            self.__dict__["_cached_batches"] = kept
         if merged is None:
             raise ConfigError(f"Evaluator: the evaluation data yielded no batch at step {step}")
         return merged

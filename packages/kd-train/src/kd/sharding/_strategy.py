@@ -104,10 +104,19 @@ class ShardingStrategy:
             "collections": self._sharding(self.collections, "collections"),
             "opt_state": self._sharding(self.opt_state, "opt_state"),
         }
+        pieces = {name: _num_shards(sharding) for name, sharding in parts.items()}
+
+        def leaf_sharding(leaf: Any, sharding: jax.sharding.Sharding, n: int) -> jax.sharding.Sharding:
+            # A scalar (adam's count) or a leaf whose first axis does not split evenly stays whole.
+            shape = np.shape(leaf)
+            return sharding if shape and shape[0] % n == 0 else rep
+
         return type(state)(
             step=rep,
             **{
-                name: jax.tree.map(lambda _, s=sharding: s, getattr(state, name))
+                name: jax.tree.map(
+                    lambda leaf, s=sharding, n=pieces[name]: leaf_sharding(leaf, s, n), getattr(state, name)
+                )
                 for name, sharding in parts.items()
             },
         )

@@ -102,8 +102,8 @@ class LinenModel:
         return args, kwargs
 
     def init(self, rngs: dict[str, jax.Array], context: Context) -> tuple[Any, Any]:
-        args, kwargs = self._inputs(context, is_training=False)
-        with training_mode(False):
+        args, kwargs = self._inputs(context, is_training=True)
+        with training_mode(True):  # as Kauldron: modules whose variables depend on the mode see training
             variables = dict(self.module.init(rngs, *args, **kwargs))
         params = variables.pop("params", {})
         # `self.sow(...)` collections hold tuples of values: not state (they would grow every step). Left out

@@ -77,6 +77,12 @@ def _fill_dataclass(root: Any, obj: Any, where: str, memo: dict[int, Any]) -> An
             object.__setattr__(filled, INHERITED_ATTR, inherited)
         except (AttributeError, TypeError):
             pass  # a dataclass with __slots__ holds no marker: filled now, kept as is by a later replace
+    # What an object caches independently of the filled fields (a one-shot iterator already started, loaded
+    # examples) goes to the copy, which replaces it: `__kd_keep_on_fill__` names those attributes.
+    kept = getattr(obj, "__dict__", {})
+    for name in getattr(type(obj), "__kd_keep_on_fill__", ()):
+        if name in kept:
+            filled.__dict__[name] = kept[name]
     return filled
 
 

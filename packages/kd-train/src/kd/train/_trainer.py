@@ -237,7 +237,8 @@ class Trainer:
                 if log_metrics:
                     logged = aux.compute()
                     logged.update(self._schedule_values(step))
-                    # The rate since the previous log (the first window includes compiling).
+                    # The rate since the previous log; a window where a step variant first compiles (the first
+                    # two, usually) includes that compile.
                     now = time.perf_counter()
                     logged["perf/steps_per_sec"] = (step - last_log_step) / max(now - last_log_time, 1e-9)
                     last_log_time, last_log_step = now, step
@@ -280,6 +281,7 @@ class Trainer:
         return {f"schedules/{name}": float(schedule(step - 1)) for name, schedule in self.schedules.items()}
 
     def _evaluate(self, name: str, evaluator: Any, state: TrainState, step: int) -> None:
+        name = getattr(evaluator, "name", None) or name
         aux = evaluator.evaluate(state, step)
         self.writer.write_scalars(step, {f"{name}/{key}": value for key, value in aux.compute().items()})
         summaries = aux.compute_summaries()
@@ -313,10 +315,13 @@ def _steps_from_dataset(ds: Any) -> int:
     except TypeError:
         per_epoch = None
     if epochs is None or per_epoch is None:
+        fix = (
+            "give train_ds a finite num_epochs" if epochs is None else "use a train_ds whose length is known"
+        )
         raise ConfigError(
             "Trainer.num_train_steps: not set, and cannot be derived from train_ds "
             f"(num_epochs={epochs!r}, batches per epoch={'unknown' if per_epoch is None else per_epoch}); "
-            "set num_train_steps, or give train_ds a finite num_epochs."
+            f"set num_train_steps, or {fix}."
         )
     return int(epochs) * int(per_epoch)
 
