@@ -10,12 +10,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 import numpy as np
+from etils import epath
 
 from kd._root_ref import ROOT_CFG_REF, RootRef
 
@@ -80,24 +80,25 @@ class JsonlWriter(Writer):
     workdir: Any = ROOT_CFG_REF.workdir  # the Trainer's; None (or not in a Trainer) writes nothing
     filename: str = "metrics.jsonl"
 
-    def _folder(self) -> str | None:
+    def _folder(self) -> epath.Path | None:
         if self.workdir is None or isinstance(self.workdir, RootRef):
             return None
-        os.makedirs(self.workdir, exist_ok=True)
-        return str(self.workdir)
+        folder = epath.Path(self.workdir)  # local paths and the cloud paths the checkpointer takes
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
 
     def write_scalars(self, step: int, scalars: Mapping[str, float]) -> None:
-        if self._folder() is None:
+        folder = self._folder()
+        if folder is None:
             return
         record = {"step": step, **{k: _finite_or_none(v) for k, v in scalars.items() if np.ndim(v) == 0}}
-        with open(os.path.join(self.workdir, self.filename), "a", encoding="utf-8") as f:
+        with (folder / self.filename).open("a") as f:
             f.write(json.dumps(record, allow_nan=False) + "\n")
 
     def write_config(self, config_json: str) -> None:
-        if self._folder() is None:
-            return
-        with open(os.path.join(self.workdir, "config.json"), "w", encoding="utf-8") as f:
-            f.write(config_json)
+        folder = self._folder()
+        if folder is not None:
+            (folder / "config.json").write_text(config_json)
 
 
 @dataclasses.dataclass(kw_only=True)
