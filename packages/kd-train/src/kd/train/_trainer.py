@@ -165,7 +165,9 @@ class Trainer:
 
     def check(self) -> None:
         """Traces the train step and every evaluator abstractly: bad keys and shapes fail here, before any
-        compile or file write."""
+        compile or file write. Checked once per Trainer (`train()` after `check()` does not trace again)."""
+        if self.__dict__.get("_checked"):
+            return
         try:
             self.sharding.check_batch(self.element_spec)
         except ValueError as e:
@@ -182,6 +184,7 @@ class Trainer:
             check = getattr(evaluator, "check", None)
             if check is not None:
                 check(self.state_specs, where=f"evals[{name!r}]")
+        self.__dict__["_checked"] = True
 
     def _available_interms(self, message: str) -> str:
         """Every intermediate the model can give (only the asked-for ones are captured, so list them all),
