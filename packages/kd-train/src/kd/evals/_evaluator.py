@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import jax
@@ -87,21 +87,26 @@ class Evaluator:
         """The merged `AuxState` of every evaluated batch."""
         if self.ds is None:
             raise ConfigError("Evaluator.ds: no evaluation data (set `ds=` or the Trainer's `eval_ds`)")
-        cached = self.__dict__.get("_cached_batches")
-        batches: Any = cached if cached is not None else iter(self.ds)
-        if self.num_batches is not None and cached is None:
-            batches = itertools.islice(batches, self.num_batches)
-        sharding = None if isinstance(self.sharding, RootRef) else self.sharding
-        kept: list[Any] = []
         merged = None
-        for batch in batches:
-            device_batch = batch if cached is not None else sharding.step_input(batch) if sharding else batch
-            if self.cache and cached is None:
-                kept.append(device_batch)
-            aux = self.evalstep.eval_step(state, device_batch)
+        for batch in self._batches():
+            aux = self.evalstep.eval_step(state, batch)
             merged = aux if merged is None else merged.merge(aux)
-        if self.cache and cached is None:
-            self.__dict__["_cached_batches"] = kept
         if merged is None:
             raise ConfigError(f"Evaluator: the evaluation data yielded no batch at step {step}")
         return merged
+
+    def _batches(self) -> Iterable[Any]:
+        """The evaluation batches as the eval step takes them; with `cache`, read from `ds` only once."""
+        cached = self.__dict__.get("_cached_batches")
+        if cached is not None:
+            return cached
+        batches: Iterable[Any] = iter(self.ds)
+        if self.num_batches is not None:
+            batches = itertools.islice(batches, self.num_batches)
+        sharding = None if isinstance(self.sharding, RootRef) else self.sharding
+        if sharding is not None:
+            batches = map(sharding.step_input, batches)
+        if not self.cache:
+            return batches
+        kept = self.__dict__["_cached_batches"] = list(batches)
+        return kept

@@ -94,9 +94,13 @@ class RngStreams:
 
     def rngs(self, mode: str, step: Any = None) -> dict[str, jax.Array]:
         """`mode` is "init", "train" or "eval"."""
-        return {"init": self.init_rngs, "train": self.train_rngs, "eval": self.eval_rngs}[mode](
-            *(() if mode == "init" else (step,))
-        )
+        if mode == "init":
+            return self.init_rngs()
+        if mode == "train":
+            return self.train_rngs(step)
+        if mode == "eval":
+            return self.eval_rngs(step)
+        raise ValueError(f"RngStreams.rngs: mode must be 'init', 'train' or 'eval', got {mode!r}")
 
 
 def as_rng_streams(value: Any) -> RngStreams:
