@@ -8,6 +8,8 @@ Usage: `set_by_path(cfg, parse_path("model.layers[0]"), value)`.
 
 from __future__ import annotations
 
+from ._positional import is_positional_key
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -112,31 +114,37 @@ def iter_leaves(cfg: Any, prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
     """
     from ._config_dict import CONST, ConfigDict
 
-    stack: set[int] = set()
+    # Iterative (no recursion limit): a stack of (container id, path, iterator over its children).
+    ancestors: set[int] = set()
+    frames: list[tuple[int, Path, Iterator[tuple[Any, Any]]]] = []
 
-    def walk(value: Any, path: Path) -> Iterator[tuple[Path, Any]]:
+    def enter(value: Any, path: Path) -> bool:
+        """Pushes the children of a non-empty container not already being walked; False for a leaf."""
         t = type(value)
         if isinstance(value, ConfigDict):
             fields = value._fields
-            if not fields or CONST in fields or id(value) in stack:
-                yield path, value
-                return
-            stack.add(id(value))
+            if not fields or CONST in fields or id(value) in ancestors:
+                return False
             is_node = "__qualname__" in fields
-            for key, child in fields.items():
-                if is_node and type(key) is str and key.isdigit():
-                    key = int(key)
-                yield from walk(child, (*path, key))
-            stack.discard(id(value))
-        elif (t is list or t is tuple) and value:
-            if id(value) in stack:
-                yield path, value
-                return
-            stack.add(id(value))
-            for i, child in enumerate(value):
-                yield from walk(child, (*path, i))
-            stack.discard(id(value))
+            items = ((int(k) if is_node and is_positional_key(k) else k, v) for k, v in fields.items())
+        elif (t is list or t is tuple) and value and id(value) not in ancestors:
+            items = enumerate(value)
         else:
-            yield path, value
+            return False
+        ancestors.add(id(value))
+        frames.append((id(value), path, iter(items)))
+        return True
 
-    return walk(cfg, prefix)
+    if not enter(cfg, prefix):
+        yield prefix, cfg
+        return
+    while frames:
+        container_id, path, children = frames[-1]
+        for key, child in children:
+            child_path = (*path, key)
+            if enter(child, child_path):
+                break
+            yield child_path, child
+        else:
+            frames.pop()
+            ancestors.discard(container_id)

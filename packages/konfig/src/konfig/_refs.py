@@ -27,6 +27,7 @@ from __future__ import annotations
 import operator
 
 from ._errors import RefControlFlowError
+from ._positional import is_positional_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -310,7 +311,7 @@ def _ref_copy(node: Any, root: Any, path: tuple[Any, ...]) -> Any:
         if key == QUALNAME or key == CONST:
             fields[key] = value
             continue
-        step = int(key) if is_call and type(key) is str and key.isdigit() else key
+        step = int(key) if is_call and is_positional_key(key) else key
         if isinstance(value, ConfigDict):
             fields[key] = _ref_copy(value, root, (*path, step))
         elif isinstance(value, Ref):

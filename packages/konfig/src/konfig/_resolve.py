@@ -7,16 +7,19 @@ from collections.abc import Mapping
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict
 from ._errors import CycleError, DisallowedTargetError, MissingValueError, ResolveError, did_you_mean
 from ._immutable_dict import ImmutableDict, register_pytree_if_jax_imported
-from ._paths import format_path, iter_leaves
+from ._paths import format_path
 from ._placeholder import Placeholder
+from ._positional import is_positional_key
 from ._refs import OPS, OpRef, PathRef, Ref, ref_repr
 from ._signature import display_name
 from ._targets import import_target
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from typing import Any
+
+    from ._safe_mode import Guard
 
 
 class _Failure(Exception):
@@ -38,11 +41,11 @@ class _MissingRequired(_Failure):
 
 
 class _Resolver:
-    __slots__ = ("active", "allowed", "built", "freeze", "keepalive")
+    __slots__ = ("active", "built", "freeze", "guard", "keepalive")
 
-    def __init__(self, freeze: bool, allowed: tuple[str, ...] | None = None) -> None:
+    def __init__(self, freeze: bool, guard: Guard | None = None) -> None:
         self.freeze = freeze
-        self.allowed = allowed  # Safe mode: objects reached through refs are checked.
+        self.guard = guard  # Safe mode: every object imported, called or read passes `guard`.
         self.built: dict[int, Any] = {}
         self.active: set[int] = set()
         self.keepalive: list[ConfigDict] = []
@@ -152,6 +155,13 @@ class _Resolver:
                     self._unwind(f, _arg_key(key), vid)
                     raise
             if type(key) is str and key.isdigit():
+                if not is_positional_key(key):
+                    raise _Failure(
+                        f"argument key {key!r} looks positional but is not an index like"
+                        f" {(key.lstrip('0') or '0') if key.isascii() else '0'!r}",
+                        None,
+                        v._origin,
+                    )
                 positional[int(key)] = item
             else:
                 kwargs[key] = item
@@ -162,6 +172,8 @@ class _Resolver:
             raise _Failure(
                 f"positional arguments must be contiguous from [0], got {sorted(positional)}", None, v._origin
             ) from None
+        if self.guard is not None:
+            self.guarded(self.guard.admit_call, target, args, kwargs)
         try:
             obj = target(*args, **kwargs)
         except Exception as e:
@@ -191,7 +203,13 @@ class _Resolver:
         if type(qualname) is not str:
             raise _Failure(f"__qualname__/__const__ must be a str, got {qualname!r}", None, v._origin)
         try:
+            if self.guard is not None:
+                return self.guard.import_target(qualname)
             return import_target(qualname)
+        except DisallowedTargetError as e:
+            f = _Failure(str(e), None, v._origin)
+            f.error_type = DisallowedTargetError
+            raise f from None
         except Exception as e:
             raise _Failure(f"cannot import {qualname!r}: {e}", e, v._origin) from None
 
@@ -250,6 +268,8 @@ class _Resolver:
                 # Continue on the built object (attribute of a built node, ...).
                 current = self.value(current)
                 built = True
+            if self.guard is not None:
+                self.guarded(self.guard.admit_getattr, current, key)
             try:
                 if isinstance(current, Mapping) or type(key) is not str:
                     current = current[key]
@@ -259,50 +279,43 @@ class _Resolver:
                 raise _Failure(
                     f"reference `{ref_repr(r)}`: cannot get {key!r} from {type(current).__name__}: {e}", e
                 ) from None
-            if self.allowed is not None:
-                self.check_reached(current, r)
+            if self.guard is not None:
+                self.guarded(self.guard.admit, current)
         return current if built else self.value(current)
 
     def op_ref(self, r: OpRef) -> Any:
         args = [self.value(a) for a in r._konfig_args]
         kwargs = {k: self.value(v) for k, v in r._konfig_kwargs.items()}
-        if self.allowed is not None:
+        guard = self.guard
+        if guard is not None:
             op = r._konfig_op
-            if op == "call":
-                self.check_reached(args[0], r)
-            elif op == "getattr":
-                from ._safe_mode import is_unsafe_attr
-
-                if is_unsafe_attr(args[1]):  # A name computed by a reference.
-                    self.refuse(f"reference attribute {args[1]!r}", r)
+            if op == "call" and args:
+                self.guarded(guard.admit_call, args[0], args[1:], kwargs)
+            elif op == "getattr" and len(args) > 1:
+                self.guarded(guard.admit_getattr, args[0], args[1])  # A name computed by a reference.
+            else:
+                self.guarded(guard.admit_op, op, args)
         try:
             result = OPS[r._konfig_op](*args, **kwargs)
         except Exception as e:
             raise _Failure(f"evaluating `{ref_repr(r)}` raised {type(e).__name__}: {e}", e) from None
-        if self.allowed is not None:
-            self.check_reached(result, r)
+        if guard is not None:
+            self.guarded(guard.admit_result, result)
         return result
 
-    def check_reached(self, obj: Any, r: Ref) -> None:
-        """Safe mode: a module, class or function reached through a ref must be allowed."""
-        from ._safe_mode import refused_object
-
-        name = refused_object(obj, self.allowed or ())
-        if name is not None:
-            self.refuse(repr(name), r)
-
-    def refuse(self, what: str, r: Ref) -> None:
-        f = _Failure(
-            f"safe mode refused {what}, reached through the reference `{ref_repr(r)}`"
-            f" (outside allowed={list(self.allowed or ())!r}); it was not used",
-            None,
-        )
-        f.error_type = DisallowedTargetError
-        raise f
+    @staticmethod
+    def guarded(check: Callable[..., Any], *args: Any) -> None:
+        """Runs a safe-mode check; a refusal becomes a `DisallowedTargetError` naming the path."""
+        try:
+            check(*args)
+        except DisallowedTargetError as e:
+            f = _Failure(f"{e}; it was not used", None)
+            f.error_type = DisallowedTargetError
+            raise f from None
 
 
 def _arg_key(key: Any) -> Any:
-    return int(key) if type(key) is str and key.isdigit() else key
+    return int(key) if is_positional_key(key) else key
 
 
 def resolve(cfg: Any, *, freeze: bool = True, allowed: Iterable[str] | None = None) -> Any:
@@ -326,18 +339,21 @@ def resolve(cfg: Any, *, freeze: bool = True, allowed: Iterable[str] | None = No
     """
     if type(cfg) is dict:
         cfg = _from_plain(cfg)
+    guard = None
     if allowed is not None:
-        from ._safe_mode import check_allowed
+        from ._safe_mode import Guard, check_allowed
 
-        allowed = tuple(check_allowed(cfg, allowed))
+        guard = Guard(check_allowed(cfg, allowed))
     if freeze:
         register_pytree_if_jax_imported()
     try:
-        return _Resolver(freeze, allowed).value(cfg)  # type: ignore[arg-type]
+        return _Resolver(freeze, guard).value(cfg)
     except _MissingRequired:
         raise _missing_error(cfg) from None
     except _Failure as f:
         raise _error(f) from f.cause
+    except RecursionError:
+        raise _depth_error(cfg) from None
 
 
 def _from_plain(data: dict[Any, Any]) -> Any:
@@ -373,16 +389,43 @@ def _error(f: _Failure) -> ResolveError:
 
 
 def _missing_error(cfg: Any) -> MissingValueError:
-    """Names every unset required value of `cfg` and of what its refs reach."""
+    """Names every unset required value of `cfg` and of what its refs reach.
+
+    Each node is visited once, so a config of shared nodes (a DAG with
+    exponentially many paths) costs time linear in its size.
+    """
     missing: dict[str, None] = {}
-    todo: list[tuple[Any, tuple[Any, ...]]] = [(cfg, ())]
+    roots: list[tuple[Any, tuple[Any, ...]]] = [(cfg, ())]
     followed: set[tuple[int, tuple[Any, ...]]] = set()
-    while todo:
-        root, prefix = todo.pop(0)
-        for path, value in iter_leaves(root, prefix):
-            if type(value) is Placeholder and value.required:
-                name = getattr(value.type, "__qualname__", repr(value.type))
-                missing[f"{format_path(path)} ({name})"] = None
+    visited: set[int] = set()
+    while roots:
+        root, prefix = roots.pop(0)
+        stack = [(root, prefix)]
+        while stack:
+            value, path = stack.pop()
+            t = type(value)
+            if isinstance(value, ConfigDict) or t is list or t is tuple:
+                if id(value) in visited:
+                    continue
+                visited.add(id(value))
+                if t is list or t is tuple:
+                    stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(value))))
+                    continue
+                fields = value._fields
+                if CONST in fields:
+                    continue
+                is_call = QUALNAME in fields
+                stack.extend(
+                    (child, (*path, int(key) if is_call and is_positional_key(key) else key))
+                    for key, child in reversed(fields.items())
+                    if key != QUALNAME
+                )
+            elif t is Placeholder:
+                if value.required:
+                    name = getattr(value.type, "__qualname__", repr(value.type))
+                    missing[f"{format_path(path)} ({name})"] = None
+                else:
+                    stack.append((value.default, path))
             elif isinstance(value, Ref):
                 for ref in _path_refs(value):
                     key = (id(ref._konfig_root), ref._konfig_path)
@@ -390,11 +433,45 @@ def _missing_error(cfg: Any) -> MissingValueError:
                         followed.add(key)
                         target = _config_at(ref._konfig_root, ref._konfig_path)
                         if target is not _NOT_FOUND:
-                            todo.append((target, ref._konfig_path))
+                            roots.append((target, ref._konfig_path))
     listing = ", ".join(missing) or "(reached through a reference outside the config)"
     return MissingValueError(
         f"Required value(s) not set: {listing}. Set each one before resolving,"
         " e.g. `cfg.<path> = ...` or `--cfg.<path>=...`."
+    )
+
+
+def _depth_error(cfg: Any) -> ResolveError:
+    """The error for a config nested deeper than Python's recursion limit lets `resolve` go."""
+    import sys
+
+    deepest: tuple[Any, ...] = ()
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(cfg, ())]
+    visited: set[int] = set()
+    while stack:
+        value, path = stack.pop()
+        if len(path) > len(deepest):
+            deepest = path
+        if id(value) in visited:
+            continue
+        if isinstance(value, ConfigDict):
+            visited.add(id(value))
+            stack.extend((child, (*path, key)) for key, child in value._fields.items())
+        elif type(value) in (list, tuple, dict):
+            visited.add(id(value))
+            items = value.items() if type(value) is dict else enumerate(value)
+            stack.extend((child, (*path, key)) for key, child in items)
+        elif type(value) is Placeholder:
+            stack.append((value.default, path))
+    where = (
+        format_path(deepest)
+        if len(deepest) <= 8
+        else (f"{format_path(deepest[:4])}…{format_path(deepest[-2:], root='')}")
+    )
+    return ResolveError(
+        f"In {where}: the config is nested {len(deepest)} levels deep, too deep to resolve within"
+        f" Python's recursion limit ({sys.getrecursionlimit()}). Flatten the config, or raise the limit"
+        " with sys.setrecursionlimit(...) if the nesting is intended."
     )
 
 

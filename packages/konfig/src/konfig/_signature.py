@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from ._errors import ArgumentError, did_you_mean
+from ._positional import is_positional_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ def check_key(
     `given` holds the node's existing keys: a new positional argument must not name a
     parameter that is already given by keyword.
     """
-    if key.isdigit():
+    if is_positional_key(key):
         index = int(key)
         if params.max_positional is not None and index >= params.max_positional:
             raise ArgumentError(

@@ -10,6 +10,7 @@ from ._errors import TargetNotFoundError, did_you_mean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 _CACHE: dict[str, Any] = {}
@@ -27,19 +28,20 @@ def import_target(qualname: str) -> Any:
     module_name, sep, attrs = qualname.partition(":")
     if not sep:
         try:
-            obj = _import_module(module_name)
+            obj = import_module(module_name)
         except TargetNotFoundError:
             if "." not in module_name:
                 raise
             module_name, _, attrs = module_name.rpartition(".")
-            obj = _get_attrs(_import_module(module_name), module_name, attrs)
+            obj = walk_attrs(import_module(module_name), module_name, attrs)
     else:
-        obj = _get_attrs(_import_module(module_name), module_name, attrs)
+        obj = walk_attrs(import_module(module_name), module_name, attrs)
     _CACHE[qualname] = obj
     return obj
 
 
-def _import_module(name: str) -> types.ModuleType:
+def import_module(name: str) -> types.ModuleType:
+    """The module `name` (imported now if needed); `TargetNotFoundError` if there is none."""
     module = sys.modules.get(name)
     if module is not None:
         return module
@@ -49,7 +51,8 @@ def _import_module(name: str) -> types.ModuleType:
         raise TargetNotFoundError(f"Cannot import module {name!r}: {e}", name=name) from e
 
 
-def _get_attrs(obj: Any, module_name: str, attrs: str) -> Any:
+def walk_attrs(obj: Any, module_name: str, attrs: str, admit: Callable[[Any], Any] | None = None) -> Any:
+    """`obj.a.b` for `attrs="a.b"` (importing submodules on the way); `admit` sees each object reached."""
     if not attrs:
         return obj
     path = module_name
@@ -65,7 +68,7 @@ def _get_attrs(obj: Any, module_name: str, attrs: str) -> Any:
             raise TargetNotFoundError(
                 f"{path} has no attribute {attr!r}{did_you_mean(attr, public)}", name=module_name
             )
-        obj = value
+        obj = value if admit is None else admit(value)
         path = f"{path}.{attr}"
     return obj
 
