@@ -131,13 +131,15 @@ def object_name(obj: Any) -> str:
     return f"{module}:{qualname}"
 
 
-def refused_object(obj: Any, patterns: tuple[str, ...], calling: bool = False) -> str | None:
+def refused_object(obj: Any, patterns: tuple[str, ...]) -> str | None:
     """Why `obj` may not be used under `patterns` (its `module:qualname`), or None.
 
     Modules, classes and functions are checked by their own name; methods by
     their owner (a module for C functions like `os.system`, else the owner's
-    type); with `calling`, any other callable by its type. Plain values and
-    their methods pass, except the format-string methods.
+    type); any other callable by the name it carries (a jitted function's
+    `__module__`/`__qualname__`), else by its type (`functools.partial`).
+    Plain values and their methods pass, except the format-string methods;
+    other data passes (it may be read, and what is read from it is checked).
     """
     if isinstance(obj, types.ModuleType):
         name = object_name(obj)
@@ -164,8 +166,8 @@ def refused_object(obj: Any, patterns: tuple[str, ...], calling: bool = False) -
         return _refused_named(obj, patterns)
     if isinstance(obj, _INTERNAL_TYPES):
         return f"{type(obj).__name__} object (interpreter internals)"
-    if calling and callable(obj) and type(obj) not in _PLAIN_TYPES:
-        return _refused_named(type(obj), patterns)  # functools.partial(os.system, ...), a callable object
+    if callable(obj) and type(obj) not in _PLAIN_TYPES:
+        return _refused_named(obj, patterns)  # functools.partial(os.system, ...), a callable object
     return None
 
 
@@ -203,11 +205,11 @@ class Guard:
     def limit(what: str) -> DisallowedTargetError:
         return DisallowedTargetError(f"safe mode refused {what}")
 
-    def admit(self, obj: Any, *, calling: bool = False) -> Any:
-        """Returns `obj` if safe mode lets the resolver use it (call it, with `calling`), else raises."""
+    def admit(self, obj: Any) -> Any:
+        """Returns `obj` if safe mode lets the resolver use, call or return it, else raises."""
         if id(obj) in self.exact:
             return obj
-        name = refused_object(obj, self.patterns, calling)
+        name = refused_object(obj, self.patterns)
         if name is not None:
             # A `module:qualname` outside the list, or a reason (format methods, interpreter internals).
             raise self.limit(name) if " " in name else self.refuse(repr(name))
@@ -258,7 +260,7 @@ class Guard:
 
     def admit_call(self, fn: Any, args: tuple[Any, ...] | list[Any], kwargs: dict[str, Any]) -> None:
         """Before `fn(*args, **kwargs)`: `fn` is allowed, and plain callables get bounded arguments."""
-        self.admit(fn, calling=True)
+        self.admit(fn)
         owner = getattr(fn, "__self__", None)
         if (isinstance(fn, type) and fn in _PLAIN_TYPES) or type(owner) in _PLAIN_TYPES:
             _check_plain_call(fn, owner, (*args, *kwargs.values()), self)
@@ -404,7 +406,7 @@ def check_allowed(cfg: Any, allowed: Iterable[str]) -> tuple[str, ...]:
                 and callable(args[0])
                 and not isinstance(args[0], (ConfigDict, PathRef, OpRef))
             ):
-                name = refused_object(args[0], patterns, calling=True)
+                name = refused_object(args[0], patterns)
                 if name is not None:
                     refused.setdefault(name, []).append(format_path(path) + " (ref_fn)")
                 args = args[1:]
