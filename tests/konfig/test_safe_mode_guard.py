@@ -216,9 +216,19 @@ def test_resolving_a_config_nested_deeper_than_the_recursion_limit_is_a_resolve_
         node.a = konfig.ConfigDict()
         node = node.a
     node.leaf = 1
-    with pytest.raises(konfig.ResolveError, match="nested 3001 levels deep") as info:
+    with pytest.raises(konfig.ResolveError, match="nests 3001 levels deep") as info:
         konfig.resolve(cfg)
     assert type(info.value) is konfig.ResolveError and "cfg.a.a.a.a…" in str(info.value)
+
+
+def test_a_deep_reference_expression_is_a_resolve_error_naming_its_field():
+    cfg = konfig.ConfigDict(a=1)
+    expression = cfg.ref.a
+    for _ in range(3000):
+        expression = expression + 1
+    cfg.b = expression
+    with pytest.raises(konfig.ResolveError, match=r"^In cfg\.b: the config nests 3001 levels deep"):
+        konfig.resolve(cfg)
 
 
 def test_leaves_of_a_deep_config_are_listed_without_recursion():

@@ -442,36 +442,43 @@ def _missing_error(cfg: Any) -> MissingValueError:
 
 
 def _depth_error(cfg: Any) -> ResolveError:
-    """The error for a config nested deeper than Python's recursion limit lets `resolve` go."""
+    """The error for a config nested deeper than Python's recursion limit lets `resolve` go.
+
+    Depth counts fields, items, placeholder defaults and the operations of reference expressions.
+    """
     import sys
 
-    deepest: tuple[Any, ...] = ()
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(cfg, ())]
+    deepest: tuple[int, tuple[Any, ...]] = (0, ())
+    stack: list[tuple[Any, tuple[Any, ...], int]] = [(cfg, (), 0)]
     visited: set[int] = set()
     while stack:
-        value, path = stack.pop()
-        if len(path) > len(deepest):
-            deepest = path
+        value, path, depth = stack.pop()
+        if depth > deepest[0]:
+            deepest = (depth, path)
         if id(value) in visited:
             continue
+        t = type(value)
         if isinstance(value, ConfigDict):
             visited.add(id(value))
-            stack.extend((child, (*path, key)) for key, child in value._fields.items())
-        elif type(value) in (list, tuple, dict):
+            stack.extend((child, (*path, key), depth + 1) for key, child in value._fields.items())
+        elif t is list or t is tuple or t is dict:
             visited.add(id(value))
-            items = value.items() if type(value) is dict else enumerate(value)
-            stack.extend((child, (*path, key)) for key, child in items)
-        elif type(value) is Placeholder:
-            stack.append((value.default, path))
+            items = value.items() if t is dict else enumerate(value)
+            stack.extend((child, (*path, key), depth + 1) for key, child in items)
+        elif t is Placeholder:
+            stack.append((value.default, path, depth + 1))
+        elif t is OpRef:
+            visited.add(id(value))
+            operands = (*value._konfig_args, *value._konfig_kwargs.values())
+            stack.extend((operand, path, depth + 1) for operand in operands)
+    depth, path = deepest
     where = (
-        format_path(deepest)
-        if len(deepest) <= 8
-        else (f"{format_path(deepest[:4])}…{format_path(deepest[-2:], root='')}")
+        format_path(path) if len(path) <= 8 else f"{format_path(path[:4])}…{format_path(path[-2:], root='')}"
     )
     return ResolveError(
-        f"In {where}: the config is nested {len(deepest)} levels deep, too deep to resolve within"
-        f" Python's recursion limit ({sys.getrecursionlimit()}). Flatten the config, or raise the limit"
-        " with sys.setrecursionlimit(...) if the nesting is intended."
+        f"In {where}: the config nests {depth} levels deep (fields, items and reference operations),"
+        f" too deep to resolve within Python's recursion limit ({sys.getrecursionlimit()}). Flatten the"
+        " config, or raise the limit with sys.setrecursionlimit(...) if the nesting is intended."
     )
 
 
