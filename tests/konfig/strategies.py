@@ -7,10 +7,15 @@ Ellipsis, complex numbers, paths), non-str keys, keys that look like JSON
 markers, shared nodes and references (plain and with operators) to an int
 field (plain, with operators, through `konfig.ref_fn`), placeholders.
 Everything resolves without third-party libraries.
+
+`json_data()`, `override_paths()` and `override_values` draw hostile input for the
+loaders (test_fuzz_loaders.py): JSON objects led by konfig's marker keys with payloads of
+any type, and CLI override paths and values (`py::` expressions included).
 """
 
 from __future__ import annotations
 
+import json
 import operator
 import pathlib
 
@@ -106,3 +111,164 @@ def configs(draw: st.DrawFn) -> konfig.ConfigDict:
     cfg.ref_to_item = cfg.ref.listed[-1]
     cfg.ref_fn_value = konfig.ref_fn(operator.add, cfg.ref.n, draw(st.integers(-5, 5)))
     return cfg
+
+
+# --- Hostile input for the loaders (test_fuzz_loaders.py) -----------------------------------
+
+MARKER_KEYS = (
+    "__qualname__",
+    "__const__",
+    "__ref__",
+    "__root__",
+    "__op__",
+    "__id__",
+    "__tuple__",
+    "__set__",
+    "__frozenset__",
+    "__bytes__",
+    "__slice__",
+    "__range__",
+    "__ellipsis__",
+    "__complex__",
+    "__path__",
+    "__placeholder__",
+    "__konfig_version__",
+    "args",
+    "kwargs",
+    "default",
+    "required",
+    "type",
+)
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**20), max_value=10**20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=6),
+    st.sampled_from(
+        ["add", "call", "neg", "getattr", "builtins:int", "os:getcwd", "collections:OrderedDict", "AQI="]
+    ),
+)
+
+json_keys = st.one_of(
+    st.sampled_from(MARKER_KEYS),
+    identifiers,
+    st.sampled_from(["0", "1", "2", "00", "01", "\u00b2", "\u0663", "9" * 30, "", "_x", "\u00e9t\u00e9"]),
+    st.sampled_from(
+        ["__raw__=1", "__raw__=(1, 'a')", "__raw__=None", "__raw__=[1]", "__raw__=(", "__raw__='0'"]
+    ),
+    st.builds(lambda t: "__raw__=" + t, st.text(max_size=8)),
+)
+
+
+def _well_formed_markers(children: st.SearchStrategy) -> st.SearchStrategy:
+    """Marker objects as konfig writes them (their payloads drawn from `children`)."""
+    small_ints = st.integers(-3, 3)
+    keys = st.lists(st.one_of(identifiers, st.integers(0, 3)), max_size=3)
+    return st.one_of(
+        st.lists(children, max_size=3).map(lambda items: {"__tuple__": items}),
+        st.lists(small_ints, max_size=3).map(lambda items: {"__set__": items}),
+        st.lists(st.text(max_size=2), max_size=3).map(lambda items: {"__frozenset__": items}),
+        st.sampled_from(["", "AQI=", "/w=="]).map(lambda b64: {"__bytes__": b64}),
+        st.tuples(small_ints, small_ints, st.sampled_from([1, 2, -1])).map(lambda r: {"__range__": list(r)}),
+        st.tuples(small_ints | st.none(), small_ints | st.none()).map(lambda s: {"__slice__": [*s, None]}),
+        st.tuples(st.floats(-9, 9), st.floats(-9, 9)).map(lambda c: {"__complex__": list(c)}),
+        st.just({"__ellipsis__": None}),
+        st.sampled_from(["a/b", "/x"]).map(lambda p: {"__path__": p, "type": "pathlib:PurePosixPath"}),
+        st.tuples(st.sampled_from(["builtins:int", "nowhere:Type"]), children, st.booleans()).map(
+            lambda p: {"__placeholder__": p[0], "default": p[1], "required": p[2]}
+        ),
+        keys.map(lambda path: {"__ref__": path}),
+        st.tuples(st.sampled_from(["add", "mul", "eq"]), children, children).map(
+            lambda op: {"__op__": op[0], "args": [op[1], op[2]]}
+        ),
+        st.tuples(keys, st.dictionaries(identifiers, children, max_size=2)).map(
+            lambda call: {
+                "__op__": "call",
+                "args": [{"__const__": "builtins:max"}, {"__ref__": call[0]}],
+                "kwargs": {},
+            }
+        ),
+        st.dictionaries(identifiers, children, max_size=3).map(
+            lambda kw: {"__qualname__": "types:SimpleNamespace", **kw}
+        ),
+        st.lists(children, max_size=3).map(
+            lambda args: {"__qualname__": "builtins:print", **{str(i): a for i, a in enumerate(args)}}
+        ),
+        st.sampled_from(["os:getcwd", "builtins:int", "math:pi"]).map(lambda q: {"__const__": q}),
+        st.tuples(st.integers(1, 3), st.dictionaries(identifiers, children, max_size=2)).map(
+            lambda node: {"__id__": node[0], **node[1]}
+        ),
+    )
+
+
+def json_data(max_leaves: int = 30) -> st.SearchStrategy:
+    """JSON values whose objects often start with konfig's marker keys (as parsed JSON):
+    well-formed markers and nodes, and markers with payloads of any type."""
+    return st.recursive(
+        json_scalars,
+        lambda children: st.one_of(
+            st.lists(children, max_size=4),
+            st.dictionaries(json_keys, children, max_size=4),
+            _well_formed_markers(children),
+            # Any marker first, with any payload and other keys.
+            st.tuples(
+                st.sampled_from(MARKER_KEYS), children, st.dictionaries(json_keys, children, max_size=2)
+            ).map(lambda t: {t[0]: t[1], **t[2]}),
+        ),
+        max_leaves=max_leaves,
+    )
+
+
+path_segments = st.one_of(
+    identifiers,
+    st.sampled_from(["lst", "node", "a", "plain", "*", "**", "__qualname__", "__const__", "+"]),
+    st.sampled_from(["0", "1", "2", "3", "-1", "00", "\u00b2", "\u0663", "9" * 25]),
+    st.sampled_from(
+        ["[0]", "[-1]", "[3]", "['a']", "[None]", "[(1, 2)]", "[[1]]", "[{}]", "[1e999]", "[", "]", "[']"]
+    ),
+    st.text(max_size=4),
+)
+
+
+@st.composite
+def override_paths(draw: st.DrawFn) -> str:
+    """`a.b[0]`-like paths: names, indices, quoted keys, globs and odd text, `.`-joined."""
+    segments = draw(st.lists(path_segments, min_size=1, max_size=5))
+    text = ""
+    for segment in segments:
+        text += segment if (segment.startswith("[") or not text) else "." + segment
+    return ("+" if draw(st.booleans()) else "") + text
+
+
+py_expressions = st.recursive(
+    st.one_of(
+        st.sampled_from(["1", "-2.5", "inf", "nan", "None", "'s'", "b'x'", "...", "1j", "True"]),
+        st.sampled_from(
+            ["types.SimpleNamespace", "os.getcwd", "builtins:int", "collections:OrderedDict", "nn.Dense"]
+        ),
+    ),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3).map(lambda items: "[" + ", ".join(items) + "]"),
+        st.lists(children, max_size=3).map(lambda items: "(" + ", ".join(items) + ",)"),
+        st.lists(children, max_size=3).map(lambda items: "{" + ", ".join(items) + "}"),
+        st.tuples(children, children).map(lambda kv: "{" + kv[0] + ": " + kv[1] + "}"),
+        st.lists(children, max_size=3).map(lambda args: "types.SimpleNamespace(" + ", ".join(args) + ")"),
+        st.dictionaries(identifiers, children, max_size=2).map(
+            lambda kw: "dict(" + ", ".join(f"{k}={v}" for k, v in kw.items()) + ")"
+        ),
+        st.tuples(children, st.sampled_from(["+", "-", "*", ".x", "[0]", "(", ")", ":", "**"])).map("".join),
+    ),
+    max_leaves=8,
+)
+
+override_values = st.one_of(
+    st.text(max_size=8),
+    json_scalars.map(json.dumps),
+    json_data(max_leaves=6).map(json.dumps),
+    py_expressions.map(lambda e: "py::" + e),
+    st.sampled_from(
+        ["[" * 50 + "]" * 50, "-" * 50 + "1", "9" * 30, "1e999", "nan", "{'a': [1, {2}]}", "py::"]
+    ),
+)

@@ -48,3 +48,78 @@ trees = st.recursive(
     ),
     max_leaves=25,
 )
+
+# Hostile path texts, for the grammar fuzz: grammar characters, digits of other scripts ("²", "٣"),
+# escapes, NUL, long integers and runs of brackets, alone or spliced into valid paths.
+_hostile_alphabet = "ab_x01-+.e[](),:'\"\\ \t*N²٣é\x00"
+_hostile_chunks = st.sampled_from(
+    [
+        "(",
+        ")",
+        "[",
+        "]",
+        "**.",
+        "*.",
+        ".",
+        "a",
+        "'",
+        '"',
+        "\\",
+        "\\d",
+        "\\777",
+        "1" * 30,
+        "9" * 5000,
+        ",",
+        ":",
+        "...",
+    ]
+)
+
+
+@st.composite
+def _spliced_paths(draw: st.DrawFn) -> str:
+    from kontext._parser import format_parts
+
+    text = format_parts(draw(glob_path_parts))
+    for _ in range(draw(st.integers(min_value=0, max_value=3))):
+        at = draw(st.integers(min_value=0, max_value=len(text)))
+        cut = draw(st.integers(min_value=0, max_value=2))
+        text = text[:at] + draw(_hostile_chunks | st.text(_hostile_alphabet, max_size=3)) + text[at + cut :]
+    return text
+
+
+path_texts = st.one_of(
+    st.text(alphabet=_hostile_alphabet, max_size=30),
+    st.lists(_hostile_chunks, max_size=30).map("".join),
+    _spliced_paths(),
+)
+
+# Tiny trees and wildcard-heavy globs, to compare the matcher with a reference that tries every route.
+small_trees = st.recursive(
+    st.integers(min_value=0, max_value=3) | st.none(),
+    lambda children: st.one_of(
+        st.dictionaries(st.sampled_from(["a", "b", "x", 0, 1]), children, max_size=3),
+        st.lists(children, max_size=3),
+        st.lists(children, max_size=2).map(tuple),
+    ),
+    max_leaves=12,
+)
+wildcard_heavy_parts = st.lists(
+    st.sampled_from([Wildcard.STAR, Wildcard.DOUBLE_STAR, Wildcard.DOUBLE_STAR, "a", "x", 0, -1]), max_size=10
+).map(tuple)
+
+
+def _chain(links: list[str], leaf: object) -> object:
+    """``{"a": [{"x": ...}]}``-style nesting: a dict per name in ``links``, a one-item list per ``"[]"``."""
+    node = leaf
+    for link in reversed(links):
+        node = [node] if link == "[]" else {link: node}
+    return node
+
+
+# Deep narrow trees: where trying every route of a wildcard-heavy glob costs exponentially many steps.
+deep_chains = st.builds(
+    _chain,
+    st.lists(st.sampled_from(["a", "a", "x", "[]"]), min_size=5, max_size=16),
+    st.sampled_from([1, None, {"x": 1}, {"a": 1, "x": {"a": 2}}]),
+)

@@ -33,6 +33,7 @@ from ._errors import ConfigValueError as ConfigValueError
 from ._errors import CycleError as CycleError
 from ._errors import DisallowedTargetError as DisallowedTargetError
 from ._errors import MissingValueError as MissingValueError
+from ._errors import NestingError as NestingError
 from ._errors import RefControlFlowError as RefControlFlowError
 from ._errors import RelativeImportError as RelativeImportError
 from ._errors import ResolveError as ResolveError
@@ -69,6 +70,7 @@ __all__ = [
     "DisallowedTargetError",
     "ImmutableDict",
     "MissingValueError",
+    "NestingError",
     "RefControlFlowError",
     "RelativeImportError",
     "ResolveError",

@@ -1,8 +1,11 @@
 """`with konfig.imports():` turns imports and calls into config nodes.
 
-Inside the block, `import` statements of the *current thread* in the module
-that runs the block return proxies (code called from the block, such as a
-library function importing lazily, imports normally):
+Inside the block, `import` statements of the *current thread or asyncio task*
+in the module that runs the block return proxies (code called from the block,
+such as a library function importing lazily, imports normally; another task
+or thread importing while the block awaits gets the real module: the capture
+state is a `contextvars.ContextVar`, so a task created inside the block
+inherits it, as with `decimal` contexts):
 attribute access on a proxy yields a proxy, calling one yields a call node
 `ConfigDict({"__qualname__": "module:Attr", "0": ..., **kwargs})` and storing
 an uncalled proxy in a config yields `{"__const__": "module:Attr"}`.
@@ -19,7 +22,7 @@ import builtins
 import importlib
 import sys
 import types
-from _thread import _local, allocate_lock
+from _thread import allocate_lock
 
 from . import _config_dict
 from ._errors import (
@@ -31,12 +34,17 @@ from ._errors import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import contextvars
     from typing import Any
 
 _LAZY = object()  # `_Proxy._obj` of a target that was not imported.
 _MISSING = object()
 
-_state = _local()  # .capturing: bool, .lazy: bool
+# `(lazy, scope)` while this thread's / task's code captures imports, else None: `scope`
+# is the globals of the module running the block (only its import statements are captured).
+# Made by the first `konfig.imports()` (the import hook only runs after it), so that
+# `import konfig` does not import `contextvars`.
+_state: contextvars.ContextVar[tuple[bool, dict[str, Any]] | None] = None  # type: ignore[assignment]
 _install_lock = allocate_lock()
 _install_count = 0
 _original_import: Any = None
@@ -49,36 +57,45 @@ _module_proxies: dict[tuple[str, bool], _Proxy] = {}
 
 
 class _Capture:
-    __slots__ = ("_lazy", "_previous")
+    __slots__ = ("_lazy", "_tokens")
 
     def __init__(self, lazy: bool) -> None:
         self._lazy = lazy
-        self._previous: tuple[bool, bool, Any] = (False, False, None)
+        self._tokens: list[contextvars.Token[Any]] = []  # one per (nested) `with` of this object
 
     def __enter__(self) -> None:
-        previous = (
-            getattr(_state, "capturing", False),
-            getattr(_state, "lazy", False),
-            getattr(_state, "scope", None),
-        )
-        self._previous = previous
+        if _state is None:
+            _make_state()
+        previous = _state.get()
         _install()
-        _state.capturing = True
-        _state.lazy = previous[1] or self._lazy
         # Only import statements of the module running the block are captured:
         # library code called inside the block keeps importing normally.
         frame = sys._getframe(1)
         while frame.f_back is not None and frame.f_globals.get("__name__") == "contextlib":
             frame = frame.f_back  # Entered through `ExitStack.enter_context` and the like.
-        _state.scope = frame.f_globals
+        lazy = self._lazy or (previous is not None and previous[0])
+        self._tokens.append(_state.set((lazy, frame.f_globals)))
 
     def __exit__(self, *exc_info: Any) -> None:
-        _state.capturing, _state.lazy, _state.scope = self._previous
+        token = self._tokens.pop()
+        try:
+            _state.reset(token)
+        except ValueError:  # Left in another context than it was entered in.
+            _state.set(token.old_value if token.old_value is not token.MISSING else None)
         _uninstall()
 
 
+def _make_state() -> None:
+    global _state
+    import contextvars
+
+    with _install_lock:
+        if _state is None:
+            _state = contextvars.ContextVar("konfig_capture", default=None)
+
+
 def imports(*, lazy: bool = False) -> _Capture:
-    """Captures imports and calls of this thread's block as config nodes.
+    """Captures imports and calls of this block (this thread's or asyncio task's) as config nodes.
 
     Usage:
         with konfig.imports():
@@ -133,7 +150,8 @@ def _matches(name: str, prefixes: tuple[str, ...]) -> bool:
 
 
 def _is_lazy(name: str) -> bool:
-    if getattr(_state, "lazy", False):
+    state = _state.get()
+    if state is not None and state[0]:
         return True
     lazy, except_ = _lazy_setting
     return bool(lazy) and _matches(name, lazy) and not _matches(name, except_)
@@ -163,7 +181,8 @@ def _capturing_import(
     fromlist: Any = (),
     level: int = 0,
 ) -> Any:
-    if not getattr(_state, "capturing", False) or globals is not getattr(_state, "scope", None):
+    state = _state.get()
+    if state is None or globals is not state[1]:
         return _original_import(name, globals, locals, fromlist, level)
     if level:
         raise _relative_import_error(name, globals, fromlist, level)
@@ -200,14 +219,13 @@ def _relative_import_error(name: str, globals: Any, fromlist: Any, level: int) -
 
 
 def _real_import(name: str) -> types.ModuleType:
-    previous = getattr(_state, "capturing", False)
-    _state.capturing = False
+    token = _state.set(None)
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as e:
         raise _module_not_found(name, e) from e
     finally:
-        _state.capturing = previous
+        _state.reset(token)
 
 
 def _module_not_found(name: str, error: ModuleNotFoundError) -> TargetNotFoundError:

@@ -27,7 +27,7 @@ import os
 import sys
 from collections.abc import Mapping
 
-from ._override_error import OverrideError
+from ._override_error import OverrideError, shown
 from ._override_paths import set_override
 from ._py_expr import PY_PREFIX, parse_py_expression
 
@@ -51,6 +51,10 @@ _ARGS_KEY = "__args__"
 def parse_value(text: str) -> Any:
     """Reads a command-line value: `py::` expression, Python literal, JSON, else the string.
 
+    Nothing is evaluated (`ast.literal_eval`, `json.loads`; `py::` values are read with
+    `ast` into config nodes). A value nested deeper than Python's recursion limit lets
+    them read is an `OverrideError`.
+
     Usage: `parse_value("[1, 2]") == [1, 2]`; `parse_value("relu") == "relu"`.
     """
     if text.startswith(PY_PREFIX):
@@ -65,6 +69,11 @@ def parse_value(text: str) -> Any:
 
     try:
         return json.loads(text)
+    except RecursionError:
+        from ._errors import text_nesting_message
+
+        shown = text if len(text) <= 60 else f"{text[:40]}…{text[-10:]}"
+        raise OverrideError(text_nesting_message(text, f"The value {shown!r}")) from None
     except ValueError:
         return text
 
@@ -91,16 +100,22 @@ def apply_overrides(
     """
     items = overrides.items() if isinstance(overrides, Mapping) else overrides
     for path, value in items:
+        if not isinstance(path, str):
+            raise OverrideError(f"An override path is a str like `'a.b[0]'`, found {path!r}.")
         if path.startswith(_ARGS_KEY + ".") or path == _ARGS_KEY:
             raise OverrideError(
                 f"`{path}` sets a `ConfigArgs` field, which only exists before `get_config(args)` "
                 "runs; pass it to `build_config(module, args=...)` or on the command line."
             )
-        if from_strings and isinstance(value, str):
-            adapt = lambda old, new, text=value: _like(old, new, text)  # noqa: E731
-            set_override(cfg, path, parse_value(value), adapt=adapt)
-        else:
-            set_override(cfg, path, _maybe_py(value))
+        try:
+            if from_strings and isinstance(value, str):
+                adapt = lambda old, new, text=value: _like(old, new, text)  # noqa: E731
+                parsed = parse_value(value)
+            else:
+                adapt, parsed = None, _maybe_py(value)
+        except OverrideError as e:
+            raise OverrideError(f"In the override of `{shown(path)}`: {e}") from None
+        set_override(cfg, path, parsed, adapt=adapt)
     return cfg
 
 
@@ -151,15 +166,22 @@ def load_config_module(spec: str) -> ModuleType:
             sys.modules.pop(name, None)
             raise
         return module
-    return importlib.import_module(spec)
+    try:
+        return importlib.import_module(spec)
+    except ModuleNotFoundError as e:
+        if e.name is None or not (spec == e.name or spec.startswith(e.name + ".")):
+            raise  # The config module exists; an import inside it failed.
+        raise OverrideError(f"Config {spec!r} is neither a file nor an importable module ({e}).") from e
+    except (ValueError, TypeError) as e:  # "", ".relative", "a..b"
+        raise OverrideError(f"Config {spec!r} is neither a file path nor a module name ({e}).") from None
 
 
-def _close_files(path: str) -> str:
+def _close_files(path: str, suffix: str = ".py") -> str:
     import difflib
 
     folder, name = os.path.split(path)
     try:
-        siblings = [f for f in os.listdir(folder) if f.endswith(".py")]
+        siblings = [f for f in os.listdir(folder) if f.endswith(suffix)]
     except OSError:
         return f" (folder {folder!r} does not exist either)"
     close = difflib.get_close_matches(name, siblings, n=3)
@@ -187,6 +209,12 @@ def build_config(
             )
         from ._json import from_json
 
+        if not os.path.isfile(module):
+            raise OverrideError(
+                f"Config file {module!r} does not exist"
+                + _close_files(os.path.abspath(module), ".json")
+                + "."
+            )
         with open(module, encoding="utf-8") as f:
             cfg = from_json(f.read())
         return apply_overrides(cfg, overrides, from_strings=from_strings)
@@ -259,7 +287,10 @@ def parse_config_args(module: ModuleType, args: Mapping[str, str]) -> dict[str, 
     parsed_args = {}
     for name, value in args.items():
         if isinstance(value, str):
-            parsed = parse_value(value)
+            try:
+                parsed = parse_value(value)
+            except OverrideError as e:
+                raise OverrideError(f"In `__args__.{name}`: {e}") from None
             kinds = _annotation_names(fields[name].type)
             keep_text = "str" in kinds and not isinstance(parsed, str)
             value = value if keep_text and not (parsed is None and "None" in kinds) else parsed

@@ -53,8 +53,9 @@ import sys
 from collections.abc import Mapping, MutableMapping
 
 from . import _signature
-from ._errors import ArgumentError, ConfigValueError, did_you_mean
+from ._errors import ArgumentError, ConfigValueError, NestingError, did_you_mean, nesting_message
 from ._placeholder import Placeholder
+from ._positional import is_positional_key
 from ._refs import PathRef, Ref
 
 TYPE_CHECKING = False
@@ -125,6 +126,8 @@ class ConfigDict(MutableMapping):
             _fill(self, items, None)
         except _BadValue as e:
             raise _value_error(e) from None
+        except RecursionError:
+            raise NestingError(nesting_message(items, "The value given to ConfigDict(...)")) from None
 
     # -- construction fast paths -------------------------------------------
 
@@ -174,6 +177,8 @@ class ConfigDict(MutableMapping):
             except _BadValue as e:
                 e.path.append(_path_key(fields, key))
                 raise _value_error(e, node_path(self)) from None
+            except RecursionError:
+                raise NestingError(nesting_message(value, f"The value set for {key!r}")) from None
         qualname = fields.get(QUALNAME)
         if qualname is not None and type(key) is str and key not in fields:
             alias = self._positional_name(key)
@@ -196,7 +201,7 @@ class ConfigDict(MutableMapping):
             key = self._positional_name(key) or key
         if key not in fields:
             raise KeyError(_missing_message(self, key))
-        if QUALNAME in fields and type(key) is str and key.isdigit():
+        if QUALNAME in fields and is_positional_key(key):
             # Shift the following positional arguments down by one.
             positional = [str(i) for i in range(num_args(fields))]
             args = [fields[k] for k in positional if k != key]
@@ -385,7 +390,10 @@ class ConfigDict(MutableMapping):
                 return tuple(convert(v) for v in value)
             return value
 
-        return convert(self)
+        try:
+            return convert(self)
+        except RecursionError:
+            raise NestingError(nesting_message(self, "The config given to `to_dict()`")) from None
 
     def leaves(self) -> Iterator[tuple[str, Any]]:
         """Yields `("cfg.model.layers[0].features", value)` for every leaf."""
@@ -405,7 +413,10 @@ class ConfigDict(MutableMapping):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Mapping):
             return NotImplemented
-        return config_equal(self, other)
+        try:
+            return config_equal(self, other)
+        except RecursionError:
+            raise NestingError(nesting_message(self, "A config compared with `==`")) from None
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -420,12 +431,7 @@ class ConfigDict(MutableMapping):
         return ConfigDict._raw(dict(self._fields), self._origin)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ConfigDict:
-        new = ConfigDict._raw({}, self._origin)
-        memo[id(self)] = new
-        fields = new._fields
-        for k, v in self._fields.items():
-            fields[k] = v if type(v) in LEAF_TYPES else copy.deepcopy(v, memo)
-        return new
+        return _deep_copy(self, memo)
 
     def __reduce__(self) -> Any:
         return (_new_empty, (), (self._fields, self._origin))
@@ -438,6 +444,63 @@ class ConfigDict(MutableMapping):
 
 def _new_empty() -> ConfigDict:
     return ConfigDict._raw({}, None)
+
+
+def _deep_copy(root: ConfigDict, memo: dict[int, Any]) -> ConfigDict:
+    """`copy.deepcopy(root)`, walking nodes, lists and tuples without recursion (any depth).
+
+    Other values (references, placeholders, sets, paths) go through `copy.deepcopy` with the
+    same `memo`, so sharing and cycles are kept as `copy.deepcopy` keeps them. Node and list
+    copies are made empty and filled from a work list; a tuple, being immutable, is built
+    once the tuples inside it are (children first, each tuple once).
+    """
+    todo: list[tuple[Any, Any]] = []  # (original fields dict or list, its empty copy)
+
+    def container(v: Any) -> Any:
+        found = memo.get(id(v))
+        if found is None:
+            if type(v) is list:
+                found = memo[id(v)] = []
+                todo.append((v, found))
+            else:
+                found = memo[id(v)] = ConfigDict._raw({}, v._origin)
+                todo.append((v._fields, found._fields))
+        return found
+
+    def item(v: Any) -> Any:
+        t = type(v)
+        if t in LEAF_TYPES:
+            return v
+        if t is ConfigDict or t is list:
+            return container(v)
+        if t is tuple:
+            return memo[id(v)] if id(v) in memo else tuple_copy(v)
+        return copy.deepcopy(v, memo)
+
+    def tuple_copy(top: tuple[Any, ...]) -> Any:
+        work: list[tuple[tuple[Any, ...], bool]] = [(top, False)]
+        while work:
+            t, children_done = work.pop()
+            if id(t) in memo:
+                continue
+            if not children_done:
+                work.append((t, True))
+                work.extend((c, False) for c in t if type(c) is tuple and id(c) not in memo)
+                continue
+            items = [item(c) for c in t]
+            # As `copy.deepcopy`: a tuple whose items copy to themselves is not copied.
+            memo[id(t)] = t if all(a is b for a, b in zip(items, t)) else tuple(items)
+        return memo[id(top)]
+
+    new = container(root)
+    while todo:
+        original, target = todo.pop()
+        if type(target) is list:
+            target.extend([item(v) for v in original])
+        else:
+            for k, v in original.items():
+                target[k] = v if type(v) in LEAF_TYPES else item(v)
+    return new
 
 
 def _copy_linked(cfg: ConfigDict) -> ConfigDict:
@@ -535,7 +598,10 @@ def _find_in_sequence(sequence: Any, node: ConfigDict, seen: set[int] | None = N
 
 def _where(node: ConfigDict) -> str:
     """`"In cfg.model: "` when the node's path is known, else `""`."""
-    path = node_path(node)
+    try:
+        path = node_path(node)
+    except RecursionError:  # lists nested too deeply to search: the path is left out
+        return ""
     if path is None:
         return ""
     from ._paths import format_path
@@ -574,12 +640,16 @@ def build_node(fields: dict[Any, Any], origin: tuple[str, int] | None, target: A
         _fill(self, fields, target)
     except _BadValue as e:
         raise _value_error(e) from None
+    except RecursionError:
+        raise NestingError(nesting_message(fields, "The arguments of this call")) from None
     return self
 
 
 def _fill(self: ConfigDict, items: dict[Any, Any], target: Any) -> None:
     fields = self._fields
     qualname = items.get(QUALNAME)
+    if qualname is not None and type(qualname) is not str:
+        raise ConfigValueError(f"__qualname__ must be a str, got {qualname!r}")
     if qualname is not None and qualname in _DEFAULTS:
         defaults = copy.deepcopy(_DEFAULTS[qualname]._fields)
         given = num_args(items)
@@ -600,8 +670,6 @@ def _fill(self: ConfigDict, items: dict[Any, Any], target: Any) -> None:
             e.path.append(_path_key(items, key))
             raise
     if qualname is not None:
-        if type(qualname) is not str:
-            raise ConfigValueError(f"__qualname__ must be a str, got {qualname!r}")
         params = _signature.params_for(qualname, target)
         if params is not None:
             try:
@@ -612,7 +680,7 @@ def _fill(self: ConfigDict, items: dict[Any, Any], target: Any) -> None:
 
 def _path_key(fields: dict[Any, Any], key: Any) -> Any:
     """Positional arguments of a node appear as `[1]` in paths."""
-    if QUALNAME in fields and type(key) is str and key.isdigit():
+    if QUALNAME in fields and is_positional_key(key):
         return int(key)
     return key
 
@@ -758,6 +826,8 @@ def config_equal(a: Any, b: Any, memo: set[tuple[int, int]] | None = None) -> bo
         return len(a) == len(b) and all(config_equal(x, y, memo) for x, y in zip(a, b))
     if ta is not tb:
         return False
+    if ta is Placeholder:  # Its default may be a reference, which `==` would turn into one more.
+        return a.type == b.type and a.required == b.required and config_equal(a.default, b.default, memo)
     result = a == b
     return result if type(result) is bool else bool(result)
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ._config_dict import config_equal
+from ._errors import NestingError, deepest_path, nesting_message
 from ._json import decode
 from ._override_paths import format_keys as format_path
+from ._positional import is_positional_key
 from ._refs import Ref
 
 TYPE_CHECKING = False
@@ -123,7 +125,11 @@ def diff(a: Any, b: Any, *, root: str = "cfg") -> ConfigDiff:
     changes: list[Change] = []
     # Parsed JSON (`json.loads(cfg.to_json())`) is read as the config it describes.
     a, b = (decode(x) if type(x) in (dict, list) else x for x in (a, b))
-    _Differ(changes, root).walk(a, b, ())
+    try:
+        _Differ(changes, root).walk(a, b, ())
+    except RecursionError:
+        deeper = max((a, b), key=lambda x: deepest_path(x)[0])
+        raise NestingError(nesting_message(deeper, "A config given to konfig.diff")) from None
     return ConfigDiff(changes)
 
 
@@ -182,7 +188,7 @@ class _Differ:
         is_call = "__qualname__" in a
 
         def at(key: Any) -> tuple[Any, ...]:
-            return (*keys, int(key) if is_call and type(key) is str and key.isdigit() else key)
+            return (*keys, int(key) if is_call and is_positional_key(key) else key)
 
         for key, value in a.items():
             if key in _TARGET_KEYS:

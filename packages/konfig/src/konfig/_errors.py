@@ -9,6 +9,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import Any
 
 
 class ConfigValueError(TypeError):
@@ -63,3 +64,136 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     if not matches:
         return ""
     return "; did you mean " + " or ".join(repr(m) for m in matches) + "?"
+
+
+class NestingError(RecursionError):
+    """A config is nested deeper than konfig can walk it recursively (Python's recursion limit).
+
+    The message names the depth and the deepest path; `konfig.from_json` and the CLI raise
+    their own error types (`JsonFormatError`, `OverrideError`) with the same wording.
+    """
+
+
+def nesting_message(value: Any, subject: str) -> str:
+    """Why walking `value` ran out of Python's recursion limit: how deep it nests, and where.
+
+    `"{subject} is nested 600 levels deep (deepest at cfg.a.a…), deeper than konfig can
+    follow ..."`, or, for a plain dict, list or tuple holding itself, `"{subject} contains
+    itself at cfg.a[0]..."`. Walks ConfigDicts, dicts, lists and tuples without recursion;
+    only called to word errors.
+    """
+    import sys
+
+    depth, path, cycle = deepest_path(value)
+    if cycle is not None:
+        return (
+            f"{subject} contains itself at {shorten_path(cycle)}: a plain dict, list or tuple that "
+            "holds itself has no end to follow (use a ConfigDict to build a cycle)."
+        )
+    return (
+        f"{subject} is nested {depth} levels deep (deepest at {shorten_path(path)}), deeper than konfig "
+        f"can follow within Python's recursion limit ({sys.getrecursionlimit()})."
+    )
+
+
+def deepest_path(value: Any) -> tuple[int, tuple[Any, ...], tuple[Any, ...] | None]:
+    """`(depth, keys of the deepest container, keys where a plain container holds itself)`.
+
+    The operands of a reference expression (`cfg.ref.x + 1 + ...`) count as one level
+    more, at the path of the field holding the expression.
+    """
+    from ._positional import is_positional_key
+
+    best: tuple[int, tuple[Any, ...]] = (0, ())
+    cycle = None
+    on_path: set[int] = set()  # containers being walked (their ancestors included)
+    done: set[int] = set()
+    stack: list[tuple[Any, tuple[Any, ...], int, bool]] = [(value, (), 1, False)]
+    while stack:
+        item, path, depth, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(item))
+            done.add(id(item))
+            continue
+        t = type(item)
+        children: Any
+        if t is dict or t is list or t is tuple:
+            fields: Any = item if t is dict else None
+        else:
+            try:  # A ConfigDict; not `getattr`, which a reference or a captured import would answer.
+                fields = object.__getattribute__(item, "_fields")
+            except AttributeError:
+                fields = None
+            if type(fields) is not dict:
+                fields = None
+                try:  # A reference expression: its operands, one level deeper at the same path.
+                    operands = object.__getattribute__(item, "_konfig_args")
+                    operands += tuple(object.__getattribute__(item, "_konfig_kwargs").values())
+                except (AttributeError, TypeError):
+                    continue
+                if depth > best[0]:
+                    best = (depth, path)
+                stack.extend((o, path, depth + 1, False) for o in operands)
+                continue
+        if fields is not None:
+            is_call = "__qualname__" in fields
+            children = ((int(k) if is_call and is_positional_key(k) else k, v) for k, v in fields.items())
+        elif isinstance(item, (list, tuple)):
+            children = enumerate(item)
+        else:
+            continue
+        if id(item) in on_path:
+            if cycle is None and t in (dict, list, tuple):  # a ConfigDict may hold itself
+                cycle = path
+            continue
+        if id(item) in done:
+            continue
+        on_path.add(id(item))
+        stack.append((item, path, depth, True))
+        if depth > best[0]:
+            best = (depth, path)
+        stack.extend((child, (*path, key), depth + 1, False) for key, child in children)
+    return best[0], best[1], cycle
+
+
+def shorten_path(path: tuple[Any, ...], root: str = "cfg") -> str:
+    """`cfg.a.a.a.a.a.a…(588 more keys)….a.a.a` for very long paths; short ones in full."""
+    from ._paths import format_path
+
+    if len(path) <= 16:
+        return format_path(path, root)
+    head, tail = path[:8], path[-4:]
+    return f"{format_path(head, root)}…({len(path) - 12} more keys)…{format_path(tail, root='')}"
+
+
+def text_nesting_message(text: str | bytes, subject: str) -> str:
+    """How deep, and where, JSON or Python text nests its brackets (found without parsing it)."""
+    import sys
+
+    if not isinstance(text, str):
+        text = bytes(text).decode("utf-8", "replace")
+    depth = deepest = line = column = 0
+    row, row_start = 1, 0
+    quote, escaped = "", False  # the quote of the string being read
+    for i, c in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == quote:
+                quote = ""
+        elif c == '"' or c == "'":
+            quote = c
+        elif c in "[{(":
+            depth += 1
+            if depth > deepest:
+                deepest, line, column = depth, row, i - row_start + 1
+        elif c in "]})":
+            depth -= 1
+        elif c == "\n":
+            row, row_start = row + 1, i + 1
+    return (
+        f"{subject} is nested {deepest} levels deep (deepest at line {line}, column {column}), deeper "
+        f"than konfig can read within Python's recursion limit ({sys.getrecursionlimit()})."
+    )

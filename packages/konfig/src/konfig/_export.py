@@ -25,7 +25,7 @@ import types
 from collections.abc import Mapping
 
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict, build_node
-from ._errors import ConfigValueError
+from ._errors import ConfigValueError, NestingError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -73,6 +73,11 @@ def export(obj: Any) -> Any:
     """
     try:
         return _Exporter().value(obj)
+    except RecursionError:
+        raise NestingError(
+            f"konfig.export: {type(obj).__qualname__} object {_short_repr(obj)} holds objects nested deeper "
+            f"than konfig can follow within Python's recursion limit ({sys.getrecursionlimit()})."
+        ) from None
     except _NotExportable as e:
         from ._paths import format_path
 
@@ -84,6 +89,15 @@ def export(obj: Any) -> Any:
             '`{"__qualname__": konfig.export_qualname(self), **constructor_arguments}`'
         )
         raise ConfigValueError(f"{path}: cannot export {e.value!r}: {reason}.") from None
+
+
+def _short_repr(obj: Any) -> str:
+    import reprlib
+
+    try:
+        return reprlib.repr(obj)
+    except Exception:  # A repr that fails (or recurses) is left out.
+        return f"at {id(obj):#x}"
 
 
 class _Exporter:

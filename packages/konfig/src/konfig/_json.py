@@ -34,9 +34,10 @@ and then checked with `konfig.resolve(cfg, allowed=[...])`.
 
 from __future__ import annotations
 
-from ._config_dict import CONST, ConfigDict
+from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict, num_args
 from ._placeholder import Placeholder
-from ._refs import OpRef, PathRef
+from ._positional import is_positional_key
+from ._refs import BINARY_SYMBOLS, OPS, UNARY_SYMBOLS, OpRef, PathRef
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -199,9 +200,9 @@ class _Encoder:
         except _Unserializable as e:
             raise _unserializable_error(e) from None
         except RecursionError:
-            raise _unserializable_error(
-                _Unserializable(value, "it is nested too deeply, or a list or tuple contains itself")
-            ) from None
+            from ._errors import ConfigValueError, nesting_message
+
+            raise ConfigValueError(nesting_message(value, "This config (written to JSON)")) from None
         return self.place_borrowed_copies(data) if self.borrowed else data
 
     def place_borrowed_copies(self, data: Any) -> Any:
@@ -357,10 +358,15 @@ def _encode_key(key: Any) -> str:
     import ast
 
     text = _key_literal(key)
+    if len(text) > _MAX_RAW_KEY:
+        raise _Unserializable(
+            key,
+            f"a key that is not a str is written as its Python literal, of at most {_MAX_RAW_KEY} characters",
+        )
     try:
         if ast.literal_eval(text) == key:
             return RAW_PREFIX + text
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         pass
     raise _Unserializable(
         key, "a key must be a str or a Python literal (int, float, bool, None, tuple, bytes)"
@@ -371,7 +377,7 @@ def _unserializable_error(e: _Unserializable) -> TypeError:
     from ._errors import ConfigValueError
     from ._paths import format_path
 
-    path = format_path(tuple(_decode_key(k) if isinstance(k, str) else k for k in reversed(e.path)))
+    path = format_path(tuple(reversed(e.path)))  # the config's own keys
     kind = type(e.value)
     reason = (
         e.reason or "it has no JSON form (configs hold plain values, ConfigDicts, refs and captured imports)"
@@ -387,26 +393,55 @@ def _unserializable_error(e: _Unserializable) -> TypeError:
 def from_json(text: str | bytes) -> Any:
     """Reads konfig JSON (or Kauldron's) back into a config; imports and calls nothing.
 
+    Malformed input (not JSON, markers with the wrong payload, odd keys, nesting deeper
+    than Python's recursion limit allows) is a `JsonFormatError` naming where it is.
+
     Usage: `cfg = konfig.from_json(path.read_text())`.
     """
     import json
 
     try:
         data = json.loads(text)
-    except ValueError as e:
+    except RecursionError:
+        from ._errors import text_nesting_message
+
+        raise JsonFormatError(text_nesting_message(text, "This JSON")) from None
+    except json.JSONDecodeError as e:
         raise JsonFormatError(f"Not JSON: {e}") from e
-    return decode(data)
+    except ValueError as e:  # an int of more digits than Python reads, text that is not UTF-8
+        raise JsonFormatError(f"Cannot read this JSON: {e}") from e
+    return _decode(data, _Decoder)
 
 
 def decode(data: Any) -> Any:
     """Turns parsed JSON data (or a plain dict with `__qualname__` nodes) into config values.
 
-    `konfig.resolve` uses it for plain dicts. Usage: `cfg = decode(json.load(f))`.
+    `konfig.resolve` uses it for plain dicts, which may share dicts and lists (each is
+    decoded once, so sharing is kept) or contain themselves. Usage: `cfg = decode(json.load(f))`.
     """
+    return _decode(data, _SharingDecoder)
+
+
+# `konfig.resolve(plain_dict)` reads plain dicts through this name.
+from_dict = decode
+
+
+def _decode(data: Any, decoder_type: type[_Decoder]) -> Any:
+    try:
+        return _decode_root(data, decoder_type())
+    except _Malformed as e:
+        raise JsonFormatError(e.message(data)) from e.__cause__
+    except RecursionError:
+        from ._errors import nesting_message
+
+        raise JsonFormatError(nesting_message(data, "This JSON")) from None
+
+
+def _decode_root(data: Any, decoder: _Decoder) -> Any:
     if type(data) is dict and VERSION_KEY in data:
         version = data[VERSION_KEY]
         if type(version) is not int:
-            raise JsonFormatError(f"`{VERSION_KEY}` must be an int, found {version!r}.")
+            raise JsonFormatError(f"`{VERSION_KEY}` must be an int, found {_show(version)}.")
         if version > FORMAT_VERSION:
             raise JsonFormatError(
                 f"This JSON is konfig format version {version!r}; this konfig reads versions up to "
@@ -414,20 +449,19 @@ def decode(data: Any) -> Any:
             )
         data = {k: v for k, v in data.items() if k != VERSION_KEY}
         if len(data) == 1 and _ROOT in data:
-            decoder = _Decoder()
             return decoder.value(data[_ROOT])
-    decoder = _Decoder()
     if type(data) is dict and not _is_marker(data):
         root = decoder.root = ConfigDict._raw({}, None)
-        if data.get(ID_KEY) is not None:  # The root is shared (a cycle or a ref root).
-            decoder.by_id[data[ID_KEY]] = root
+        if decoder.memo is not None:
+            decoder.memo[id(data)] = root
+        node_id = data.get(ID_KEY)
+        if node_id is not None:  # The root is shared (a cycle or a ref root).
+            if type(node_id) is not int:
+                raise _Malformed(data, f"`{ID_KEY}` must be an int, found {_show(node_id)}")
+            decoder.by_id[node_id] = root
         decoder.node(data, root)
         return root
     return decoder.value(data)
-
-
-# `konfig.resolve(plain_dict)` reads plain dicts through this name.
-from_dict = decode
 
 
 def _is_marker(data: dict[str, Any]) -> bool:
@@ -436,13 +470,21 @@ def _is_marker(data: dict[str, Any]) -> bool:
     return False
 
 
+# First characters of the keys the decoder takes as they are; it looks twice at the others:
+# markers and `__raw__=` keys, and digits (ASCII or not) that may be positional arguments.
+_PLAIN_FIRST = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
 class _Decoder:
-    __slots__ = ("by_id", "pending_refs", "root")
+    """Turns JSON data (a tree, as `json.loads` gives it) into config values."""
+
+    __slots__ = ("by_id", "memo", "raw_hashes", "root")
 
     def __init__(self) -> None:
         self.root: ConfigDict | None = None
         self.by_id: dict[Any, ConfigDict] = {}
-        self.pending_refs: list[tuple[list[Any], int, Any]] = []
+        self.memo: dict[int, Any] | None = None  # see `_SharingDecoder`
+        self.raw_hashes: dict[int, dict[int, int]] = {}  # id(object) -> hash of a `__raw__=` key -> count
 
     def value(self, data: Any) -> Any:
         t = type(data)
@@ -462,83 +504,327 @@ class _Decoder:
             return self.marker(first, data)
         node_id = data.get(ID_KEY)
         if node_id is not None:
-            if type(node_id) is not int:
-                raise JsonFormatError(f"Malformed node {data!r}: `__id__` must be an int.")
-            existing = self.by_id.get(node_id)
-            if existing is not None:  # A later occurrence (Kauldron repeats the content).
-                if not existing._fields and len(data) > 1:  # It was named before its content.
-                    self.node(data, existing)
-                return existing
-            node = self.by_id[node_id] = ConfigDict._raw({}, None)
-            self.node(data, node)
-            return node
+            return self.shared(node_id, data)
         node = ConfigDict._raw({}, None)
+        self.node(data, node)
+        return node
+
+    def shared(self, node_id: Any, data: dict[str, Any]) -> ConfigDict:
+        """A node with an `__id__`: its first occurrence, or a later one (`{"__id__": n}`)."""
+        if type(node_id) is not int:
+            raise _Malformed(data, f"`{ID_KEY}` must be an int, found {_show(node_id)}")
+        existing = self.by_id.get(node_id)
+        if existing is not None:  # A later occurrence (Kauldron repeats the content).
+            if not existing._fields and len(data) > 1:  # It was named before its content.
+                self.node(data, existing)
+            return existing
+        node = self.by_id[node_id] = ConfigDict._raw({}, None)
         self.node(data, node)
         return node
 
     def node(self, data: dict[str, Any], node: ConfigDict) -> None:
         fields = node._fields
+        check = False
         for k, v in data.items():
-            if type(k) is str and k[:2] == "__":  # Plain dicts given to `resolve` may have other keys.
-                if k == ID_KEY:
+            if type(k) is str and k[:1] not in _PLAIN_FIRST:
+                if k == QUALNAME:
+                    if type(v) is not str:
+                        raise _Malformed(
+                            data, f"`{QUALNAME}` must be a `module:Name` string, found {_show(v)}"
+                        )
+                elif k[:2] != "__":
+                    check = True  # A digit (or non-ASCII) key: a positional argument?
+                elif k == ID_KEY:
                     continue
-                if k[:8] == RAW_PREFIX:
-                    k = _decode_key(k)
+                elif k[:8] == RAW_PREFIX:
+                    k = self.raw_key(k, data)
+                    check = True
+                elif k == CONST:
+                    check = True
+                # Other `__` keys are kept: plain dicts given to `resolve` may have them.
             t = type(v)
             fields[k] = self.mapping(v) if t is dict else (self.value(v) if t is list else v)
+        if check:
+            _check_node(fields, data)
+
+    def raw_key(self, key: str, data: dict[str, Any]) -> Any:
+        """The key a `__raw__=` key stands for; keys of one object hashing alike are refused.
+
+        Python's `hash` is not randomised for ints (`hash(k * (2**61 - 1)) == 0`), floats,
+        complex numbers and tuples of them, so input could make a dict of such keys take
+        time quadratic in its size; no real config has more than a pair hashing alike.
+        """
+        value = _decode_key(key, data)
+        counts = self.raw_hashes.get(id(data))
+        if counts is None:
+            counts = self.raw_hashes[id(data)] = {}
+        h = hash(value)
+        count = counts[h] = counts.get(h, 0) + 1
+        if count > _MAX_SAME_HASH:
+            raise _Malformed(
+                data,
+                f"more than {_MAX_SAME_HASH} of its `{RAW_PREFIX}` keys have the same hash ({_show(key)} ...)",
+            )
+        return value
 
     def marker(self, kind: str, data: dict[str, Any]) -> Any:
+        extra = data.keys() - _MARKER_KEYS[kind]
+        if extra:
+            raise _Malformed(
+                data,
+                f"a `{kind}` marker has only the keys {_names(_MARKER_KEYS[kind])}; "
+                f"found {_names(extra)} too",
+            )
         payload = data[kind]
         try:
-            if kind == _TUPLE:
-                return tuple(self.value(payload))
-            if kind == _REF:
-                if _ROOT in data:
-                    root = self.value(data[_ROOT])
-                else:
-                    root = self.root
-                    if root is None:
-                        raise JsonFormatError(
-                            "a reference from the JSON root, but the root is not a config node"
-                        )
-                if type(payload) is not list:
-                    raise JsonFormatError(
-                        f"Malformed {kind} value {data!r}: the path must be a list of keys."
-                    )
-                return PathRef(root, tuple(self.value(payload)))
-            if kind == _OP:
-                kwargs = {k: self.value(v) for k, v in data.get("kwargs", {}).items()}
-                args = self.value(data["args"])
-                if payload == "call" and args:
-                    args[0] = _loaded_function(args[0])
-                return OpRef(payload, tuple(args), kwargs)
-            if kind == _SET:
-                return set(self.value(payload))
-            if kind == _FROZENSET:
-                return frozenset(self.value(payload))
-            if kind == _BYTES:
-                import base64
+            value = _read_marker(self, kind, payload, data)
+        except (TypeError, ValueError) as e:  # invalid base64, a zero step, a list as a key
+            value = _BAD
+            detail = f" ({e})"
+        else:
+            detail = ""
+        if value is _BAD:
+            found = _show(payload if len(data) == 1 else data)
+            raise _Malformed(data, f"a `{kind}` marker holds {_EXPECTED[kind]}, found {found}{detail}")
+        return value
 
-                return base64.b64decode(payload, validate=True)
-            if kind == _SLICE:
-                return slice(*self.value(payload))
-            if kind == _RANGE:
-                return range(*payload)
-            if kind == _ELLIPSIS:
-                return ...
-            if kind == _COMPLEX:
-                return complex(*payload)
-            if kind == _PATH:
-                return _path_type(data.get("type", ""))(payload)
-            if kind == _PLACEHOLDER:
-                return Placeholder(
-                    _placeholder_type(payload), self.value(data.get("default")), data.get("required", False)
+
+def _check_node(fields: dict[Any, Any], data: dict[str, Any]) -> None:
+    """Constant nodes hold only a `__const__` string; positional arguments are `"0"`, `"1"`, ..."""
+    if CONST in fields:
+        const = fields[CONST]
+        if type(const) is not str:
+            raise _Malformed(data, f"`{CONST}` must be a `module:Name` string, found {_show(const)}")
+        if QUALNAME in fields:
+            raise _Malformed(data, f"a node is a call (`{QUALNAME}`) or a constant (`{CONST}`), not both")
+        if len(fields) > 1:
+            others = [k for k in fields if k != CONST]
+            raise _Malformed(data, f"a constant node holds only `{CONST}`; found {_names(others)} too")
+    if QUALNAME not in fields:
+        return
+    if type(fields[QUALNAME]) is not str:  # written `__raw__='__qualname__'`
+        raise _Malformed(
+            data, f"`{QUALNAME}` must be a `module:Name` string, found {_show(fields[QUALNAME])}"
+        )
+    count = 0
+    for k in fields:
+        if type(k) is str and (k.isdigit() or (not k.isascii() and k.isnumeric())):
+            if not is_positional_key(k):
+                canonical = str(int(k)) if k.isdecimal() and len(k) < 100 else None
+                hint = f"; write {canonical!r}" if canonical is not None else ""
+                raise _Malformed(
+                    data,
+                    f"call node key {_show(k)} looks like a positional argument but is not one "
+                    f'(positional arguments are "0", "1", ... in ASCII digits without leading zeros){hint}',
                 )
-        except JsonFormatError:
-            raise
-        except (TypeError, ValueError, KeyError) as e:
-            raise JsonFormatError(f"Malformed {kind} value {data!r}: {e}") from e
-        raise AssertionError(kind)
+            count += 1
+    if count and num_args(fields) != count:
+        found = sorted((k for k in fields if is_positional_key(k)), key=lambda k: (len(k), k))
+        raise _Malformed(
+            data,
+            f'positional arguments must be "0" to "{count - 1}" without gaps, found {_names(found[:10])}'
+            + (" ..." if len(found) > 10 else ""),
+        )
+
+
+class _SharingDecoder(_Decoder):
+    """Decodes Python data, which may share dicts and lists or hold cycles: each is decoded once.
+
+    So `konfig.resolve(plain_dict)` keeps the sharing, and its work is bounded by the
+    size of the input rather than by the number of paths through it.
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.memo = {}
+
+    def value(self, data: Any) -> Any:
+        if type(data) is not list:
+            return super().value(data)
+        memo: dict[int, Any] = self.memo  # type: ignore[assignment]
+        found = memo.get(id(data))
+        if found is None:
+            found = memo[id(data)] = []
+            found.extend([self.value(v) if type(v) in _CONTAINERS else v for v in data])
+        return found
+
+    def mapping(self, data: dict[str, Any]) -> Any:
+        memo: dict[int, Any] = self.memo  # type: ignore[assignment]
+        found = memo.get(id(data))
+        if found is not None:
+            return found
+        if not data or next(iter(data)) in _MARKERS or ID_KEY in data:
+            found = memo[id(data)] = super().mapping(data)
+            return found
+        node = memo[id(data)] = ConfigDict._raw({}, None)  # before its fields: cycles
+        self.node(data, node)
+        return node
+
+
+class _Malformed(Exception):
+    """Internal: a malformed JSON object; `decode` adds where it is in the input."""
+
+    def __init__(self, data: Any, text: str) -> None:
+        self.data = data
+        self.text = text
+
+    def message(self, root: Any) -> str:
+        from ._errors import shorten_path
+
+        path = _locate(root, self.data)
+        where = "In this JSON" if path is None else f"At {shorten_path(path)}"
+        return f"{where}: {self.text}."
+
+
+def _locate(root: Any, target: Any) -> tuple[Any, ...] | None:
+    """The keys leading from `root` to the object `target` in JSON data, found without recursion."""
+    seen: set[int] = set()
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(root, ())]
+    while stack:
+        value, path = stack.pop()
+        if value is target:
+            return path
+        t = type(value)
+        if (t is not dict and t is not list and t is not tuple) or id(value) in seen:
+            continue
+        seen.add(id(value))
+        if t is dict:
+            is_call = QUALNAME in value
+            for k, v in value.items():
+                stack.append((v, (*path, int(k) if is_call and is_positional_key(k) else k)))
+        else:
+            stack.extend((v, (*path, i)) for i, v in enumerate(value))
+    return None
+
+
+def _show(value: Any) -> str:
+    """A short repr of (possibly huge or deeply nested) input, for messages."""
+    import reprlib
+
+    shortener = reprlib.Repr()
+    shortener.maxlevel, shortener.maxstring, shortener.maxother = 3, 60, 60
+    return shortener.repr(value)
+
+
+def _names(keys: Any) -> str:
+    return ", ".join(f"`{k}`" if type(k) is str and len(k) < 40 else _show(k) for k in sorted(keys, key=str))
+
+
+# --- markers --------------------------------------------------------------------------
+
+# What each marker holds, as errors word it.
+_EXPECTED = {
+    _TUPLE: "a list of items",
+    _SET: "a list of plain values (numbers, strings, bytes, None)",
+    _FROZENSET: "a list of plain values (numbers, strings, bytes, None)",
+    _BYTES: "a base64 string",
+    _SLICE: "a list [start, stop, step] of plain values",
+    _RANGE: "a list of 1 to 3 ints (a non-zero step)",
+    _ELLIPSIS: "null",
+    _COMPLEX: "a list [real, imag] of numbers",
+    _PATH: 'a path string (and a "type" string)',
+    _PLACEHOLDER: 'its type as a `module:Name` string (and "required": true or false)',
+    _REF: "the path as a list of keys (str, int, ...)",
+}
+_BAD = object()  # what `_read_marker` returns for a payload of the wrong shape
+
+
+def _read_marker(decoder: _Decoder, kind: str, payload: Any, data: dict[str, Any]) -> Any:
+    """The value of a marker object, or `_BAD` (its payload is not what `_EXPECTED` says)."""
+    if kind == _OP:
+        return _read_op(decoder, payload, data)
+    t = type(payload)
+    if kind == _TUPLE:
+        return tuple(decoder.value(payload)) if t is list else _BAD
+    if kind == _SET or kind == _FROZENSET:
+        items = decoder.value(payload) if t is list else ()
+        if t is not list or any(type(item) not in LEAF_TYPES for item in items):  # as `ConfigDict` takes sets
+            return _BAD
+        return set(items) if kind == _SET else frozenset(items)  # TypeError: a slice in a set
+    if kind == _BYTES:
+        import base64
+
+        return base64.b64decode(payload, validate=True) if t is str else _BAD  # binascii.Error: a ValueError
+    if kind == _SLICE or kind == _COMPLEX:
+        size, kinds = (3, LEAF_TYPES) if kind == _SLICE else (2, (int, float))
+        if t is not list or len(payload) != size or any(type(item) not in kinds for item in payload):
+            return _BAD
+        return slice(*payload) if kind == _SLICE else complex(*payload)
+    if kind == _RANGE:
+        if t is not list or not 1 <= len(payload) <= 3 or any(type(i) is not int for i in payload):
+            return _BAD
+        return range(*payload)  # ValueError: a zero step
+    if kind == _ELLIPSIS:
+        return ... if payload is None else _BAD
+    if kind == _PATH:
+        path_type = data.get("type", "")
+        return _path_type(path_type)(payload) if t is str and type(path_type) is str else _BAD
+    if kind == _PLACEHOLDER:
+        required = data.get("required", False)
+        if t is not str or type(required) is not bool:
+            return _BAD
+        return Placeholder(_placeholder_type(payload), decoder.value(data.get("default")), required)
+    if kind == _REF:
+        return _read_ref(decoder, payload, data) if t is list else _BAD
+    raise AssertionError(kind)
+
+
+def _read_ref(decoder: _Decoder, keys: list[Any], data: dict[str, Any]) -> Any:
+    if _ROOT in data:
+        root = decoder.value(data[_ROOT])
+        if type(root) is not ConfigDict:
+            raise _Malformed(data, f"a reference's `{_ROOT}` is a config node, found {_show(data[_ROOT])}")
+    else:
+        root = decoder.root
+        if root is None:
+            raise _Malformed(data, "a reference from the JSON root, but the root is not a config node")
+    path = tuple(decoder.value(keys))
+    hash(path)  # TypeError: a list or node as a key
+    return PathRef(root, path)
+
+
+def _read_op(decoder: _Decoder, op: Any, data: dict[str, Any]) -> Any:
+    if type(op) is not str or op not in OPS:
+        raise _Malformed(
+            data, f"unknown reference operation {_show(op)}; expected one of {', '.join(sorted(OPS))}"
+        )
+    args, kwargs = data.get("args"), data.get("kwargs", {})
+    arity = _OP_ARITY.get(op)
+    if type(args) is not list or (len(args) != arity if arity is not None else not args):
+        expected = f"{arity} operand(s)" if arity is not None else "the function and its arguments"
+        raise _Malformed(data, f'`{_OP}: {op}` holds "args", a list of {expected}, found {_show(args)}')
+    if type(kwargs) is not dict or any(type(k) is not str for k in kwargs) or (kwargs and op != "call"):
+        raise _Malformed(
+            data,
+            f'`{_OP}: {op}` holds "kwargs", a dict of keyword arguments (of a "call" only), found {_show(kwargs)}',
+        )
+    values = decoder.value(args)
+    if op == "call":
+        function = values[0] = _loaded_function(values[0])
+        if not _is_config_value(function) and not callable(function):
+            raise _Malformed(
+                data,
+                f"a `call` operation's function is a constant node or a reference, found {_show(args[0])}",
+            )
+    return OpRef(op, tuple(values), {k: decoder.value(v) for k, v in kwargs.items()})
+
+
+# The keys each marker object may have.
+_MARKER_KEYS: dict[str, frozenset[str]] = {kind: frozenset({kind}) for kind in _MARKERS}
+_MARKER_KEYS[_PATH] = frozenset({_PATH, "type"})
+_MARKER_KEYS[_PLACEHOLDER] = frozenset({_PLACEHOLDER, "default", "required"})
+_MARKER_KEYS[_REF] = frozenset({_REF, _ROOT})
+_MARKER_KEYS[_OP] = frozenset({_OP, "args", "kwargs"})
+# Operands of each reference operation; `call` takes the function and any arguments.
+_OP_ARITY: dict[str, int] = {
+    **dict.fromkeys(BINARY_SYMBOLS, 2),
+    **dict.fromkeys(UNARY_SYMBOLS, 1),
+    "abs": 1,
+    "getattr": 2,
+    "getitem": 2,
+}
 
 
 def _loaded_function(node: Any) -> Any:
@@ -549,24 +835,74 @@ def _loaded_function(node: Any) -> Any:
     """
     if type(node) is not ConfigDict or len(node._fields) != 1 or CONST not in node._fields:
         return node
-    import sys
-
-    module, _, attrs = str(node._fields[CONST]).partition(":")
-    obj: Any = sys.modules.get(module)
-    for attr in attrs.split(".") if attrs else ():
-        obj = getattr(obj, attr, None) if obj is not None else None
+    obj = _imported_object(str(node._fields[CONST]))
     return obj if obj is not None and callable(obj) else node
 
 
-def _decode_key(key: str) -> Any:
-    if not key.startswith(RAW_PREFIX):
-        return key
+def _imported_object(name: str) -> Any:
+    """The object `"module:Attr.sub"` names if its module is already imported, else None.
+
+    Attributes are read without running code (no module `__getattr__`, property or
+    other descriptor) and never through a private or dunder name, so that loading
+    JSON imports and calls nothing.
+    """
+    import sys
+
+    module, _, attrs = name.partition(":")
+    obj: Any = sys.modules.get(module)
+    for part in attrs.split(".") if attrs else ():
+        if obj is None or not part or part[0] == "_":
+            return None
+        obj = _static_attribute(obj, part)
+    return obj
+
+
+def _static_attribute(obj: Any, name: str) -> Any:
+    import types
+
+    if isinstance(obj, types.ModuleType):
+        return vars(obj).get(name)
+    if not isinstance(obj, type):
+        return None
+    for klass in type.__dict__["__mro__"].__get__(obj):
+        found = vars(klass).get(name, _MISSING)
+        if found is _MISSING:
+            continue
+        if isinstance(found, staticmethod):
+            return found.__func__
+        if isinstance(found, classmethod):
+            return types.MethodType(found.__func__, obj)
+        if isinstance(found, (type, types.FunctionType, types.BuiltinFunctionType)):
+            return found
+        return None  # A property or another descriptor: reading it could run code.
+    return None
+
+
+_MISSING = object()
+_MAX_RAW_KEY = 1000  # characters of a `__raw__=` key's literal; keys are short
+_MAX_SAME_HASH = 8  # `__raw__=` keys of one object with the same hash
+
+
+def _decode_key(key: str, data: Any) -> Any:
+    literal = key[len(RAW_PREFIX) :]
+    if len(literal) > _MAX_RAW_KEY:
+        raise _Malformed(
+            data,
+            f"key {_show(key)} is {len(key):,} characters long; a `{RAW_PREFIX}` key holds a Python "
+            f"literal of at most {_MAX_RAW_KEY} characters",
+        )
     import ast
 
     try:
-        return ast.literal_eval(key[len(RAW_PREFIX) :])
-    except (ValueError, SyntaxError) as e:
-        raise JsonFormatError(f"Key {key!r} is not `__raw__=` followed by a Python literal.") from e
+        value = ast.literal_eval(literal)
+        hash(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as e:
+        raise _Malformed(
+            data,
+            f"key {_show(key)} is not `{RAW_PREFIX}` followed by a hashable Python literal "
+            f"(int, float, bool, None, str, bytes, tuple): {type(e).__name__}: {e}",
+        ) from None
+    return value
 
 
 def _path_type(name: str) -> Any:
@@ -589,20 +925,7 @@ def _path_type(name: str) -> Any:
     return pathlib.PurePosixPath
 
 
-def _placeholder_type(name: Any) -> Any:
-    if not isinstance(name, str):
-        raise JsonFormatError(f"placeholder type {name!r} is not a `module:Name` string")
-    module, _, qualname = name.partition(":")
-    if module == "builtins":
-        import builtins
-
-        found = getattr(builtins, qualname, None)
-        if isinstance(found, type):
-            return found
-    import sys
-
+def _placeholder_type(name: str) -> Any:
     # A type from a module already imported is restored; loading JSON never imports.
-    obj: Any = sys.modules.get(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part, None) if obj is not None else None
+    obj = _imported_object(name)
     return obj if isinstance(obj, type) else name

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
 
-from ._override_error import OverrideError
+from ._override_error import OverrideError, shown
 from ._paths import closing_bracket
+from ._positional import is_positional_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,13 +61,20 @@ def parse_override_path(text: str) -> tuple[Any, ...]:
             if end < 0:
                 raise OverrideError(f"In override path {text!r}: `[` at position {i} is never closed.")
             literal = text[i + 1 : end].strip()
-            try:
-                keys.append(ast.literal_eval(literal))
-            except (ValueError, SyntaxError) as e:
+            if len(literal) > _MAX_LITERAL:
                 raise OverrideError(
-                    f"In override path {text!r}: `[{literal}]` is not a Python literal; "
+                    f"In override path {shown(text)!r}: the key in `[...]` at position {i} is "
+                    f"{len(literal):,} characters long; a key is a literal of at most {_MAX_LITERAL} characters."
+                )
+            try:
+                key = ast.literal_eval(literal)
+                hash(key)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as e:
+                raise OverrideError(
+                    f"In override path {shown(text)!r}: `[{shown(literal)}]` is not a hashable Python literal; "
                     "expected an index like `[0]` or a quoted key like `['my key']`."
                 ) from e
+            keys.append(key)
             i = end + 1
             expect_name = False
             continue
@@ -87,8 +95,17 @@ def parse_override_path(text: str) -> tuple[Any, ...]:
         i = end
         expect_name = False
     if expect_name:
-        raise OverrideError(f"Override path {text!r} is empty or ends with `.`.")
+        raise OverrideError(f"Override path {shown(text)!r} is empty or ends with `.`.")
+    if keys[-1] is ANY_DEPTH:
+        raise OverrideError(
+            f"Override path {shown(text)!r} ends with `**`; name the key to set after it, as in `**.batch_size`."
+        )
     return tuple(keys)
+
+
+# Characters of a `[literal]` key, digits of a `.N` index: paths are short.
+_MAX_LITERAL = 1000
+_MAX_INDEX_DIGITS = 18
 
 
 def _name_key(text: str, name: str) -> Any:
@@ -96,11 +113,23 @@ def _name_key(text: str, name: str) -> Any:
         return ANY
     if name == "**":
         return ANY_DEPTH
-    if name.isdigit():
+    if name.isdigit():  # Unicode digits too: `²`, `٣`
+        if name.isascii() and len(name) > _MAX_INDEX_DIGITS:
+            raise OverrideError(
+                f"In override path {shown(text)!r}: the index `.{shown(name)}` has {len(name):,} digits, "
+                "more than any list or call could have items."
+            )
+        if not is_positional_key(name):
+            canonical = (name.lstrip("0") or "0") if name.isascii() else None
+            hint = f": write `.{canonical}`" if canonical is not None and len(canonical) <= 20 else ""
+            raise OverrideError(
+                f"In override path {shown(text)!r}: `.{shown(name)}` is neither an index (ASCII digits "
+                f"without leading zeros{hint}) nor a key (quote a key as `[{shown(name)!r}]`)."
+            )
         return int(name)
     if not name.isidentifier():
         raise OverrideError(
-            f"In override path {text!r}: {name!r} is not a valid key; quote it as `[{name!r}]`."
+            f"In override path {shown(text)!r}: {shown(name)!r} is not a valid key; quote it as `[{shown(name)!r}]`."
         )
     return name
 
@@ -129,7 +158,7 @@ def _children(node: Any) -> Iterator[tuple[Any, Any]]:
             if key in _SPECIAL_KEYS:
                 continue
             # Positional arguments are stored as "0", "1", ...; they are addressed as ints.
-            yield (int(key) if is_call and isinstance(key, str) and key.isdigit() else key), value
+            yield (int(key) if is_call and is_positional_key(key) else key), value
     elif isinstance(node, (list, tuple)):
         yield from enumerate(node)
 
@@ -204,30 +233,32 @@ def expand_override_path(root: Any, pattern: tuple[Any, ...]) -> list[tuple[Any,
     """Returns the existing concrete paths matching a pattern with `*` / `**` globs."""
     results: list[tuple[Any, ...]] = []
     visited: set[tuple[int, int]] = set()
-
-    def walk(node: Any, index: int, keys: tuple[Any, ...]) -> None:
+    # Depth first, without recursion (configs may nest deeply): (node, pattern index, keys).
+    stack: list[tuple[Any, int, tuple[Any, ...]]] = [(root, 0, ())]
+    while stack:
+        node, index, keys = stack.pop()
         state = (id(node), index)
         if state in visited:
-            return
+            continue
         visited.add(state)
         if index == len(pattern):
             results.append(keys)
-            return
+            continue
         key = pattern[index]
+        found: list[tuple[Any, int, tuple[Any, ...]]] = []
         if key is ANY_DEPTH:
-            walk(node, index + 1, keys)
+            found.append((node, index + 1, keys))
             for child_key, child in _children(node):
                 if _is_container(child):
-                    walk(child, index, (*keys, child_key))
+                    found.append((child, index, (*keys, child_key)))
         elif key is ANY:
             for child_key, child in _children(node):
-                walk(child, index + 1, (*keys, child_key))
+                found.append((child, index + 1, (*keys, child_key)))
         else:
             stored = _normalize(node, key)
             if stored is not None:
-                walk(node[stored], index + 1, (*keys, key))
-
-    walk(root, 0, ())
+                found.append((node[stored], index + 1, (*keys, key)))
+        stack.extend(reversed(found))
     return results
 
 
@@ -285,6 +316,8 @@ def _set_concrete(
     node = parents[-1]
     last = keys[-1]
     stored = _normalize(node, last)
+    if last in _SPECIAL_KEYS and type(last) is str:
+        _check_target_override(node, keys, stored, value)
     if stored is None:
         is_call = isinstance(node, Mapping) and "__qualname__" in node
         appends = create and isinstance(node, (list, tuple)) and last == len(node) and type(last) is int
@@ -301,6 +334,19 @@ def _set_concrete(
         new = _assign(parents[depth], stored_keys[depth], new, keys[: depth + 1])
 
 
+def _check_target_override(node: Any, keys: tuple[Any, ...], stored: Any, value: Any) -> None:
+    """`--cfg.model.__qualname__=mylib:Other` swaps a node's target; it cannot add one."""
+    if stored is None:
+        raise OverrideError(
+            f"Cannot set `{format_keys(keys)}`: `{keys[-1]}` marks a call or constant node, and this "
+            "node has none to replace (set the whole node instead, e.g. with a `py::` value)."
+        )
+    if type(value) is not str:
+        raise OverrideError(
+            f"Cannot set `{format_keys(keys)}` to {value!r}: a target is a `module:Name` string."
+        )
+
+
 def _assign(node: Any, key: Any, value: Any, keys: tuple[Any, ...]) -> Any:
     if isinstance(node, tuple):
         items = list(node)
@@ -313,7 +359,10 @@ def _assign(node: Any, key: Any, value: Any, keys: tuple[Any, ...]) -> Any:
         node.append(value)
         return node
     if isinstance(node, (list, MutableMapping)):
-        node[key] = value
+        try:
+            node[key] = value
+        except IndexError as e:  # an argument index past a call node's arguments
+            raise OverrideError(f"Cannot set `{format_keys(keys)}`: {e}.") from None
         return node
     raise OverrideError(
         f"Cannot set `{format_keys(keys)}`: its parent is a {type(node).__name__}, not a config node, list or tuple."
@@ -333,10 +382,13 @@ def _unknown_path(root: Any, keys: tuple[Any, ...], depth: int) -> OverrideError
             found += f"; write `+{path[4:] if path.startswith('cfg.') else path[3:]}` to append"
     elif isinstance(node, Mapping):
         names = [k for k, _ in _children(node)]
-        found = "its keys are " + ", ".join(f"`{k}`" for k in names) if names else "it is empty"
+        listed = ", ".join(f"`{k}`" for k in names[:30]) + (
+            f" and {len(names) - 30} more" if len(names) > 30 else ""
+        )
+        found = "its keys are " + listed if names else "it is empty"
     else:
         found = f"it is a leaf value ({type(node).__name__})"
-    message = f"Unknown config path `{format_keys(keys)}`: `{where}` has no key {missing!r}; {found}."
+    message = f"Unknown config path `{shown(format_keys(keys))}`: `{where}` has no key {shown(repr(missing))}; {found}."
     return OverrideError(message + _suggestion(root, keys))
 
 

@@ -12,4 +12,10 @@ def is_positional_key(key: Any) -> bool:
 
     Usage: `args = [fields[k] for k in fields if is_positional_key(k)]`.
     """
-    return type(key) is str and key.isdigit() and key.isascii() and (key[0] != "0" or len(key) == 1)
+    return (
+        type(key) is str
+        and key.isdigit()
+        and key.isascii()
+        and (key[0] != "0" or len(key) == 1)
+        and len(key) <= 18
+    )

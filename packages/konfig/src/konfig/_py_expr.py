@@ -10,15 +10,20 @@ reach a classmethod or an enum member), the aliases `repr(cfg)` prints
 (`nn.Dense` is `flax.linen:Dense`), literals, negative numbers, `inf` and
 `nan`, lists, tuples, sets and dicts of those. Without a colon the last dotted name is the
 attribute and the rest the module; a bare name is a builtin (`dict(a=1)`).
-Nothing is imported or called while parsing; a name in a module already
-imported is checked (a typo suggests the closest name).
+Nothing is evaluated, imported or called while parsing (the text is read
+with `ast.parse`, never `eval`): a name in a module already imported is
+checked by looking it up without running code (`vars(module)`,
+`inspect.getattr_static`), and a typo suggests the closest name. The nodes
+are built by `konfig.resolve`, whose `allowed=[...]` limits what they may
+name. Text too long or nested too deeply for Python's parser is an
+`OverrideError`.
 """
 
 from __future__ import annotations
 
 import sys
 
-from ._override_error import OverrideError
+from ._override_error import OverrideError, shown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,8 +48,18 @@ def parse_py_expression(expr: str) -> Any:
     try:
         tree = ast.parse(source, mode="eval")
     except SyntaxError as e:
-        raise OverrideError(f"`py::{expr}` is not a Python expression: {e.msg}.") from e
-    return _Reader(expr).read(tree.body)
+        raise OverrideError(f"`py::{shown(expr)}` is not a Python expression: {e.msg}.") from e
+    except (MemoryError, RecursionError, ValueError):  # the parser's own limits on nesting
+        raise OverrideError(
+            f"`py::{shown(expr)}` ({len(expr):,} characters) is nested too deeply for Python's parser."
+        ) from None
+    try:
+        return _Reader(expr).read(tree.body)
+    except RecursionError:
+        raise OverrideError(
+            f"`py::{shown(expr)}` is nested deeper than konfig can read within Python's recursion "
+            f"limit ({sys.getrecursionlimit()})."
+        ) from None
 
 
 def _mark_module_boundaries(expr: str) -> str:
@@ -83,7 +98,7 @@ class _Reader:
     def error(self, node: ast.AST, what: str) -> OverrideError:
         col = getattr(node, "col_offset", 0)
         return OverrideError(
-            f"`py::{self.expr}`: {what} (at column {col}). A `py::` value may hold calls "
+            f"`py::{shown(self.expr)}`: {what} (at column {col}). A `py::` value may hold calls "
             "`module.Name(...)`, constants `module.Name`, literals, lists, tuples, sets and dicts."
         )
 
@@ -95,8 +110,9 @@ class _Reader:
         module, _, attrs = target.partition(":")
         obj: Any = sys.modules.get(module)
         for attr in attrs.split(".") if obj is not None else ():
-            is_module = type(obj) is type(sys)
-            found = vars(obj).get(attr, _MISSING) if is_module else getattr(obj, attr, _MISSING)
+            is_module = isinstance(obj, type(sys))
+            # Looked up without running code: no module `__getattr__`, property or other descriptor.
+            found = vars(obj).get(attr, _MISSING) if is_module else _static_attribute(obj, attr)
             if found is _MISSING and is_module and "__getattr__" in vars(obj):
                 break  # A lazy module attribute: asking for it could import.
             if found is _MISSING:
@@ -104,12 +120,12 @@ class _Reader:
 
                 close = difflib.get_close_matches(attr, [n for n in dir(obj) if not n.startswith("_")], n=1)
                 hint = f"; did you mean `{close[0]}`?" if close else "."
-                raise OverrideError(f"`py::{self.expr}`: `{module}` has no `{attr}`{hint}")
+                raise OverrideError(f"`py::{shown(self.expr)}`: `{module}` has no `{attr}`{hint}")
             obj = found
         try:
             return ConfigDict(fields)
         except (TypeError, ValueError) as e:  # arguments the target's signature refuses
-            raise OverrideError(f"`py::{self.expr}`: {e}") from None
+            raise OverrideError(f"`py::{shown(self.expr)}`: {e}") from None
 
     def read(self, node: ast.expr) -> Any:
         import ast
@@ -153,6 +169,10 @@ class _Reader:
         for keyword in node.keywords:
             if keyword.arg is None:
                 raise self.error(keyword.value, "`**kwargs` unpacking is not supported")
+            if keyword.arg in ("__qualname__", "__const__"):
+                raise self.error(
+                    keyword.value, f"`{keyword.arg}` is a konfig node marker, not a keyword argument"
+                )
             if keyword.arg in fields:
                 raise self.error(keyword.value, f"keyword argument `{keyword.arg}` given twice")
             fields[keyword.arg] = self.read(keyword.value)
@@ -179,6 +199,16 @@ class _Reader:
         else:
             module, attr = parts[:-1], parts[-1:]
         return _expand_alias(".".join(module), ".".join(attr))
+
+
+def _static_attribute(obj: Any, name: str) -> Any:
+    """`obj.name` as `inspect.getattr_static` finds it (no code runs), or `_MISSING`."""
+    import inspect
+
+    try:
+        return inspect.getattr_static(obj, name)
+    except AttributeError:
+        return _MISSING
 
 
 def _expand_alias(module: str, attr: str) -> str:

@@ -299,7 +299,12 @@ def ref_copy(cfg: Any) -> Any:
 
     if not isinstance(cfg, ConfigDict):
         raise TypeError(f"ref_copy expects a konfig.ConfigDict, got {type(cfg).__name__}")
-    return _ref_copy(cfg, cfg, ())
+    try:
+        return _ref_copy(cfg, cfg, ())
+    except RecursionError:
+        from ._errors import NestingError, nesting_message
+
+        raise NestingError(nesting_message(cfg, "The config given to ref_copy")) from None
 
 
 def _ref_copy(node: Any, root: Any, path: tuple[Any, ...]) -> Any:

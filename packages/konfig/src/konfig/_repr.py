@@ -7,8 +7,12 @@ list reached twice is printed once as `&id001 ...` and then as `*id001`
 
 from __future__ import annotations
 
+import sys
+
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, UNION_QUALNAME, ConfigDict
+from ._errors import NestingError, nesting_message
 from ._paths import format_path
+from ._positional import is_positional_key
 from ._refs import BINARY_SYMBOLS, UNARY_SYMBOLS, OpRef, PathRef, Ref
 
 TYPE_CHECKING = False
@@ -80,7 +84,7 @@ class _Printer:
                 is_node = QUALNAME in fields
                 for k, item in fields.items():
                     if type(item) not in LEAF_TYPES:
-                        if is_node and type(k) is str and k.isdigit():
+                        if is_node and is_positional_key(k):
                             k = int(k)
                         self.scan(item, (*path, k))
         elif t is tuple:
@@ -135,7 +139,7 @@ class _Printer:
             if k == QUALNAME:
                 continue
             text = self.render(v)
-            if type(k) is str and k.isdigit():
+            if is_positional_key(k):
                 args.append(text)
             elif type(k) is str and k.isidentifier():
                 kwargs.append(f"{k}={text}")
@@ -160,10 +164,19 @@ def _block(opening: str, items: list[str], closing: str) -> str:
 
 
 def config_repr(cfg: Any) -> str:
-    """The Python-like text of a config tree."""
+    """The Python-like text of a config tree.
+
+    A tree nested deeper than Python's recursion limit lets the printer follow is a
+    `NestingError` naming its depth and deepest path.
+    """
     printer = _Printer()
-    printer.scan(cfg, ())
-    return printer.render(cfg)
+    try:
+        printer.scan(cfg, ())
+        return printer.render(cfg)
+    except NestingError:
+        raise
+    except RecursionError:
+        raise NestingError(nesting_message(cfg, "This config (printed by repr)")) from None
 
 
 def format_ref(
@@ -218,7 +231,27 @@ def format_ref(
             name = getattr(fn, "__qualname__", None) or repr(fn)
         return f"konfig.ref_fn({', '.join([name, *call_args])})"
 
-    return fmt(ref)
+    try:
+        return fmt(ref)
+    except NestingError:
+        raise
+    except RecursionError:
+        raise NestingError(
+            f"This reference expression nests {_ref_depth(ref)} operations deep, deeper than konfig can "
+            f"print within Python's recursion limit ({sys.getrecursionlimit()})."
+        ) from None
+
+
+def _ref_depth(ref: Any) -> int:
+    """How many operations deep a reference expression nests (without recursion)."""
+    deepest = 0
+    stack = [(ref, 1)]
+    while stack:
+        r, depth = stack.pop()
+        if type(r) is OpRef:
+            deepest = max(deepest, depth)
+            stack.extend((a, depth + 1) for a in (*r._konfig_args, *r._konfig_kwargs.values()))
+    return deepest
 
 
 def _default_root_name(root: Any) -> str:

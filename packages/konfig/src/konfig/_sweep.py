@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 __all__ = ["SweepItem", "expand_sweep", "sweep_items"]
 
 _ARGS_PREFIX = "__args__."
+# Items of one sweep, and combinations of a product: a sweep generating more (or forever)
+# is a mistake, not a launch plan.
+MAX_SWEEP_ITEMS = 100_000
 
 
 class SweepItem:
@@ -62,6 +65,10 @@ def _parse_names(names: str | Sequence[str] | None) -> list[str]:
         return []
     if isinstance(names, str):
         names = names.split(",")
+    names = list(names)
+    for name in names:
+        if not isinstance(name, str):
+            raise OverrideError(f"Sweep names are strs like 'lr' or 'sweep_lr', found {name!r} in {names!r}.")
     return [n.strip() for n in names if n.strip()]
 
 
@@ -92,6 +99,15 @@ def sweep_items(
         if function is None:
             raise OverrideError(_unknown_sweep(module, function_name))
         axes.append((function_name, _collect(function_name, function())))
+    combinations = 1
+    for _, axis in axes:
+        combinations *= len(axis)
+    if combinations > MAX_SWEEP_ITEMS:
+        sizes = " x ".join(f"`{name}()` ({len(axis):,} items)" for name, axis in axes)
+        raise OverrideError(
+            f"The sweeps {sizes} make {combinations:,} combinations, more than the {MAX_SWEEP_ITEMS:,} "
+            "konfig expands; select fewer sweeps or split them."
+        )
     items: list[dict[str, Any]] = [{}]
     owners: dict[str, str] = {}
     for function_name, axis in axes:
@@ -108,11 +124,24 @@ def sweep_items(
 
 
 def _collect(function_name: str, generated: Iterable[Any]) -> list[dict[str, Any]]:
+    import reprlib
+
+    try:
+        items = iter(generated)
+    except TypeError:
+        raise OverrideError(
+            f"`{function_name}()` returned {reprlib.repr(generated)}; expected it to yield (or return a "
+            "list of) dicts of override paths to values."
+        ) from None
     axis = []
-    for index, overrides in enumerate(generated):
+    for index, overrides in enumerate(items):
+        if index == MAX_SWEEP_ITEMS:
+            raise OverrideError(
+                f"`{function_name}()` yielded more than {MAX_SWEEP_ITEMS:,} items (does it ever stop?)."
+            )
         if not isinstance(overrides, Mapping) or not all(isinstance(k, str) for k in overrides):
             raise OverrideError(
-                f"Item {index} of `{function_name}()` is {overrides!r}; expected a dict "
+                f"Item {index} of `{function_name}()` is {reprlib.repr(overrides)}; expected a dict "
                 "of override paths to values, e.g. `{'optimizer.learning_rate': 1e-3}`."
             )
         axis.append(dict(overrides))

@@ -29,13 +29,13 @@ def filter_by_path(obj: Context, path: Any) -> Context:
       PathNotFoundError: a step with no ``**`` before it does not exist.
     """
     parts = to_parts(path, glob_ok=True)
-    trie: dict[str, Any] = {}
+    trie: dict[Any, Any] = {}  # (type, part) -> (part, sub-trie or _WHOLE): the kept paths.
     for concrete, _ in match_nodes(obj, parts):
         if not concrete:
             return obj
         node = trie
         for part in concrete[:-1]:
-            key = format_parts((part,))
+            key = _trie_key(part)
             entry = node.get(key)
             if entry is None:
                 entry = node[key] = (part, {})
@@ -43,12 +43,42 @@ def filter_by_path(obj: Context, path: Any) -> Context:
                 break
             node = entry[1]
         else:
-            node[format_parts((concrete[-1],))] = (concrete[-1], _WHOLE)
+            node[_trie_key(concrete[-1])] = (concrete[-1], _WHOLE)
     return _rebuild(obj, trie)
 
 
-def _rebuild(node: Any, trie: dict[str, Any]) -> Any:
-    kept = [(part, _keep(step(node, part), sub)) for part, sub in trie.values()]
+def _trie_key(part: object) -> object:
+    """Keys of one node, told apart as their path parts are (``1``, ``True`` and ``1.0`` are three)."""
+    try:
+        hash(part)
+    except TypeError:  # An unhashable part (a slice): equal ones are written alike.
+        return (slice, format_parts((part,)))
+    return (type(part), part)
+
+
+def _rebuild(root: Any, trie: dict[Any, Any]) -> Any:
+    """The containers of ``root`` along ``trie``, with only what it keeps; iterative (any depth)."""
+    # A frame: (the part leading to node, node, its trie entries still to do, what is kept so far).
+    stack: list[tuple[Any, Any, Any, list[tuple[Any, Any]]]] = [(None, root, iter(trie.values()), [])]
+    while True:
+        _, node, entries, kept = stack[-1]
+        for part, sub in entries:
+            child = step(node, part)
+            if sub is _WHOLE:
+                kept.append((part, child))
+            else:
+                stack.append((part, child, iter(sub.values()), []))
+                break
+        else:
+            part = stack.pop()[0]
+            value = _container(node, kept)
+            if not stack:
+                return value
+            stack[-1][3].append((part, value))
+
+
+def _container(node: Any, kept: list[tuple[Any, Any]]) -> Any:
+    """A container like ``node`` holding ``kept`` (``(part, value)`` pairs of its children)."""
     kind = type(node)
     if kind is dict:
         return dict(kept)
@@ -63,10 +93,6 @@ def _rebuild(node: Any, trie: dict[str, Any]) -> Any:
         except Exception:  # A mapping type that cannot be built from a dict.
             return dict(kept)
     return {_hashable(part): value for part, value in kept}
-
-
-def _keep(child: Any, sub: Any) -> Any:
-    return child if sub is _WHOLE else _rebuild(child, sub)
 
 
 def _hashable(part: object) -> object:

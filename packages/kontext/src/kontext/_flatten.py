@@ -7,7 +7,7 @@ from ._parser import append_part, format_parts, parse_parts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import Any
 
 
@@ -36,35 +36,48 @@ def flatten_with_path(
     out: dict[str, Any] = {}
     start = parse_parts(prefix) if prefix else ()
     if separator is None:
-        _walk(pytree, format_parts(start), out, is_leaf, append_part, set())
+        _walk(pytree, format_parts(start), out, is_leaf, append_part)
     else:
 
         def append(text: str, part: object) -> str:
             name = part if type(part) is str else str(part)
             return f"{text}{separator}{name}" if text else name  # type: ignore[return-value]
 
-        _walk(pytree, separator.join(str(p) for p in start), out, is_leaf, append, set())
+        _walk(pytree, separator.join(str(p) for p in start), out, is_leaf, append)
     return out
 
 
 def _walk(
-    node: Any,
+    root: Any,
     text: str,
     out: dict[str, Any],
     is_leaf: Callable[[Any], bool] | None,
     append: Callable[[str, object], str],
-    ancestors: set[int],
 ) -> None:
-    found = None if is_leaf is not None and is_leaf(node) else children_of(node)
+    """Puts the leaves of ``root`` in ``out`` under ``text`` + their paths; keeps its own stack (any depth)."""
+    found = None if is_leaf is not None and is_leaf(root) else children_of(root)
     if found is None:
-        out[text] = node
+        out[text] = root
         return
-    if not found:
-        return
-    ident = id(node)
-    if ident in ancestors:
-        raise ValueError(f"Cannot flatten: the tree contains a cycle at {text!r}.")
-    ancestors.add(ident)
-    for key, child in found:
-        _walk(child, append(text, key), out, is_leaf, append, ancestors)
-    ancestors.discard(ident)
+    ancestors = {id(root)}  # The containers being walked: a cycle comes back to one of them.
+    stack: list[tuple[Any, str, Iterator[tuple[Any, Any]]]] = []  # The parents of `node`, to come back to.
+    node, children = root, iter(found)
+    while True:
+        for key, child in children:
+            path = append(text, key)
+            found = None if is_leaf is not None and is_leaf(child) else children_of(child)
+            if found is None:
+                out[path] = child
+            elif found:
+                ident = id(child)
+                if ident in ancestors:
+                    raise ValueError(f"Cannot flatten: the tree contains a cycle at {path!r}.")
+                ancestors.add(ident)
+                stack.append((node, text, children))
+                node, text, children = child, path, iter(found)
+                break
+        else:
+            if not stack:
+                return
+            ancestors.discard(id(node))
+            node, text, children = stack.pop()

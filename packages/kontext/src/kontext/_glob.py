@@ -50,92 +50,185 @@ def match_nodes(
     wildcard, branches that do not match (missing keys, leaves) are skipped. ``suffix`` completes the
     path named in errors (the part ``set_by_path`` is about to write); ``containers_only`` leaves out
     scalars and arrays reached through a wildcard (``set_by_path`` only writes into containers).
+
+    The walk keeps its own stack (trees of any depth) and takes each (path, pattern position) once, so
+    the work stays polynomial in the sizes of the tree and of the pattern, whatever the number of ``**``.
+    In a cyclic tree a wildcard does not expand a node again inside its own expansion.
+    """
+    n = len(parts)
+    first = 0
+    while first < n and type(parts[first]) is not Wildcard:
+        first += 1
+    node = root
+    for i in range(first):  # The strict steps: a plain lookup that explains a missing key.
+        part = parts[i]
+        child = MISSING
+        if type(node) is dict:
+            try:
+                child = node.get(part, MISSING)  # type: ignore[attr-defined]
+            except TypeError:  # An unhashable part (a slice).
+                pass
+        if child is MISSING:
+            child = step(node, part)
+            if child is MISSING:
+                raise not_found(root, (*parts, *suffix), node, i)
+        node = child
+    if first == n:
+        return [(parts, node)]
+    pattern = parts
+    if sum(p is DOUBLE_STAR for p in parts) > 1:
+        pattern = _merge_double_stars(parts)
+    found = _expand(node, pattern, first, containers_only, sum(p is DOUBLE_STAR for p in pattern) > 1)
+    if found is None:
+        raise PathNotFoundError(
+            f"Cannot expand '*' in {format_parts((*parts, *suffix))!r} at {_where(parts[:first])}: "
+            f"{type(node).__name__} is a leaf, not a container.",
+            path=format_parts((*parts, *suffix)),
+            failed_part=STAR,
+            parent=format_parts(parts[:first]),
+            available=describe_available(node),
+        )
+    return found
+
+
+def _merge_double_stars(parts: tuple[object, ...]) -> tuple[object, ...]:
+    """``parts`` with one ``**`` for each run of them: ``**.**`` matches what ``**`` does, in the same order."""
+    return tuple(
+        p for i, p in enumerate(parts) if not (p is DOUBLE_STAR and i and parts[i - 1] is DOUBLE_STAR)
+    )
+
+
+def _expand(
+    start: object, pattern: tuple[object, ...], first: int, containers_only: bool, memo: bool
+) -> list[Match] | None:
+    """``match_nodes`` from the first wildcard on: a depth-first walk with its own stack, in tree order.
+
+    A task ``(node, i, prefix, prefix id)`` matches ``pattern[i:]`` at ``node``, reached by ``prefix``;
+    ``i < 0`` is the expansion of the ``**`` at ``~i``, done after its zero-level match, and a ``prefix``
+    of ``None`` ends the expansion of ``node`` (for cycles). With two ``**`` or more (``memo``), many
+    routes reach the same task (``**.a.**`` on ``a.a.a``): ids number the prefixes so that each task is
+    done once, which also keeps each path out of the result twice. (With fewer, a path has one route.)
+
+    Returns ``None`` when the first wildcard is a ``*`` on a leaf.
     """
     out: list[Match] = []
-    # Only two or more wildcards can reach the same node twice (e.g. `**.**`, `**.*`).
-    seen: set[Any] | None = set() if sum(type(p) is Wildcard for p in parts) > 1 else None
-    _match(root, root, parts, suffix, 0, (), False, out, seen, set(), containers_only)
+    n = len(pattern)
+    # An atom or array (a leaf, known without probing) reached at `i` matches only if `pattern[i:]` is
+    # empty or `**` (`i >= leaves_from`): it is then a result directly, otherwise it is left out.
+    leaves_from = n - 1 if pattern[-1] is DOUBLE_STAR else n
+    ancestors: set[int] = set()  # Nodes being expanded: a cycle comes back to one of them.
+    done: set[tuple[int, int]] | None = set() if memo else None
+    ids: dict[tuple[object, ...], int] = {}
+    stack: list[tuple[Any, int, Any, int]] = [(start, first, pattern[:first], 0)]
+    strict = pattern[first] is STAR  # A `*` first: expanding a leaf there is an error.
+    while stack:
+        node, i, prefix, pid = stack.pop()
+        if prefix is None:
+            ancestors.discard(id(node))
+            continue
+        if i < 0:
+            i = ~i
+        else:
+            expand = False
+            pushed = 0  # The stack size after pushing the last `**` expansion, if any.
+            while True:  # Match `pattern[i:]` at `node`, up to a `*` to expand.
+                while i < n:  # Concrete steps.
+                    part = pattern[i]
+                    if type(part) is Wildcard:
+                        break
+                    if type(node) is dict:
+                        try:
+                            child = node.get(part, MISSING)  # type: ignore[attr-defined]
+                        except TypeError:  # An unhashable part (a slice).
+                            child = MISSING
+                    elif children_of(node) is None:  # After a wildcard, no attributes of leaves.
+                        child = MISSING
+                    else:
+                        child = step(node, part)
+                    if child is MISSING:
+                        break
+                    node = child
+                    prefix = (*prefix, part)
+                    if done is not None:
+                        pid = _prefix_id(ids, pid, part)
+                    i += 1
+                else:
+                    if done is None or _first_time(done, pid, n):
+                        out.append((prefix, node))
+                    break
+                if type(part) is not Wildcard or (done is not None and not _first_time(done, pid, i)):
+                    break  # A missing key, or a task already done.
+                if part is STAR:
+                    i += 1
+                    expand = True
+                    break
+                if i + 1 == n:  # A last `**`: the node itself, then its expansion.
+                    if done is None or _first_time(done, pid, n):
+                        out.append((prefix, node))
+                    expand = True
+                    break
+                stack.append((node, ~i, prefix, pid))  # `**`: zero levels first, then one level more.
+                pushed = len(stack)
+                i += 1
+            if not expand:
+                if not pushed or pushed != len(stack):
+                    continue
+                node, i, prefix, pid = stack.pop()  # The `**` expansion is next: no need to wait.
+                i = ~i
+        found = children_of(node)
+        if found is None:
+            if strict:
+                return None
+            continue
+        strict = False
+        ident = id(node)
+        if ident in ancestors:
+            continue  # A cycle: this node is already being expanded higher up.
+        if i == n:  # A last `*`: every child is a result.
+            for key, child in found:
+                if containers_only and (type(child) in _ATOMS or type(child) in _ARRAY_KINDS):
+                    continue
+                if done is None or _first_time(done, _prefix_id(ids, pid, key), n):
+                    out.append(((*prefix, key), child))
+            continue
+        mark = len(stack)
+        nested = False
+        leaves = not containers_only and i >= leaves_from
+        for key, child in reversed(found):
+            kind = type(child)
+            if kind in _ATOMS or kind in _ARRAY_KINDS:
+                if not leaves:
+                    continue
+                task = (child, n, (*prefix, key), 0 if done is None else _prefix_id(ids, pid, key))
+            else:
+                nested = True
+                task = (child, i, (*prefix, key), 0 if done is None else _prefix_id(ids, pid, key))
+            stack.append(task)
+        if nested:  # Only a container child can lead back here.
+            ancestors.add(ident)
+            stack.insert(mark, (node, 0, None, 0))
     return out
 
 
-def _match(
-    root: object,
-    node: object,
-    parts: tuple[object, ...],
-    suffix: tuple[object, ...],
-    i: int,
-    prefix: tuple[object, ...],
-    lenient: bool,
-    out: list[Match],
-    seen: set[Any] | None,
-    ancestors: set[int],
-    containers_only: bool,
-) -> None:
-    if i == len(parts):
-        if seen is not None:
-            try:
-                if prefix in seen:
-                    return
-                seen.add(prefix)
-            except TypeError:  # An unhashable part (a slice): cannot be a duplicate of a glob expansion.
-                pass
-        out.append((prefix, node))
-        return
-    part = parts[i]
-    if part is DOUBLE_STAR or part is STAR:
-        if part is DOUBLE_STAR:
-            _match(root, node, parts, suffix, i + 1, prefix, True, out, seen, ancestors, containers_only)
-        found = children_of(node)
-        if found is None:
-            if lenient or part is DOUBLE_STAR:
-                return
-            raise PathNotFoundError(
-                f"Cannot expand '*' in {format_parts((*parts, *suffix))!r} at {_where(prefix)}: "
-                f"{type(node).__name__} is a leaf, not a container.",
-                path=format_parts((*parts, *suffix)),
-                failed_part=part,
-                parent=format_parts(prefix),
-                available=describe_available(node),
-            )
-        ident = id(node)
-        if ident in ancestors:
-            return  # A cycle: this node is already being expanded higher up.
-        ancestors.add(ident)
-        next_i = i if part is DOUBLE_STAR else i + 1
-        for key, child in found:
-            if containers_only and (type(child) in _ATOMS or type(child) in _ARRAY_KINDS):
-                continue
-            _match(
-                root,
-                child,
-                parts,
-                suffix,
-                next_i,
-                (*prefix, key),
-                True,
-                out,
-                seen,
-                ancestors,
-                containers_only,
-            )
-        ancestors.discard(ident)
-        return
-    if type(node) is dict:
-        try:
-            child = node.get(part, MISSING)  # type: ignore[attr-defined]
-        except TypeError:  # An unhashable part (a slice).
-            child = MISSING
-        if child is MISSING and not lenient:
-            child = step(node, part)
-    elif lenient and children_of(node) is None:
-        child = MISSING  # After a wildcard only containers are entered (no attributes of leaves).
-    else:
-        child = step(node, part)
-    if child is MISSING:
-        if lenient:
-            return
-        raise not_found(root, (*prefix, *parts[i:], *suffix), node, len(prefix))
-    _match(root, child, parts, suffix, i + 1, (*prefix, part), lenient, out, seen, ancestors, containers_only)
+def _first_time(done: set[tuple[int, int]], pid: int, i: int) -> bool:
+    """Whether the task at position ``i`` of the prefix ``pid`` is new (it is then recorded)."""
+    if (pid, i) in done:
+        return False
+    done.add((pid, i))
+    return True
+
+
+def _prefix_id(ids: dict[tuple[object, ...], int], parent: int, part: object) -> int:
+    """A number for the prefix ``parent`` + ``part``, the same for equal prefixes (``ids`` remembers them)."""
+    key: tuple[object, ...] = (parent, part)
+    try:
+        found = ids.get(key)
+    except TypeError:  # An unhashable part (a slice): equal slices are written alike.
+        key = (parent, slice, format_parts((part,)))
+        found = ids.get(key)
+    if found is None:
+        found = ids[key] = len(ids) + 1
+    return found
 
 
 def set_by_path(obj: Context, path: Any, value: Any) -> list[str]:
@@ -172,29 +265,49 @@ def set_parts(obj: Context, parts: tuple[object, ...], value: Any, text: str) ->
     lenient = any(type(p) is Wildcard for p in parts[:-1])
     targets = match_nodes(obj, parts[:-1], (last,), containers_only=lenient)
     written: list[str] = []
-    done: set[Any] = set()
+    replaced: list[tuple[object, ...]] = []  # The paths written so far.
+    trie: dict[Any, Any] = {}  # The first `in_trie` of them (part -> sub-trie, `_END` ends a path).
+    in_trie = 0
     for prefix, parent in targets:
         if lenient and type(parent) is not dict and children_of(parent) is None:
             continue  # A leaf reached through a wildcard: globs write into containers only, as `match` reads.
-        concrete = (*prefix, last)
-        if done and last in prefix and _inside(concrete, done):
-            continue  # Inside a sub-tree that was just replaced.
+        if replaced and last in prefix:  # Only then can `prefix` be inside a path written (ending in `last`).
+            for concrete in replaced[in_trie:]:
+                node = trie
+                for part in concrete:
+                    node = node.setdefault(_trie_key(part), {})
+                node[_END] = True
+            in_trie = len(replaced)
+            if _inside(prefix, trie):
+                continue  # Inside a sub-tree that was just replaced.
         if _assign(obj, parent, prefix, last, value, lenient):
+            concrete = (*prefix, last)
             written.append(format_parts(concrete))
-            done.add(_key(concrete))
+            replaced.append(concrete)
     return written
 
 
-def _key(parts: tuple[object, ...]) -> Any:
+_END = object()
+
+
+def _trie_key(part: object) -> object:
     try:
-        hash(parts)
-    except TypeError:
-        return format_parts(parts)
-    return parts
+        hash(part)
+    except TypeError:  # An unhashable part (a slice): equal ones are written alike.
+        return (slice, format_parts((part,)))
+    return part
 
 
-def _inside(parts: tuple[object, ...], done: set[Any]) -> bool:
-    return any(_key(parts[:j]) in done for j in range(1, len(parts)))
+def _inside(prefix: tuple[object, ...], replaced: dict[Any, Any]) -> bool:
+    """Whether ``prefix`` or one of its own prefixes is a path in the trie ``replaced``."""
+    node = replaced
+    for part in prefix:
+        node = node.get(_trie_key(part))
+        if node is None:
+            return False
+        if _END in node:
+            return True
+    return False
 
 
 def _assign(

@@ -6,11 +6,12 @@ import sys
 
 from ._children import _ATOMS, children_of, describe_available, jax_children
 from ._errors import PathNotFoundError
-from ._parser import Wildcard, format_parts
+from ._parser import Wildcard, append_part, format_parts
 
 MISSING = object()
 _ITEM_ERRORS = (LookupError, TypeError, ValueError, AttributeError)
 _MAX_SUGGESTION_NODES = 20_000
+_MAX_SUGGESTION_WORK = 20_000_000  # Characters of the path x characters of the paths compared with it.
 
 
 def step(obj: object, part: object) -> object:
@@ -124,48 +125,84 @@ def close_paths(
     available: tuple[str, ...],
     n: int = 3,
 ) -> tuple[str, ...]:
-    """Existing paths of ``root`` closest to ``path`` (difflib), trying the failing node's names first."""
+    """Existing paths of ``root`` closest to ``path`` (difflib), trying the failing node's names first.
+
+    difflib's work grows with the length of ``path`` times that of the paths it is compared with: only
+    the paths it could find close (cutoff 0.6: from ``len(path) / 2.4`` to ``2.4 * len(path)``
+    characters) are compared, ``_MAX_SUGGESTION_WORK / len(path)`` characters of them at most.
+    """
     import difflib
 
+    budget = _MAX_SUGGESTION_WORK // max(len(path), 1)
+    low, high = len(path) / 2.4, len(path) * 2.4
     local = children_of(node)
     keys: list[object] = [key for key, _ in local] if local else []
     if type(parts[index]) is str:  # Attribute names too: static fields, properties, plain attributes.
-        keys += [name for name in available if name.isidentifier() and name not in keys]
-    prefix, rest = parts[:index], parts[index + 1 :]
-    candidates = [format_parts((*prefix, key, *rest)) for key in keys]
-    candidates += [format_parts((*prefix, key)) for key in keys]
+        names = {key for key in keys if isinstance(key, str)}
+        keys += [name for name in available if name.isidentifier() and name not in names]
     # The nodes the lookup already went through exist but are no answer to "did you mean".
-    passed = {format_parts(parts[:j]) for j in range(index + 1)}
-    passed.add(path)
+    passed = {path, ""}
+    text = ""
+    for part in parts[:index]:
+        text = append_part(text, part)
+        passed.add(text)
+    rest = format_parts(("_", *parts[index + 1 :]))[1:]  # The parts after the failing one, as written.
+    heads = [append_part(text, key) for key in keys]
+    candidates: list[str] = []
+    for candidate in [head + rest for head in heads] + heads:
+        if low <= len(candidate) <= high:
+            budget -= len(candidate)
+            if budget < 0:
+                break
+            candidates.append(candidate)
     found = [
         c
         for c in difflib.get_close_matches(path, list(dict.fromkeys(candidates)), n=n, cutoff=0.6)
         if c not in passed
     ]
-    if len(found) < n:
-        everything = [c for c in all_node_paths(root, _MAX_SUGGESTION_NODES) if c not in passed]
-        for extra in difflib.get_close_matches(path, everything, n=n, cutoff=0.6):
+    if len(found) < n and budget > 0:
+        everything = all_node_paths(root, _MAX_SUGGESTION_NODES, (low, high, len(parts), budget))
+        for extra in difflib.get_close_matches(
+            path, [c for c in everything if c not in passed], n=n, cutoff=0.6
+        ):
             if extra not in found and len(found) < n:
                 found.append(extra)
     return tuple(found)
 
 
-def all_node_paths(root: object, limit: int) -> list[str]:
-    """Canonical paths of every node of ``root`` (inner nodes too), breadth-first, at most ``limit``."""
+def all_node_paths(root: object, limit: int, near: tuple[float, float, int, int] | None = None) -> list[str]:
+    """Canonical paths of the nodes of ``root`` (inner nodes too), breadth-first, ``limit`` nodes at most.
+
+    ``near=(shortest, longest, depth, budget)`` keeps only the paths of ``shortest`` to ``longest``
+    characters, at most two levels above or below ``depth`` parts, ``budget`` characters in all.
+    """
     out: list[str] = []
-    queue: list[tuple[tuple[object, ...], object]] = [((), root)]
+    queue: list[tuple[str, object, int]] = [("", root, 0)]
     seen: set[int] = {id(root)}
     head = 0
-    while head < len(queue) and len(out) < limit:
-        prefix, obj = queue[head]
+    low, high, top, bottom, budget = 0.0, float("inf"), 0, limit, -1
+    if near is not None:
+        low, high, budget = near[0], near[1], near[3]
+        top, bottom = near[2] - 2, near[2] + 2
+    while head < len(queue) and limit > 0:
+        text, obj, depth = queue[head]
         head += 1
         found = children_of(obj)
         if not found:
             continue
+        depth += 1
         for key, child in found:
-            parts = (*prefix, key)
-            out.append(format_parts(parts))
-            if id(child) not in seen:
+            limit -= 1
+            path = append_part(text, key)
+            if len(path) > high:
+                continue  # Its descendants are longer still.
+            if len(path) >= low and depth >= top:
+                if budget >= 0:
+                    budget -= len(path)
+                    if budget < 0:
+                        return out
+                out.append(path)
+            if depth < bottom and id(child) not in seen:
                 seen.add(id(child))
-                queue.append((parts, child))
+                queue.append((path, child, depth))
     return out

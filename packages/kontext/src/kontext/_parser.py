@@ -11,15 +11,22 @@ Grammar (whitespace is allowed inside ``[]`` only)::
     literal   := int | float | 'str' | "str" | None | True | False | "(" [literal ("," literal)* [","]] ")"
 
 ``format_parts`` writes the canonical form, which ``parse_parts`` reads back to the same parts.
+Syntax errors, all ``PathSyntaxError``, include what Python itself would refuse or only warn about:
+tuples nested more than 100 deep, integers longer than ``sys.get_int_max_str_digits()`` digits,
+escapes such as ``'\\d'``.
 """
 
 from __future__ import annotations
+
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 _NAME_STOP = ".[]"
+_MAX_NESTING = 100  # Tuple keys nest at most this deep: reading, writing, hashing them recurse per level.
+_ESCAPES = frozenset("\n\r\\'\"abfnrtvxNuU01234567")
 _TOKEN_STOP = ",:])([ \t\n\r"
 _WHITESPACE = " \t\n\r"
 
@@ -62,6 +69,7 @@ Wildcard.DOUBLE_STAR = DOUBLE_STAR
 
 _CACHE: dict[str, tuple[object, ...]] = {}
 _CACHE_MAX = 8192
+_CACHE_TEXT_MAX = 1000  # Longer texts are parsed each time: the cache stays small whatever it is given.
 
 
 def parse_parts(text: str) -> tuple[object, ...]:
@@ -71,9 +79,10 @@ def parse_parts(text: str) -> tuple[object, ...]:
         parts = _parse_dotted(text)
         if parts is None:
             parts = _Parser(text).parse()
-        if len(_CACHE) >= _CACHE_MAX:
-            _CACHE.clear()
-        _CACHE[text] = parts
+        if len(text) <= _CACHE_TEXT_MAX:
+            if len(_CACHE) >= _CACHE_MAX:
+                _CACHE.clear()
+            _CACHE[text] = parts
     return parts
 
 
@@ -86,7 +95,10 @@ def _parse_dotted(text: str) -> tuple[object, ...] | None:
         if name.isidentifier():
             parts.append(name)
         elif name.isdigit() and name.isascii():
-            parts.append(int(name))
+            try:
+                parts.append(int(name))
+            except ValueError:  # More digits than `int` reads: the full parser says so.
+                return None
         else:
             return None
     return tuple(parts)
@@ -101,20 +113,33 @@ def _name_part(token: str) -> object:
         return DOUBLE_STAR
     digits = token[1:] if token[:1] in "+-" else token
     if digits and digits.isascii() and digits.isdigit():
-        return int(token)
+        try:
+            return int(token)
+        except ValueError:
+            return _TOO_LONG
     return _INVALID
 
 
 _INVALID = object()
+_TOO_LONG = object()  # An integer with more digits than `int` reads (sys.get_int_max_str_digits).
+
+
+def _too_long(token: str) -> str:
+    digits = sum(c.isdigit() for c in token)
+    return (
+        f"expected an integer of at most {sys.get_int_max_str_digits()} digits, got one of {digits} digits "
+        "(sys.set_int_max_str_digits raises the limit)"
+    )
 
 
 class _Parser:
-    __slots__ = ("n", "pos", "text")
+    __slots__ = ("depth", "n", "pos", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
         self.n = len(text)
+        self.depth = 0  # Of the tuple being read.
 
     def error(self, expected: str, position: int | None = None) -> Exception:
         from ._errors import PathSyntaxError
@@ -150,6 +175,8 @@ class _Parser:
             end += 1
         token = text[start:end]
         part = _name_part(token)
+        if part is _TOO_LONG:
+            raise self.error(_too_long(token))
         if part is _INVALID:
             what = "an empty name" if not token else f"{token!r}"
             raise self.error(f"expected a name (identifier, integer, '*' or '**'), got {what}")
@@ -223,6 +250,8 @@ class _Parser:
                 "expected a key (integer, quoted string, slice, ..., None, True, False or tuple)"
             )
         value = _literal_token(token)
+        if value is _TOO_LONG:
+            raise self.error(_too_long(token))
         if value is _INVALID:
             hint = f"; did you mean [{token!r}]?" if token.isidentifier() else ""
             raise self.error(f"expected a key, got {token!r} (strings need quotes inside []){hint}")
@@ -236,6 +265,9 @@ class _Parser:
         while end < self.n:
             ch = text[end]
             if ch == "\\":
+                bad = _bad_escape(text, end)
+                if bad:  # Python only warns (and keeps the backslash): a path must mean one thing.
+                    raise self.error(f"invalid escape sequence '{bad}' in a string", end)
                 escaped = True
                 end += 2
                 continue
@@ -256,6 +288,9 @@ class _Parser:
         return value
 
     def tuple_literal(self) -> object:
+        if self.depth == _MAX_NESTING:
+            raise self.error(f"tuples nested at most {_MAX_NESTING} deep, got a deeper one")
+        self.depth += 1
         self.pos += 1
         items: list[object] = []
         trailing_comma = False
@@ -273,9 +308,27 @@ class _Parser:
             else:
                 raise self.error("expected ',' or ')' in a tuple")
         self.pos += 1
+        self.depth -= 1
         if len(items) == 1 and not trailing_comma:
             return items[0]  # A parenthesised key, as in Python.
         return tuple(items)
+
+
+def _bad_escape(text: str, i: int) -> str:
+    """The escape sequence at ``text[i]`` (a backslash) if Python warns about it, else ``""``."""
+    following = text[i + 1 : i + 2]
+    if following and following not in _ESCAPES:
+        return "\\" + following
+    if following.isdigit():  # Octal: at most three digits, at most 0o377.
+        digits = following
+        while len(digits) < 3 and text[i + 1 + len(digits) : i + 2 + len(digits)] in _OCTAL:
+            digits += text[i + 1 + len(digits)]
+        if int(digits, 8) > 0o377:
+            return "\\" + digits
+    return ""
+
+
+_OCTAL = frozenset("01234567")
 
 
 def _literal_token(token: str) -> object:
@@ -292,7 +345,9 @@ def _literal_token(token: str) -> object:
     try:
         return int(token)
     except ValueError:
-        pass
+        digits = token[1:] if token[:1] in "+-" else token
+        if digits.replace("_", "").isdigit() and len(digits) > sys.get_int_max_str_digits() > 0:
+            return _TOO_LONG
     try:
         value = float(token)
     except ValueError:
