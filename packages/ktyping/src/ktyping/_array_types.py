@@ -189,7 +189,7 @@ def _compile_check(
 
             return check_any_shape
 
-        if spec is not None and spec.simple:
+        if spec is not None and spec.straight_line:
             return generate_function(
                 spec,
                 "check_array(value, cands, scope)",

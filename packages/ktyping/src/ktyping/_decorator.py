@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import sys
 
+from . import _scope
 from ._checkers import compile_annotation, is_trivial, resolve_hints
 from ._config import VERSION, enabled_for
 from ._errors import KTypeCheckError
-from ._scope import _STACK, Scope
+from ._scope import Scope
 
 TYPE_CHECKING = False
 if not TYPE_CHECKING:
@@ -55,6 +56,7 @@ class _FunctionPlan:
         "ret_check",
         "var_keyword",
         "var_positional",
+        "variadic",
         "version",
         "yield_check",
     )
@@ -89,6 +91,7 @@ class _FunctionPlan:
             if check is not None:
                 params.append((position, keyword, check, p.name))
         self.params = tuple(params)
+        self.variadic = self.var_positional is not None or self.var_keyword is not None
         ret = hints.get("return", _EMPTY)
         self.ret_check: Check | None = None
         self.yield_check: Check | None = None
@@ -234,7 +237,7 @@ def _check_arguments(plan: _FunctionPlan, args: tuple, kwargs: dict[str, Any]) -
         if not new:
             raise plan.fail(name, value, plan.hints[name], cands, scope)
         cands = new
-    if plan.var_positional is not None or plan.var_keyword is not None:
+    if plan.variadic:
         cands = _check_variadic(plan, args, kwargs, cands, scope)
     scope.cands = cands
     return scope
@@ -273,6 +276,7 @@ def _wrap_function(fn: Callable[..., Any], localns: dict[str, Any] | None = None
     box: list[Any] = [None, localns]  # [plan (built on the first call), names for string hints]
     version = VERSION
     flags = _code_flags(fn)
+    active = _scope.SCOPE
 
     if flags & _CO_GENERATOR:
         wrapper = _generator_wrapper(fn, box)
@@ -301,15 +305,14 @@ def _wrap_function(fn: Callable[..., Any], localns: dict[str, Any] | None = None
                 if not new:
                     raise plan.fail(name, value, plan.hints[name], cands, scope)
                 cands = new
-            if plan.var_positional is not None or plan.var_keyword is not None:
+            if plan.variadic:
                 cands = _check_variadic(plan, args, kwargs, cands, scope)
             scope.cands = cands
-            scopes = _STACK.scopes
-            scopes.append(scope)
+            token = active.set(scope)
             try:
                 result = fn(*args, **kwargs)
             finally:
-                scopes.pop()
+                active.reset(token)
             ret = plan.ret_check
             if ret is not None and not ret(result, scope.cands, scope):
                 raise plan.fail("return", result, plan.hints["return"], scope.cands, scope)
@@ -337,22 +340,28 @@ def _generator_wrapper(fn: Callable[..., Any], box: list) -> Callable[..., Any]:
 def _run_in_scope(steps: Any, scope: Scope, plan: _FunctionPlan) -> Any:
     """Drives a generator or coroutine with `scope` active only while its own code runs.
 
-    A suspended generator or coroutine keeps no scope on the stack, so interleaved ones
+    A suspended generator or coroutine leaves no scope active, so interleaved ones
     (asyncio tasks, zipped generators) and ones resumed in another thread each see their
-    own dims. Yielded values are checked when the plan has a yield check.
+    own dims. The scope active when it suspends (its own, or a `with typechecked():`
+    block it is inside) is active again when it resumes. Yielded values are checked when
+    the plan has a yield check.
     """
     send: Any = steps.send
     arg: Any = None
     yield_check = plan.yield_check
+    active = _scope.SCOPE
+    inner: Scope | None = scope
+    blocks = _scope.BLOCKS_USED
     while True:
-        scopes = _STACK.scopes  # looked up per step: the caller's thread may change
-        scopes.append(scope)
+        token = active.set(inner)
         try:
             item = send(arg)
         except StopIteration as stop:
             return stop.value
         finally:
-            scopes.pop()
+            if blocks[0]:  # else no block can have been left open: skip a slow `get`
+                inner = active.get()
+            active.reset(token)
         if yield_check is not None:
             new = yield_check(item, scope.cands, scope)
             if not new:
@@ -611,30 +620,67 @@ class _LiveLocals:
         return iter(self.frame.f_locals)
 
 
+class _BlockScope(Scope):
+    """The scope of a `with typechecked():` block, with what its `__exit__` needs."""
+
+    __slots__ = ("closed", "opener", "token")
+    closed: bool  # exited: skipped when it would become active again
+    opener: _TypecheckedBlock
+    token: Any  # of the `SCOPE.set` that made it active
+
+
 class _TypecheckedBlock:
-    """`with typechecked():` opens a scope; `@typechecked()` decorates like `@typechecked`."""
+    """`with typechecked():` opens a scope; `@typechecked()` decorates like `@typechecked`.
 
-    __slots__ = ("_opened",)
+    The object holds no state: each `with` keeps its token on the scope it opens, in the
+    context of its thread or asyncio task. One object can be entered in several threads
+    or tasks at once, and nested.
+    """
 
-    def __init__(self) -> None:
-        self._opened: list[Scope] = []
+    __slots__ = ()
 
     def __enter__(self) -> Scope:
-        scope = Scope(_BlockPlan(sys._getframe(1)))
-        _STACK.scopes.append(scope)
-        self._opened.append(scope)
+        _scope.BLOCKS_USED[0] = True
+        scope = _BlockScope(_BlockPlan(sys._getframe(1)))
+        scope.opener = self
+        scope.closed = False
+        scope.token = _scope.SCOPE.set(scope)
         return scope
 
     def __exit__(self, *exc: object) -> None:
-        scope = self._opened.pop()
-        scopes = _STACK.scopes
-        if scopes and scopes[-1] is scope:
-            scopes.pop()
-        elif scope in scopes:
-            scopes.remove(scope)
+        active = _scope.SCOPE
+        scope = active.get()
+        if type(scope) is not _BlockScope or scope.opener is not self or scope.closed:
+            # Not the active scope (a generator suspended in its own block leaves that one
+            # active): find this object's block below it, and close it to be skipped later.
+            while type(scope) is _BlockScope and (scope.opener is not self or scope.closed):
+                scope = _before(scope)
+            if type(scope) is _BlockScope:
+                scope.closed = True
+            return
+        scope.closed = True
+        _restore(active, scope.token)
+        scope = active.get()
+        while type(scope) is _BlockScope and scope.closed:  # blocks closed out of order
+            _restore(active, scope.token)
+            scope = active.get()
 
     def __call__(self, obj: T) -> T:
         return _typechecked(obj, _enclosing_locals(obj, 1))
+
+
+def _before(scope: _BlockScope) -> Any:
+    """The scope that was active when `scope`'s block was entered."""
+    old = scope.token.old_value
+    return None if old is scope.token.MISSING else old
+
+
+def _restore(active: Any, token: Any) -> None:
+    """Makes active what was active before `token`'s `set`."""
+    try:
+        active.reset(token)
+    except (ValueError, RuntimeError):  # made in another context, or already used
+        active.set(None if token.old_value is token.MISSING else token.old_value)
 
 
 @overload

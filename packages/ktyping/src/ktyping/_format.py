@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import _dtypes
 from ._array_types import ArrayMeta, PyTree
-from ._spec import PENDING
+from ._spec import PENDING, size_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,15 +34,25 @@ def compact(value: Any, depth: int = 0) -> str:
             n = len(value)
             opening, closing = _BRACKETS[type(value)]
             return f"{opening}...{n} item{'' if n == 1 else 's'}{closing}"
-        text = repr(value)
+        text = size_text(value) if type(value) is int else repr(value)
         return text if len(text) <= 60 else text[:57] + "..."
     cls = type(value)
     lib = _LIBS.get(cls.__module__.split(".")[0], cls.__name__)
-    dims = " ".join(str(d) for d in shape) if isinstance(shape, (tuple, list)) else str(shape)
+    dims = " ".join(_text(d) for d in shape) if isinstance(shape, (tuple, list)) else str(shape)
     text = f"{lib}.{_dtypes.short_dtype_name(_dtypes.dtype_name(dtype))}[{dims}]"
     if "Tracer" in cls.__name__:
         text += "(traced)"
     return text
+
+
+def _text(v: Any) -> str:
+    """`str(v)` for a size, shape or dim value, with ints too long to print abbreviated."""
+    if type(v) is int:
+        return size_text(v)
+    if type(v) is tuple:
+        inner = ", ".join(size_text(x) if type(x) is int else repr(x) for x in v)
+        return f"({inner},)" if len(v) == 1 else f"({inner})"
+    return str(v)
 
 
 _BRACKETS: dict[type, tuple[str, str]] = {tuple: ("(", ")"), list: ("[", "]"), dict: ("{", "}")}
@@ -98,9 +108,9 @@ def format_candidates(cands: list[dict[str, Any]]) -> str:
     """`{b: 2, *batch: (4, 5)}` per candidate, one per line when there are several."""
 
     def one(a: dict[str, Any]) -> str:
-        items = [f"{k}: {v}" for k, v in a.items() if k != PENDING]
+        items = [f"{k}: {_text(v)}" for k, v in a.items() if k != PENDING]
         for expr, v in a.get(PENDING, ()):
-            items.append(f"{expr_text(expr)} = {v} (unresolved)")
+            items.append(f"{expr_text(expr)} = {_text(v)} (unresolved)")
         return "{" + ", ".join(items) + "}"
 
     return "\n".join(" - " + one(a) for a in cands)
@@ -235,15 +245,15 @@ def _explain_array(tp: ArrayMeta, value: Any, cands: list[dict[str, Any]], scope
     if not tp._kt_family.accepts(dtype):
         return f"has dtype {name}, but {tp._kt_base_name} needs one of: {tp._kt_family.describe()}"
     if kind == "scalar":
-        return f"has shape {tuple(shape)}, but a scalar needs shape ()"
+        return f"has shape {_text(tuple(shape))}, but a scalar needs shape ()"
     if kind == "key":
         keys = tuple(shape)
         if name == "uint32":  # a raw key: the last axis holds the 2 words of one key
             if not keys or keys[-1] != 2:
-                return f"has shape {keys}, but raw uint32 keys need a last axis of size 2"
+                return f"has shape {_text(keys)}, but raw uint32 keys need a last axis of size 2"
             keys = keys[:-1]
         if spec is None:
-            return f"holds keys of shape {keys}, but {tp._kt_base_name} is one key (shape ())"
+            return f"holds keys of shape {_text(keys)}, but {tp._kt_base_name} is one key (shape ())"
         return _explain_shape(keys, spec, cands, scope, "holds keys of shape")
     return _explain_shape(tuple(shape), spec, cands, scope, "has shape")
 
@@ -252,8 +262,8 @@ def _explain_shape(
     shape: tuple[Any, ...], spec: Any, cands: list[dict[str, Any]], scope: Any, verb: str
 ) -> str:
     if spec is None:
-        return f"{verb} {shape}"
-    text = f"{verb} {shape}, which does not match {spec.source!r}"
+        return f"{verb} {_text(shape)}"
+    text = f"{verb} {_text(shape)}, which does not match {spec.source!r}"
     lo, hi = spec._min_after[0], spec._max_after[0]
     if not lo <= len(shape) <= hi:
         needed = str(lo) if lo == hi else f"at least {lo}" if hi >= len(shape) else f"{lo} to {hi}"
@@ -269,10 +279,12 @@ def _explain_shape(
                 expected = spec.evaluate(a, scope)
             except Exception:  # a {...} value that cannot be evaluated
                 expected = None
-        return f"{text}: {reason}" + ("" if expected is None else f" (the dims in force give {expected})")
+        return f"{text}: {reason}" + (
+            "" if expected is None else f" (the dims in force give {_text(expected)})"
+        )
     pending = a.get(PENDING, ())
     if pending:
-        shown = ", ".join(f"{expr_text(e)} = {v}" for e, v in pending)
+        shown = ", ".join(f"{expr_text(e)} = {_text(v)}" for e, v in pending)
         return f"{text}: with its dims bound, the deferred constraint {shown} (from an earlier value) fails"
     return text
 
@@ -300,7 +312,7 @@ def _axis_mismatch(shape: tuple[Any, ...], spec: Any, a: dict[str, Any], scope: 
             got = tuple(shape[j : j + len(bound)])
             if not d.broadcast and got != tuple(bound):
                 where = f"axis {j} is" if len(bound) == 1 else f"axes {j} to {j + len(bound) - 1} are"
-                return f"{where} {got}, but {d} = {tuple(bound)}"
+                return f"{where} {_text(got)}, but {d} = {_text(tuple(bound))}"
             j += len(bound)
             continue
         if d.min_len == 0:
@@ -313,8 +325,8 @@ def _axis_mismatch(shape: tuple[Any, ...], spec: Any, a: dict[str, Any], scope: 
                 want = None
             if want is not None and want != size and not (d.broadcast and size == 1):
                 if isinstance(d.options[0], Const):
-                    return f"axis {j} has size {size}, expected {want}"
-                return f"axis {j} has size {size}, but {expr_text(d.options[0])} = {want}"
+                    return f"axis {j} has size {_text(size)}, expected {_text(want)}"
+                return f"axis {j} has size {_text(size)}, but {expr_text(d.options[0])} = {_text(want)}"
         elif d.options and not d.broadcast:
             wants = []
             for expr in d.options:
@@ -324,7 +336,7 @@ def _axis_mismatch(shape: tuple[Any, ...], spec: Any, a: dict[str, Any], scope: 
                     wants = []
                     break
             if wants and all(type(w) is int for w in wants) and size not in wants:
-                return f"axis {j} has size {size}, expected one of {d}"
+                return f"axis {j} has size {_text(size)}, expected one of {d}"
         j += 1
     return ""
 

@@ -6,19 +6,26 @@
 
 A scope holds a list of candidate assignments (`{"b": 2, "*batch": (4, 5)}`); every
 check keeps the candidates that stay consistent and fails when none is left.
+
+The active scope is a context variable (`SCOPE`): each thread and each asyncio task sees
+its own, and a scope opened around an `await` stays with its task. Checked calls and
+`with typechecked():` blocks set it, and reset it with the token when they end.
 """
 
 from __future__ import annotations
 
-from _thread import _local
+import sys
 
 from ._errors import NoActiveScopeError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from contextvars import ContextVar
     from typing import Any
 
-__all__ = ["Scope", "current_candidates", "current_scope", "stack"]
+    SCOPE: ContextVar[Scope | None]
+
+__all__ = ["BLOCKS_USED", "SCOPE", "Scope", "current_candidates", "current_scope", "stack"]
 
 
 class Scope:
@@ -60,33 +67,47 @@ class Scope:
         return f"Scope({format_candidates(self.cands)})"
 
 
-class _Stack(_local):
-    def __init__(self) -> None:
-        self.scopes: list[Scope] = []
+_module = sys.modules[__name__]
+
+# Set by the first `with typechecked():`. Until then a generator or coroutine step cannot
+# leave a scope of its own active, and the driver need not read `SCOPE` back after it.
+BLOCKS_USED = [False]
 
 
-_STACK = _Stack()
+def __getattr__(name: str) -> Any:
+    """Makes `SCOPE` (the innermost active scope, or None) on first use, so that
+    `import ktyping` loads no `_contextvars`: the first decorated function or block does."""
+    if name != "SCOPE":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from _contextvars import ContextVar
+
+    # A thread that loses the race to make it uses the winner's.
+    return globals().setdefault("SCOPE", ContextVar("ktyping.scope", default=None))
 
 
 def stack() -> list[Scope]:
-    """This thread's scope stack (innermost last)."""
-    return _STACK.scopes
+    """The active scope of this thread or task in a list (empty when there is none).
+
+    The scopes around it are not listed: each is restored when the inner one closes.
+    """
+    scope = _module.SCOPE.get()
+    return [] if scope is None else [scope]
 
 
 def current_scope() -> Scope:
     """The innermost active scope; raises `NoActiveScopeError` when there is none."""
-    scopes = _STACK.scopes
-    if not scopes:
+    scope = _module.SCOPE.get()
+    if scope is None:
         raise NoActiveScopeError(
             "no active ktyping scope: decorate the function with @ktyping.typechecked "
             "or open one with `with ktyping.typechecked():`"
         )
-    return scopes[-1]
+    return scope
 
 
 def current_candidates() -> tuple[list[dict[str, Any]], Scope | None]:
     """Candidates of the innermost scope, or one empty assignment when there is none."""
-    scopes = _STACK.scopes
-    if scopes:
-        return scopes[-1].cands, scopes[-1]
+    scope = _module.SCOPE.get()
+    if scope is not None:
+        return scope.cands, scope
     return [{}], None

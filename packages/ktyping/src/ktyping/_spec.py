@@ -15,12 +15,14 @@ A spec is a whitespace separated list of dims:
 
 from __future__ import annotations
 
+from ._errors import KTypeCheckError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["PENDING", "Spec", "parse_spec"]
+__all__ = ["MAX_VALUE", "PENDING", "STEP_BUDGET", "Spec", "ValueTooLargeError", "parse_spec", "size_text"]
 
 
 def parse_spec(source: str) -> Spec:
@@ -50,6 +52,14 @@ PENDING = "?pending"
 _UNKNOWN: Any = object()
 _DEFER: Any = object()
 _INF = 1 << 30
+
+# The value of an expression that divides by zero: like NaN it propagates through the
+# arithmetic and equals no axis size, so such a dim never matches (and is never deferred).
+_UNDEFINED: Any = float("nan")
+
+# Dim values are axis sizes: products and powers beyond this are errors, not numbers to
+# compute (`9**9**8` would take hours, `2**k` with a huge `k` all the memory).
+MAX_VALUE = 1 << 64
 
 Assignment = dict  # dim name -> size; "*name" -> tuple of sizes
 
@@ -116,6 +126,41 @@ class VarRef(Expr):
         return "*" + self.name
 
 
+class ValueTooLargeError(KTypeCheckError):
+    """A product or power in a dim expression is beyond `MAX_VALUE` (raised as it is computed)."""
+
+
+def size_text(v: Any) -> str:
+    """`str(v)`, except for ints too long to print (by default Python refuses past 4300 digits)."""
+    try:
+        return str(v)
+    except ValueError:
+        return f"<a {v.bit_length()}-bit number>"
+
+
+def _times(x: Any, y: Any) -> Any:
+    r = x * y
+    if type(r) is int and not -MAX_VALUE <= r <= MAX_VALUE:
+        raise ValueTooLargeError(f"{size_text(x)}*{size_text(y)} is beyond 2**64")
+    return r
+
+
+def _power(x: Any, y: Any) -> Any:
+    if type(x) is int and type(y) is int and y > 0 and not -1 <= x <= 1:
+        # |x| >= 2: past exponent 64 the result exceeds 2**64; decide before computing it.
+        if y > 64 or not -MAX_VALUE <= x <= MAX_VALUE:
+            raise ValueTooLargeError(f"{size_text(x)}**{size_text(y)} is beyond 2**64")
+        r = x**y
+        if not -MAX_VALUE <= r <= MAX_VALUE:
+            raise ValueTooLargeError(f"{size_text(x)}**{size_text(y)} is beyond 2**64")
+        return r
+    try:
+        r = x**y
+    except OverflowError:  # a float power such as (7/2)**2000
+        raise ValueTooLargeError(f"{size_text(x)}**{size_text(y)} is beyond 2**64") from None
+    return _UNDEFINED if type(r) is complex else r  # (-8)**(1/3): no real value
+
+
 def _floordiv(x: Any, y: Any) -> Any:
     return x // y
 
@@ -130,11 +175,11 @@ def _exact_div(x: Any, y: Any) -> Any:
 _OPS = {
     "+": lambda x, y: x + y,
     "-": lambda x, y: x - y,
-    "*": lambda x, y: x * y,
+    "*": _times,
     "//": _floordiv,
     "/": _exact_div,
     "%": lambda x, y: x % y,
-    "**": lambda x, y: x**y,
+    "**": _power,
 }
 
 
@@ -157,13 +202,16 @@ class BinOp(Expr):
         try:
             return self._fn(x, y)
         except ZeroDivisionError:
-            return _UNKNOWN
+            return _UNDEFINED
 
     def solve(self, value: Any, a: Assignment, scope: Any) -> Any:
         x = self.left.evaluate(a, scope)
         y = self.right.evaluate(a, scope)
         if (x is _UNKNOWN) == (y is _UNKNOWN):
             return _DEFER  # both unknown (both known is handled by the caller)
+        known = y if x is _UNKNOWN else x
+        if type(known) is float and known != known:  # undefined: it divided by zero
+            return None
         op = self.op
         if op == "+":
             return (
@@ -179,8 +227,10 @@ class BinOp(Expr):
             )
         if op == "*":
             known, other = (y, self.left) if y is not _UNKNOWN else (x, self.right)
-            if type(value) is not int or type(known) is not int or known == 0:
+            if type(value) is not int or type(known) is not int:
                 return _DEFER
+            if known == 0:  # n*0 is 0 for every n
+                return _DEFER if value == 0 else None
             if value % known:
                 return None
             return other.solve(value // known, a, scope)
@@ -189,7 +239,7 @@ class BinOp(Expr):
             if type(value) is not int or type(known) is not int:
                 return _DEFER
             if y is not _UNKNOWN:
-                return self.left.solve(value * y, a, scope)
+                return None if y == 0 else self.left.solve(value * y, a, scope)
             if value == 0 or x % value:
                 return None
             return self.right.solve(x // value, a, scope)
@@ -219,7 +269,7 @@ class Neg(Expr):
 def _prod(values: list[Any]) -> Any:
     out: Any = 1
     for v in values:
-        out = out * v
+        out = _times(out, v)
     return out
 
 
@@ -416,8 +466,12 @@ class Spec:
     """A parsed shape spec. Build with `parse_spec` (cached)."""
 
     __slots__ = (
+        "_branching",
+        "_match_dims",
         "_max_after",
         "_min_after",
+        "_step_cost",
+        "_used_after",
         "dims",
         "fixed",
         "has_pyexpr",
@@ -426,6 +480,7 @@ class Spec:
         "ndim",
         "simple",
         "source",
+        "straight_line",
     )
 
     def __init__(self, source: str, dims: tuple[Dim, ...], has_pyexpr: bool) -> None:
@@ -457,13 +512,28 @@ class Spec:
                         named.append((i, opt.name))
             self.fixed = tuple(fixed)
             self.named = tuple(named)
-        n = len(dims)
+        # Matching walks `_match_dims`: `dims` with each run of anonymous variadics merged into
+        # one (`... *_ +_` takes the same axes as one `+_`), the same matches without the
+        # ways of splitting axes among dims that bind nothing.
+        mdims = _merge_anonymous_variadics(dims)
+        self._match_dims = mdims
+        n = len(mdims)
         self._min_after = [0] * (n + 1)
         self._max_after = [0] * (n + 1)
         for i in range(n - 1, -1, -1):
-            self._min_after[i] = self._min_after[i + 1] + dims[i].min_len
-            self._max_after[i] = min(_INF, self._max_after[i + 1] + dims[i].max_len)
-        self.matcher = _generate_simple_matcher(self) if self.simple else self.match
+            self._min_after[i] = self._min_after[i + 1] + mdims[i].min_len
+            self._max_after[i] = min(_INF, self._max_after[i + 1] + mdims[i].max_len)
+        self._branching = _branching(mdims)
+        self._used_after: list[tuple[str, ...] | None] | None = None
+        self._step_cost: list[int] = []
+        if self._branching is not None:
+            if not has_pyexpr:  # `{...}` values are not memoised
+                self._used_after = _keys_used_after(mdims)
+            self._step_cost = _step_costs(mdims, self._used_after)
+        # Generated code grows with the spec (and takes ~1 ms per dim to compile): a spec
+        # of thousands of dims is matched by the general algorithm instead.
+        self.straight_line = self.simple and len(dims) <= _MAX_GENERATED_DIMS
+        self.matcher = _generate_simple_matcher(self) if self.straight_line else self.match
 
     def __repr__(self) -> str:
         return f"Spec({self.source!r})"
@@ -472,20 +542,46 @@ class Spec:
         """Every extension of every candidate under which `shape` matches this spec.
 
         The general algorithm; `matcher` is the same function, generated straight-line
-        code for plain specs.
+        code for plain specs. Raises `KTypeCheckError` when the spec splits `shape` in
+        too many ways to try (`_Search`) or a value is beyond `MAX_VALUE`.
         """
         shape = tuple(shape)
         if not self._min_after[0] <= len(shape) <= self._max_after[0]:
             return []
         out: list[Assignment] = []
-        for a in cands:
-            self._match_from(0, shape, 0, a, scope, out)
+        try:
+            if self._branching is None or _few_paths(self._branching, len(cands), len(shape)):
+                match_from = self._match_from
+                for a in cands:
+                    match_from(0, shape, 0, a, scope, out, match_from)
+            else:
+                _Search(self, shape, len(cands)).run(cands, scope, out)
+        except ValueTooLargeError as e:
+            raise KTypeCheckError(f"shape spec {self.source!r}: {e} (dim values are axis sizes)") from None
+        except RecursionError:  # one level per variadic or optional dim on the path
+            raise self.too_ambiguous(
+                shape, "more variadic, optional and '|' dims than fit the stack"
+            ) from None
         return out if len(out) < 2 else _dedup(out)
 
     def _match_from(
-        self, i: int, shape: tuple[Any, ...], j: int, a: Assignment, scope: Any, out: list[Assignment]
+        self,
+        i: int,
+        shape: tuple[Any, ...],
+        j: int,
+        a: Assignment,
+        scope: Any,
+        out: list[Assignment],
+        descend: Any = None,
     ) -> None:
-        dims = self.dims
+        """Appends to `out` the extensions of `a` matching `shape[j:]` to the dims from `i` on.
+
+        `descend` is called (with the same arguments) for each branch: this method, or
+        `_Search.descend`, which memoises and counts.
+        """
+        if descend is None:
+            descend = self._match_from
+        dims = self._match_dims
         n = len(shape)
         while i < len(dims):
             d = dims[i]
@@ -494,7 +590,7 @@ class Spec:
                 return
             if isinstance(d, SingleDim):
                 if d.min_len == 0:  # optional: try absent, then present
-                    self._match_from(i + 1, shape, j, a, scope, out)
+                    descend(i + 1, shape, j, a, scope, out, descend)
                     if rest == 0:
                         return
                 if d.max_len == 1 and len(d.options) == 1 and not d.broadcast and d.min_len == 1:
@@ -513,7 +609,7 @@ class Spec:
                     j += 1
                     continue
                 for b in nexts:
-                    self._match_from(i + 1, shape, j + 1, b, scope, out)
+                    descend(i + 1, shape, j + 1, b, scope, out, descend)
                 return
             assert isinstance(d, VariadicDim)
             key = d.key
@@ -545,10 +641,24 @@ class Spec:
                     if checked is None:
                         continue
                     c = checked
-                self._match_from(i + 1, shape, j + k, c, scope, out)
+                descend(i + 1, shape, j + k, c, scope, out, descend)
             return
         if j == n:
             out.append(a)
+
+    def too_ambiguous(self, shape: tuple[Any, ...], why: str = "") -> KTypeCheckError:
+        """The error for a match that would take more than its budget of steps."""
+        shown = ", ".join(size_text(v) for v in shape[:8]) + (", ..." if len(shape) > 8 else "")
+        why = why or (
+            "its variadic, optional and '|' dims split the axes in more ways than ktyping "
+            f"tries ({STEP_BUDGET} steps)"
+        )
+        source = self.source if len(self.source) <= 200 else self.source[:197] + "..."
+        return KTypeCheckError(
+            f"shape spec {source!r} is too ambiguous to match a shape of {len(shape)} axes "
+            f"({shown}): {why}; bind its variadic dims with an earlier argument, or use fewer "
+            "of them"
+        )
 
     def evaluate_dim(self, d: Dim, a: Assignment, scope: Any) -> Any:
         """The value of one single-axis dim under `a`, or `None` when unknown."""
@@ -559,6 +669,12 @@ class Spec:
 
     def evaluate(self, a: Assignment, scope: Any) -> tuple[Any, ...] | None:
         """The concrete shape this spec describes under `a`; `None` if some dim is unknown."""
+        try:
+            return self._evaluate(a, scope)
+        except ValueTooLargeError as e:
+            raise KTypeCheckError(f"shape spec {self.source!r}: {e} (dim values are axis sizes)") from None
+
+    def _evaluate(self, a: Assignment, scope: Any) -> tuple[Any, ...] | None:
         out: list[Any] = []
         for d in self.dims:
             if isinstance(d, VariadicDim):
@@ -579,6 +695,233 @@ class Spec:
         return tuple(out)
 
 
+_MAX_GENERATED_DIMS = 64
+
+# Specs with two or more branching dims (variadic, optional, `|`) are matched by plain
+# backtracking while it has at most this many paths; past that by `_Search`.
+_PLAIN_PATHS = 10_000
+
+# The most steps `_Search` takes for one match before it gives up with `Spec.too_ambiguous`:
+# a fraction of a second. Real specs take tens of steps.
+STEP_BUDGET = 100_000
+
+
+def _merge_anonymous_variadics(dims: tuple[Dim, ...]) -> tuple[Dim, ...]:
+    """`dims` with each run of adjacent anonymous variadics (`...`, `*_`, `+_`) as one dim."""
+    out: list[Dim] = []
+    for d in dims:
+        prev = out[-1] if out else None
+        if (
+            isinstance(d, VariadicDim)
+            and d.key is None
+            and isinstance(prev, VariadicDim)
+            and prev.key is None
+        ):
+            out[-1] = VariadicDim(f"{prev} {d}", None, prev.min_len + d.min_len, False)
+        else:
+            out.append(d)
+    return dims if len(out) == len(dims) else tuple(out)
+
+
+def _is_branching(d: Dim) -> bool:
+    """Whether matching tries several ways for `d`: a variadic, optional or `|` dim."""
+    return isinstance(d, VariadicDim) or (isinstance(d, SingleDim) and (d.min_len == 0 or len(d.options) > 1))
+
+
+def _branching(dims: tuple[Dim, ...]) -> tuple[int, int] | None:
+    """`(variadics, product of the other dims' choices)`; `None` with at most one branching dim."""
+    branching = [d for d in dims if _is_branching(d)]
+    if len(branching) <= 1:
+        return None
+    variadics = 0
+    product = 1
+    for d in branching:
+        if isinstance(d, VariadicDim):
+            variadics += 1
+        else:
+            assert isinstance(d, SingleDim)
+            ways = max(1, len(d.options)) * (2 if d.min_len == 0 else 1)
+            product = min(product * ways, _PLAIN_PATHS + 1)
+    return variadics, product
+
+
+def _few_paths(branching: tuple[int, int], n_cands: int, n_axes: int) -> bool:
+    """Whether backtracking tries at most `_PLAIN_PATHS` paths: per candidate, the ways to
+    give `n_axes` or fewer axes to the variadics, `C(n_axes + variadics, variadics)`, times
+    the choices of the other dims."""
+    variadics, paths = branching
+    paths *= n_cands
+    for k in range(1, variadics + 1):
+        paths = paths * (n_axes + k) // k
+        if paths > _PLAIN_PATHS:
+            return False
+    return paths <= _PLAIN_PATHS
+
+
+def _expr_keys(expr: Expr, out: set[str]) -> None:
+    """Adds the assignment keys `expr` reads (`n`, `*b`) to `out`."""
+    if isinstance(expr, Name):
+        out.add(expr.name)
+    elif isinstance(expr, VarRef):
+        out.add("*" + expr.name)
+    elif isinstance(expr, BinOp):
+        _expr_keys(expr.left, out)
+        _expr_keys(expr.right, out)
+    elif isinstance(expr, Neg):
+        _expr_keys(expr.operand, out)
+    elif isinstance(expr, Call):
+        for arg in expr.args:
+            _expr_keys(arg, out)
+
+
+# A spec whose dims after a branch use more keys than this is not memoised (the memo key
+# of each visit would cost as much as the visit).
+_MAX_MEMO_KEYS = 32
+
+
+def _keys_used_after(dims: tuple[Dim, ...]) -> list[tuple[str, ...] | None] | None:
+    """For each position a match can branch to (0, and each one after a branching dim),
+    the assignment keys the dims from there on read or bind; `None` if too many."""
+    keys: set[str] = set()
+    out: list[tuple[str, ...] | None] = [None] * (len(dims) + 1)
+    for i in range(len(dims), -1, -1):
+        if i < len(dims):
+            d = dims[i]
+            if isinstance(d, VariadicDim):
+                if d.key is not None:
+                    keys.add(d.key)
+            else:
+                assert isinstance(d, SingleDim)
+                for expr in d.options:
+                    _expr_keys(expr, keys)
+        if len(keys) > _MAX_MEMO_KEYS:
+            return None
+        if i == 0 or _is_branching(dims[i - 1]):
+            out[i] = tuple(sorted(keys))
+    return out
+
+
+def _step_costs(dims: tuple[Dim, ...], used: list[tuple[str, ...] | None] | None) -> list[int]:
+    """The work of one `_Search` visit at each position: the dims walked up to the next
+    branch, and the keys read for the memo."""
+    costs = [1] * (len(dims) + 1)
+    walk = 0
+    for i in range(len(dims) - 1, -1, -1):
+        walk = 1 if _is_branching(dims[i]) else walk + 1
+        costs[i] = walk + (len(used[i] or ()) if used is not None else 0)
+    return costs
+
+
+class _Search:
+    """One match by `Spec._match_from`, memoised and counted, for specs that branch a lot.
+
+    The matches of the dims from `i` on against `shape[j:]` depend only on `i`, `j` and
+    the values the candidate gives to the keys those dims use (`Spec._used_after[i]`).
+    Each such state is solved once; a later visit replays its results: the same dicts
+    for the same candidate (`_same`), else the bindings they added, applied to the new one.
+    Every visit and replayed result is a step; past `STEP_BUDGET` steps the match raises
+    `Spec.too_ambiguous`.
+
+    The results are those of plain backtracking after `_dedup`, in the same order: a
+    replay gives the results that backtracking would find again, minus repeats.
+    """
+
+    __slots__ = ("budget", "cost", "memo", "shape", "spec", "steps", "used")
+
+    def __init__(self, spec: Spec, shape: tuple[Any, ...], n_cands: int) -> None:
+        self.spec = spec
+        self.cost = spec._step_cost
+        self.shape = shape
+        self.steps = 0
+        # A few plain passes over the spec per candidate are always allowed.
+        self.budget = STEP_BUDGET + 4 * n_cands * len(spec._step_cost)
+        self.used = spec._used_after  # None: not memoised (a spec with `{...}` values)
+        # state -> [the candidate it was solved for, its results, the bindings they add]
+        self.memo: dict[tuple[Any, ...], list[Any]] = {}
+
+    def run(self, cands: list[Assignment], scope: Any, out: list[Assignment]) -> None:
+        descend = self.descend
+        for a in cands:
+            descend(0, self.shape, 0, a, scope, out, descend)
+
+    def count(self, steps: int) -> None:
+        self.steps += steps
+        if self.steps > self.budget:
+            raise self.spec.too_ambiguous(self.shape)
+
+    def descend(
+        self,
+        i: int,
+        shape: tuple[Any, ...],
+        j: int,
+        a: Assignment,
+        scope: Any,
+        out: list[Assignment],
+        descend: Any,
+    ) -> None:
+        self.count(self.cost[i])
+        used = self.used
+        if used is None or PENDING in a:  # deferred constraints may read any key
+            self.spec._match_from(i, shape, j, a, scope, out, descend)
+            return
+        key = (i, j, *[a.get(k, _UNKNOWN) for k in used[i]])  # type: ignore[union-attr]
+        try:
+            done = self.memo.get(key)
+        except TypeError:  # an unhashable axis size
+            self.spec._match_from(i, shape, j, a, scope, out, descend)
+            return
+        if done is None:
+            found: list[Assignment] = []
+            self.spec._match_from(i, shape, j, a, scope, found, descend)
+            if len(found) > 1:
+                found = list({id(b): b for b in found}.values())  # replays of the same dicts
+            self.memo[key] = [a, found, None]
+            out.extend(found)
+            return
+        source, found, added = done
+        if not found:
+            return
+        if source is a or _same(source, a):  # the same results: its dicts again
+            self.count(len(found))
+            out.extend(found)
+            return
+        if added is None:
+            added = done[2] = _added_bindings(found, source)
+            if added is None:  # an unhashable value: solve the state again
+                self.spec._match_from(i, shape, j, a, scope, out, descend)
+                return
+        self.count(len(added))
+        out.extend([{**a, **new} if new else a for new in added])
+
+
+def _same(a: Assignment, b: Assignment) -> bool:
+    """The same keys in the same order, bound to the same objects: the same candidate as
+    far as any result or message can tell."""
+    if len(a) != len(b):
+        return False
+    for (ka, va), (kb, vb) in zip(a.items(), b.items()):
+        if va is not vb or ka != kb:
+            return False
+    return True
+
+
+def _added_bindings(found: list[Assignment], a: Assignment) -> list[Assignment] | None:
+    """What each of `found` adds to (or changes in) `a`, without repeats; `None` when a
+    value is unhashable."""
+    seen = set()
+    added = []
+    for b in found:
+        new = {key: v for key, v in b.items() if key not in a or a[key] is not v}
+        try:
+            frozen = frozenset(new.items())
+        except TypeError:
+            return None
+        if frozen not in seen:
+            seen.add(frozen)
+            added.append(new)
+    return added
+
+
 def _generate_simple_matcher(spec: Spec) -> Any:
     return generate_function(spec, "match(shape, cands, scope)", (), {})
 
@@ -592,7 +935,7 @@ def generate_function(spec: Spec, signature: str, prelude: tuple[str, ...], name
     use it to read `.dtype` and `.shape` in the same function). Equivalent to
     `Spec.match`, about twice as fast.
     """
-    assert spec.simple
+    assert spec.straight_line
     n = spec.ndim
     axes = ", ".join(f"s{i}" for i in range(n)) + ("," if n == 1 else "")
     lines = [f"def {signature}:", *prelude, f"    if len(shape) != {n}:", "        return _NO"]
