@@ -46,3 +46,9 @@ def sweep():
     """`konfig.expand_sweep("examples/mlp_regression.py")`: one config per training length."""
     for num_train_steps in (200, 400):
         yield {"num_train_steps": num_train_steps}
+
+
+def sweep_width():
+    """`kd-train --sweep=width`: the first layer's width, each run in `<workdir>/<item>`."""
+    for features in (16, 64):
+        yield {"model.model.layers[0].features": features}

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import kd
 import numpy as np
+import pytest
 import train_fixtures as lib
 
 # ---------------------------------------------------------------------------------------------- InMemoryWriter
@@ -69,8 +76,16 @@ def test_print_writer_writes_a_line_per_call():
 # ---------------------------------------------------------------------------------------------- JsonlWriter
 
 
+def _lines(path) -> list[dict]:
+    """Every line of `path` as JSON (each must parse); the file must end with a newline."""
+    text = path.read_text()
+    assert text == "" or text.endswith("\n")
+    return [json.loads(line) for line in text.splitlines()]
+
+
 def _records(path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    """The lines of `path` without their `wall_time` (checked on its own)."""
+    return [{k: v for k, v in record.items() if k != "wall_time"} for record in _lines(path)]
 
 
 def test_jsonl_writer_appends_one_json_line_per_call(tmp_path):
@@ -97,12 +112,76 @@ def test_jsonl_writer_writes_non_finite_values_as_null(tmp_path):
     def refuse(constant):
         raise ValueError(f"not valid JSON: {constant}")
 
-    assert json.loads(line, parse_constant=refuse) == {
+    record = json.loads(line, parse_constant=refuse)
+    del record["wall_time"]
+    assert record == {
         "step": 1,
         "losses/total": None,
         "grad_norm": None,
         "lr": 0.1,
     }
+
+
+def test_jsonl_writer_writes_the_wall_time_in_seconds(tmp_path):
+    writer = kd.writers.JsonlWriter(workdir=str(tmp_path))
+    before = time.time()
+    writer.write_scalars(1, {"a": 1.0})
+    after = time.time()
+    [record] = _lines(tmp_path / "metrics.jsonl")
+    assert list(record) == ["step", "wall_time", "a"]
+    assert before <= record["wall_time"] <= after
+
+
+def test_jsonl_writer_drops_a_partial_last_line_before_appending(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "a": 1.0}\n{"step": 2, "a": 0.')  # a run killed mid-line
+    kd.writers.JsonlWriter(workdir=str(tmp_path)).write_scalars(3, {"a": 0.25})
+    assert _records(path) == [{"step": 1, "a": 1.0}, {"step": 3, "a": 0.25}]
+
+
+def test_jsonl_writer_keeps_a_whole_last_line_missing_its_newline(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "a": 1.0}\n{"step": 2, "a": 0.5}')
+    kd.writers.JsonlWriter(workdir=str(tmp_path)).write_scalars(3, {"a": 0.25})
+    assert _records(path) == [{"step": 1, "a": 1.0}, {"step": 2, "a": 0.5}, {"step": 3, "a": 0.25}]
+
+
+def test_jsonl_writer_drops_a_file_that_is_one_partial_line(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "a": ' + "1" * 70_000)  # longer than one read back
+    kd.writers.JsonlWriter(workdir=str(tmp_path)).write_scalars(2, {"a": 0.5})
+    assert _records(path) == [{"step": 2, "a": 0.5}]
+
+
+_WRITE_FOREVER = """
+import sys
+import kd
+writer = kd.writers.JsonlWriter(workdir=sys.argv[1])
+scalars = {f"metrics/m{i}": i / 7 for i in range(2000)}  # ~60 kB lines: many pages per write
+step = 0
+while True:
+    step += 1
+    writer.write_scalars(step, scalars)
+"""
+
+
+def test_jsonl_file_stays_valid_json_lines_when_the_writing_process_is_killed(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    proc = subprocess.Popen([sys.executable, "-c", _WRITE_FOREVER, str(tmp_path)])
+    try:
+        deadline = time.monotonic() + 60
+        while not (path.exists() and path.read_bytes().count(b"\n") >= 3):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the writing process did not write 3 lines (exit code {proc.poll()})")
+            time.sleep(0.02)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    kd.writers.JsonlWriter(workdir=str(tmp_path)).write_scalars(10**6, {"a": 1.0})  # resumed run
+    records = _lines(path)
+    assert len(records) >= 4
+    assert [r["step"] for r in records[:-1]] == list(range(1, len(records)))
+    assert records[-1] == {"step": 10**6, "wall_time": records[-1]["wall_time"], "a": 1.0}
 
 
 def test_jsonl_writer_creates_the_workdir(tmp_path):
@@ -165,3 +244,22 @@ def test_trainer_writes_eval_values_under_the_eval_name():
     assert [step for step, _ in scalars["val/losses/l2"]] == [0, 2, 4]  # step 0: before training
     assert [step for step, _ in scalars["val/losses/total"]] == [0, 2, 4]
     assert not any(name.startswith("val/perf") for name in scalars)
+
+
+@dataclasses.dataclass
+class _CollectScalars(kd.writers.Writer):
+    """A user's writer, as the `Writer` docstring shows (collecting instead of posting)."""
+
+    rows: list = dataclasses.field(default_factory=list)
+
+    def write_scalars(self, step, scalars):
+        self.rows.append((step, {k: float(v) for k, v in scalars.items() if np.ndim(v) == 0}))
+
+
+def test_a_user_writer_of_a_few_lines_receives_the_trainers_scalars():
+    trainer = lib.make_trainer(num_train_steps=3, log_metrics_every=2, writer=_CollectScalars())
+    _, logged = trainer.train()
+    rows = trainer.writer.rows
+    assert [step for step, _ in rows] == [1, 2, 3]
+    assert {"losses/l2", "losses/total", "perf/steps_per_sec"} <= set(rows[-1][1])
+    assert rows[-1][1]["losses/total"] == pytest.approx(logged["losses/total"])

@@ -23,6 +23,7 @@ from ._cli import build_config as build_config
 from ._cli import load_config_module as load_config_module
 from ._cli import parse_flags as parse_flags
 from ._cli import parse_value as parse_value
+from ._cli import split_flags as split_flags
 from ._config_dict import ConfigDict as ConfigDict
 from ._config_dict import register_default_values as register_default_values
 from ._diff import ConfigDiff as ConfigDiff
@@ -91,6 +92,7 @@ __all__ = [
     "build_config",
     "load_config_module",
     "parse_flags",
+    "split_flags",
     "parse_value",
     "ConfigDiff",
     "diff",

@@ -42,6 +42,7 @@ __all__ = [
     "build_config",
     "load_config_module",
     "parse_flags",
+    "split_flags",
     "parse_value",
 ]
 
@@ -322,19 +323,17 @@ def _config_args(module: ModuleType, args: Mapping[str, Any]) -> Any:
     return None if cls is None else cls(**args)
 
 
-def parse_flags(
-    argv: Sequence[str],
-    *,
-    name: str = "cfg",
-    default: str | None = None,
-) -> tuple[Any, list[str]]:
-    """Reads `--<name>=...` and `--<name>.<path>=...` flags; returns `(cfg, other_args)`.
+def split_flags(
+    argv: Sequence[str], *, name: str = "cfg", default: str | None = None
+) -> tuple[str, dict[str, Any], list[tuple[str, Any]], list[str]]:
+    """Sorts `--<name>=...` / `--<name>.<path>=...` flags out of `argv`, building nothing.
 
-    Usage with argparse (absl: call it from `app.run(main, flags_parser=...)`
-    and hand the rest to `absl.flags.FLAGS`):
+    Returns `(source, args, overrides, other_args)`: the config file, its `__args__` fields,
+    the `(path, text)` overrides in order, and the arguments that are not config flags (a
+    launcher expands sweeps from these with `konfig.expand_sweep(source, ..., args=args,
+    overrides=overrides, from_strings=True)`).
 
-        cfg, rest = konfig.parse_flags(sys.argv[1:])
-        args = parser.parse_args(rest)
+    Usage: `source, args, overrides, rest = konfig.split_flags(sys.argv[1:])`.
     """
     source = default
     args: dict[str, Any] = {}
@@ -365,5 +364,23 @@ def parse_flags(
             overrides.append((key[len(prefix) :], value))
     if source is None:
         raise OverrideError(f"No config given: pass `{flag}=path/to/config.py`.")
+    return source, args, overrides, rest
+
+
+def parse_flags(
+    argv: Sequence[str],
+    *,
+    name: str = "cfg",
+    default: str | None = None,
+) -> tuple[Any, list[str]]:
+    """Reads `--<name>=...` and `--<name>.<path>=...` flags; returns `(cfg, other_args)`.
+
+    Usage with argparse (absl: call it from `app.run(main, flags_parser=...)`
+    and hand the rest to `absl.flags.FLAGS`):
+
+        cfg, rest = konfig.parse_flags(sys.argv[1:])
+        args = parser.parse_args(rest)
+    """
+    source, args, overrides, rest = split_flags(argv, name=name, default=default)
     cfg = build_config(source, args=args, overrides=overrides, from_strings=True)
     return cfg, rest

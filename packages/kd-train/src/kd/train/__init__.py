@@ -10,9 +10,17 @@ from ._context import Context as Context
 from ._errors import ConfigError as ConfigError
 from ._errors import KeyPathError as KeyPathError
 from ._errors import ShapeMismatchError as ShapeMismatchError
+from ._inspect import context_table as context_table
+from ._inspect import inspect_report as inspect_report
+from ._inspect import lower_trainstep as lower_trainstep
+from ._inspect import parameter_counts as parameter_counts
+from ._inspect import parameter_table as parameter_table
+from ._inspect import step_cost as step_cost
 from ._model import InterestFilter as InterestFilter
 from ._model import LinenModel as LinenModel
 from ._model import NnxModel as NnxModel
+from ._profiler import Profiler as Profiler
+from ._progress import Progress as Progress
 from ._rngs import RngStream as RngStream
 from ._rngs import RngStreams as RngStreams
 from ._state import TrainState as TrainState
@@ -28,10 +36,18 @@ __all__ = [
     "KeyPathError",
     "LinenModel",
     "NnxModel",
+    "Profiler",
+    "Progress",
     "RngStream",
     "RngStreams",
     "ShapeMismatchError",
     "TrainState",
     "TrainStep",
     "Trainer",
+    "context_table",
+    "inspect_report",
+    "lower_trainstep",
+    "parameter_counts",
+    "parameter_table",
+    "step_cost",
 ]

@@ -29,9 +29,12 @@ from kd import ckpts, sharding, writers
 from kd.train._build_model import build_model
 from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
+from kd.train._inspect import parameter_table
 from kd.train._model import InterestFilter, as_model
+from kd.train._progress import Progress
 from kd.train._propagate import fill_from_root
 from kd.train._rngs import RngStreams, as_rng_streams
+from kd.train._run_record import write_run_end, write_run_start
 from kd.train._state import TrainState
 from kd.train._step import TrainStep
 
@@ -74,6 +77,8 @@ class Trainer:
       writer: `kd.writers` writer; default: the terminal and `<workdir>/metrics.jsonl`.
       sharding: `kd.sharding.ShardingStrategy`: batches split over devices, the state replicated.
       aux: free values for `cfg.ref.aux...` and `ROOT_CFG_REF.aux...`.
+      progress: `kd.train.Progress`: the terminal bar (default: shown when stderr is a terminal).
+      profiler: `kd.train.Profiler` to trace a few steps into `<workdir>/profile`; None (default) traces nothing.
     """
 
     seed: int = 0
@@ -97,6 +102,8 @@ class Trainer:
     writer: Any = None
     sharding: Any = None
     aux: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    progress: Any = None
+    profiler: Any = None
 
     # konfig hands the model over unbuilt: an NNX class is built here, with the run's RNG streams.
     __konfig_resolve_exclude_fields__ = ("model",)
@@ -117,6 +124,8 @@ class Trainer:
             _set("checkpointer", ckpts.NoopCheckpointer())
         if self.writer is None:
             _set("writer", writers.MultiWriter(writers=[writers.PrintWriter(), writers.JsonlWriter()]))
+        if self.progress is None:
+            _set("progress", Progress())
         memo: dict[int, Any] = {}
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
@@ -220,6 +229,15 @@ class Trainer:
         config_json = getattr(self, "_config_json", None)
         if config_json is not None:
             writer.write_config(config_json)
+        started = time.perf_counter()
+        if self.workdir is not None:
+            write_run_start(
+                self.workdir,
+                params_table=parameter_table(self.state_specs.params),
+                element_spec=self.element_spec,
+            )
+        profiler = self.profiler
+        bar = None
         try:
             state, data = self._restore_or_init()
             step = int(state.step)
@@ -229,14 +247,20 @@ class Trainer:
                 self._run_evals(state, step, last_step)
             logged: dict[str, Any] = {}
             last_log_time, last_log_step = time.perf_counter(), step
+            bar = self.progress.start(total=stop, initial=step)
             while step < stop:
                 batch = self.sharding.step_input(_next(data, step))
                 step += 1
                 log_metrics = _due(step, self.log_metrics_every, last_step)
                 log_summaries = bool(self.train_summaries) and _due(step, self.log_summaries_every, last_step)
+                if profiler is not None:
+                    profiler.before_step(step)
                 state, aux = self.trainstep.step(
                     state, batch, return_metrics=log_metrics, return_summaries=log_summaries
                 )
+                if profiler is not None:
+                    profiler.after_step(step, state)
+                bar.step()
                 if log_metrics:
                     logged = aux.compute()
                     logged.update(self._schedule_values(step))
@@ -246,6 +270,7 @@ class Trainer:
                     logged["perf/steps_per_sec"] = (step - last_log_step) / max(now - last_log_time, 1e-9)
                     last_log_time, last_log_step = now, step
                     writer.write_scalars(step, logged)
+                    bar.logged(logged)
                 if log_summaries:
                     writer.write_summaries(step, aux.compute_summaries())
                 self._run_evals(state, step, last_step)
@@ -254,9 +279,15 @@ class Trainer:
                         step, state=state, data_state=_data_state(data), force=step == stop
                     )
         finally:  # a save in flight completes even when a step raised
+            if bar is not None:
+                bar.close()
+            if profiler is not None:
+                profiler.close()
             checkpointer.wait_until_finished()
             checkpointer.close()
             writer.flush()
+        if step >= last_step:
+            write_run_end(self.workdir, step=step, seconds=time.perf_counter() - started)
         return state, logged
 
     def _restore_or_init(self) -> tuple[TrainState, Any]:

@@ -1,6 +1,10 @@
-"""kd.writers: where the Trainer's logged values go (terminal, JSON lines, memory).
+"""kd.writers: where the Trainer's logged values go (terminal, JSON lines, TensorBoard, memory).
 
 trainer = kd.train.Trainer(..., writer=kd.writers.InMemoryWriter())
+trainer = kd.train.Trainer(..., writer=kd.writers.MultiWriter(writers=[kd.writers.PrintWriter(),
+                                                                         kd.writers.TensorBoardWriter()]))
+
+A writer of your own subclasses `Writer` and implements what it needs (`write_scalars`, ...).
 """
 
 from ._base import InMemoryWriter as InMemoryWriter
@@ -8,5 +12,6 @@ from ._base import JsonlWriter as JsonlWriter
 from ._base import MultiWriter as MultiWriter
 from ._base import PrintWriter as PrintWriter
 from ._base import Writer as Writer
+from ._tensorboard import TensorBoardWriter as TensorBoardWriter
 
-__all__ = ["InMemoryWriter", "JsonlWriter", "MultiWriter", "PrintWriter", "Writer"]
+__all__ = ["InMemoryWriter", "JsonlWriter", "MultiWriter", "PrintWriter", "TensorBoardWriter", "Writer"]

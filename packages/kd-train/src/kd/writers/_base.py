@@ -10,7 +10,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
@@ -21,19 +23,39 @@ from kd._root_ref import ROOT_CFG_REF, RootRef
 
 
 class Writer:
-    """Base class: every method is optional (does nothing here)."""
+    """Base class of writers: every method is optional (does nothing here); implement what you need.
+
+    A writer of your own, e.g. posting the scalars to a tracking server:
+
+        @dataclasses.dataclass
+        class PostScalars(kd.writers.Writer):
+            url: str
+
+            def write_scalars(self, step, scalars):
+                numbers = {k: float(v) for k, v in scalars.items() if np.ndim(v) == 0}
+                requests.post(self.url, json={"step": step, **numbers})
+
+        trainer = kd.train.Trainer(..., writer=PostScalars("https://tracker.example/runs/1"))
+
+    What the Trainer calls: `write_config` once before training (when it was resolved from a config),
+    `write_scalars` on metric logging steps (`losses/...`, `metrics/...`, `schedules/...`, `perf/...`,
+    and `<evaluator name>/...` after each evaluation; a metric may also give a numpy array),
+    `write_summaries` on summary logging steps (`summaries/...`, `<evaluator name>/summaries/...`), and
+    `flush` when the run ends. A dataclass writer declaring `workdir: Any = kd.train.ROOT_CFG_REF.workdir`
+    (or any other `ROOT_CFG_REF` field) gets the Trainer's value, also inside a `MultiWriter`.
+    """
 
     def write_scalars(self, step: int, scalars: Mapping[str, float]) -> None:
-        pass
+        """Numbers by name (a metric may give an array) at training step `step`."""
 
     def write_summaries(self, step: int, summaries: Mapping[str, Any]) -> None:
-        """Images `(n, h, w, c)` arrays, histogram values, texts..."""
+        """Images `(n, h, w, c)` arrays, `kd.summaries.HistogramValue`s, texts... by name."""
 
     def write_config(self, config_json: str) -> None:
-        pass
+        """The run's config, as `konfig.to_json` gives it."""
 
     def flush(self) -> None:
-        pass
+        """Make what was written so far durable."""
 
     def close(self) -> None:
         self.flush()
@@ -66,15 +88,23 @@ class PrintWriter(Writer):
         shown = [f"{name} {_short(value)}" for name, value in list(scalars.items())[: self.max_values]]
         more = len(scalars) - len(shown)
         line = " | ".join([f"step {step}", *shown]) + (f" | (+{more} more)" if more > 0 else "")
-        print(line, file=self.stream or sys.stdout, flush=True)
+        from kd.train._progress import print_line  # above the progress bar, when one is shown
+
+        print_line(line, self.stream or sys.stdout)
 
 
 @dataclasses.dataclass(kw_only=True)
 class JsonlWriter(Writer):
-    """Appends `{"step": 100, "losses/total": 0.3, ...}` lines to `<workdir>/metrics.jsonl`.
+    """Appends `{"step": 100, "wall_time": 1.7e9, "losses/total": 0.3}` lines to `<workdir>/metrics.jsonl`.
 
-    Arrays are left out (only scalars are written); NaN and infinities are written as `null`, so every
-    line stays valid JSON for strict readers (`jq`, JavaScript).
+    `wall_time` is `time.time()` (seconds since the epoch) when the line was written. Arrays are left
+    out (only scalars are written); NaN and infinities are written as `null`, so every line stays
+    valid JSON for strict readers (`jq`, JavaScript).
+
+    Each line is written whole by one `os.write` on a file opened for appending, so a run killed
+    mid-way leaves only whole lines. Should the file still end in a partial line (a machine crash, a
+    full disk), the next write first repairs it: a partial line that parses as JSON gets its newline,
+    any other is dropped, so the file stays valid JSON lines.
     """
 
     workdir: Any = ROOT_CFG_REF.workdir  # the Trainer's; None (or not in a Trainer) writes nothing
@@ -91,9 +121,9 @@ class JsonlWriter(Writer):
         folder = self._folder()
         if folder is None:
             return
-        record = {"step": step, **{k: _finite_or_none(v) for k, v in scalars.items() if np.ndim(v) == 0}}
-        with (folder / self.filename).open("a") as f:
-            f.write(json.dumps(record, allow_nan=False) + "\n")
+        values = {k: _finite_or_none(v) for k, v in scalars.items() if np.ndim(v) == 0}
+        record = {"step": step, "wall_time": time.time(), **values}
+        _append_line(folder / self.filename, json.dumps(record, allow_nan=False))
 
     def write_config(self, config_json: str) -> None:
         folder = self._folder()
@@ -126,6 +156,45 @@ class MultiWriter(Writer):
     def close(self) -> None:
         for w in self.writers:
             w.close()
+
+
+def _append_line(path: epath.Path, line: str) -> None:
+    """Appends `line` and a newline to `path` in one write, first repairing a partial last line."""
+    data = (line + "\n").encode()
+    if "://" in str(path):  # a cloud path (etils.epath): no file descriptor, still one write per line
+        with path.open("a") as f:
+            f.write(line + "\n")
+        return
+    fd = os.open(os.fspath(path), os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        _repair_last_line(fd)
+        while data:  # a regular file takes it all at once but for a full disk
+            data = data[os.write(fd, data) :]
+    finally:
+        os.close(fd)
+
+
+def _repair_last_line(fd: int) -> None:
+    """Ends the file with a newline: a partial last line that is valid JSON keeps its data, another is cut."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    start, chunk = size, 1 << 16
+    while start > 0:  # find where the partial line starts: after the last newline
+        offset = max(0, start - chunk)
+        newline = os.pread(fd, start - offset, offset).rfind(b"\n")
+        if newline >= 0:
+            start = offset + newline + 1
+            break
+        start = offset
+    try:
+        whole = isinstance(json.loads(os.pread(fd, size - start, start)), dict)
+    except ValueError:
+        whole = False
+    if whole:
+        os.write(fd, b"\n")
+    else:
+        os.ftruncate(fd, start)
 
 
 def _short(value: Any) -> str:

@@ -1,0 +1,8 @@
+"""`python -m kd`: the `kd-train` command (train, inspect, plot, diff)."""
+
+import sys
+
+from kd.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,255 @@
+"""`kd-train`: train a config, inspect it, plot runs, diff runs.
+
+    kd-train --cfg=examples/digits.py --cfg.num_train_steps=300 --cfg.workdir=/tmp/run
+    kd-train --cfg=examples/digits.py --sweep=lr            # each item of sweep_lr() in /tmp/run/<item>
+    kd-train inspect --cfg=examples/digits.py              # shapes, parameters, FLOPs, memory; no training
+    kd-train plot /tmp/run_a /tmp/run_b --out=curves.png
+    kd-train diff /tmp/run_a /tmp/run_b
+
+Exit codes: 0 done; 2 a config or usage error, printed as one paragraph (no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import konfig
+
+from ._errors import CliError
+
+USAGE = """\
+usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NAME]|all] [--profile] [--force]
+       kd-train inspect --cfg=CONFIG.py [--cfg.PATH=VALUE ...]
+       kd-train plot WORKDIR [WORKDIR ...] [--out=FILE.png] [--metrics=GLOB[,GLOB]]
+       kd-train diff WORKDIR_A WORKDIR_B
+
+  train    trains the config (a kd.train.Trainer); the default command
+  inspect  resolves the config and prints its context paths, parameter table, and the compiled
+           step's FLOPs and memory, without training
+  plot     renders the logged curves of one or several runs to a PNG
+  diff     shows what differs between two runs' configs
+
+Config flags are konfig's: --cfg.a.b=VALUE, py:: values, ** globs (see konfig's README).
+"""
+
+# Errors that mean "the config or the command line is wrong": printed as one paragraph, exit 2.
+_USER_ERRORS: tuple[type[BaseException], ...] = (CliError, ValueError, TypeError, KeyError, ImportError)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line `argv` (default `sys.argv[1:]`); returns the exit code.
+
+    Usage: `sys.exit(kd.cli.main(["--cfg=examples/digits.py", "--cfg.num_train_steps=100"]))`.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in ("-h", "--help", "help"):
+        print(USAGE, end="")
+        return 0
+    command = "train"
+    if args and not args[0].startswith("-"):
+        command = args.pop(0)
+    run = _COMMANDS.get(command)
+    if run is None:
+        print(
+            f"error: unknown command {command!r}; expected one of {sorted(_COMMANDS)}\n\n{USAGE}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        return run(args)
+    except _USER_ERRORS as e:
+        return _fail(e)
+
+
+def _fail(e: BaseException) -> int:
+    message = str(e) if not isinstance(e, KeyError) or not e.args else str(e.args[0])
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    return 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are `CliError`s (one paragraph, exit 2) instead of its own exit."""
+
+    def error(self, message: str) -> Any:
+        raise CliError(f"{message}\n\n{USAGE}")
+
+
+# ---------------------------------------------------------------- train
+
+
+def _split(argv: list[str]) -> tuple[str, dict[str, Any], list[tuple[str, Any]], list[str]]:
+    """konfig's flags; the config file's folder goes on `sys.path`, as for `python config.py`, so a config
+    imports the modules next to it (`examples/digits.py` imports `digits_data`)."""
+    source, args, overrides, rest = konfig.split_flags(argv)
+    if source.endswith(".py"):
+        folder = os.path.dirname(os.path.abspath(source))
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    return source, args, overrides, rest
+
+
+def _train(argv: list[str]) -> int:
+    source, args, overrides, rest = _split(argv)
+    parser = _Parser(prog="kd-train", add_help=False)
+    parser.add_argument("--sweep", default=None)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--force", action="store_true")
+    opts = parser.parse_args(rest)
+    runs = _runs(source, args, overrides, opts.sweep)
+    import kd  # noqa: F401  (after the flags are known good: importing JAX takes a moment)
+
+    base = _given_workdir(runs[0][1])
+    if base is None:
+        base = tempfile.mkdtemp(prefix="kd-train-")
+        print(f"workdir: {base} (a fresh temporary folder; choose one with --cfg.workdir=PATH)", flush=True)
+    for index, (name, cfg) in enumerate(runs, start=1):
+        workdir = base if name is None else os.path.join(base, _folder_name(name))
+        cfg.workdir = workdir
+        if name is not None:
+            print(f"sweep item {index}/{len(runs)}: {name} -> {workdir}", flush=True)
+        if not opts.force:
+            _refuse_other_run(workdir, konfig.to_json(cfg))
+        trainer = _resolve(cfg, profile=opts.profile)
+        start = time.perf_counter()
+        state, logged = trainer.train()
+        print(_done_line(int(state.step), time.perf_counter() - start, logged), flush=True)
+    return 0
+
+
+def _runs(
+    source: str, args: dict[str, Any], overrides: list[tuple[str, Any]], sweep: str | None
+) -> list[tuple[str | None, Any]]:
+    """`(item name or None, config)` for each run the command line asks for."""
+    if sweep is None:
+        return [(None, konfig.build_config(source, args=args, overrides=overrides, from_strings=True))]
+    module = konfig.load_config_module(source)
+    if sweep == "all":
+        names: list[str] = sorted(n for n in vars(module) if n == "sweep" or n.startswith("sweep_"))
+        if not names:
+            raise CliError(f"--sweep=all: {source} defines no sweep() or sweep_<name>() function")
+    else:
+        names = [n.strip() for n in sweep.split(",") if n.strip()]
+    items = konfig.expand_sweep(module, names, args=args, overrides=overrides, from_strings=True)
+    if not items:
+        raise CliError(f"--sweep={sweep}: the sweep of {source} yields no items")
+    return [(item.name or f"item{i}", item.config) for i, item in enumerate(items)]
+
+
+def _given_workdir(cfg: Any) -> str | None:
+    """The workdir the config sets, or None when it is unset (or an unset placeholder)."""
+    try:
+        value = cfg["workdir"]
+    except (KeyError, AttributeError, TypeError):
+        return None
+    if isinstance(value, konfig.Placeholder if hasattr(konfig, "Placeholder") else ()):
+        value = value.default
+    if value is None or not isinstance(value, (str, os.PathLike)):
+        return None
+    return os.fspath(value)
+
+
+def _folder_name(item_name: str) -> str:
+    """`lr=0.001,seed=1` -> a folder name safe on every filesystem."""
+    return re.sub(r"[^A-Za-z0-9._=,+-]+", "_", item_name).strip("._") or "item"
+
+
+def _refuse_other_run(workdir: str, config_json: str) -> None:
+    """A workdir holding another config's run is not mixed with this one (unless --force)."""
+    path = os.path.join(workdir, "config.json")
+    if not os.path.exists(path):
+        return
+    from ._diff import config_differences
+
+    with open(path) as f:
+        existing = f.read()
+    differences = config_differences(existing, config_json)
+    if differences:
+        shown = ", ".join(differences[:8]) + (
+            f" (+{len(differences) - 8} more)" if len(differences) > 8 else ""
+        )
+        raise CliError(
+            f"workdir {workdir} holds a run of another config (differing: {shown}). Resuming it with this "
+            "config would mix two runs' checkpoints and metrics. Choose another --cfg.workdir, or pass --force "
+            "to continue that run with this config."
+        )
+
+
+def _resolve(cfg: Any, *, profile: bool = False) -> Any:
+    """The checked Trainer of `cfg` (config errors surface here, before anything is written)."""
+    import kd
+
+    trainer = konfig.resolve(cfg)
+    if not isinstance(trainer, kd.train.Trainer):
+        raise CliError(f"the config's root builds a {type(trainer).__name__}, expected a kd.train.Trainer")
+    if profile and trainer.profiler is None:
+        import dataclasses
+
+        trainer = dataclasses.replace(trainer, profiler=kd.train.Profiler())
+    trainer.check()  # bad keys and shapes, named, before anything is written
+    return trainer
+
+
+def _done_line(steps: int, seconds: float, logged: dict[str, Any]) -> str:
+    import numpy as np
+
+    shown = ", ".join(
+        f"{k} {float(v):.4g}"
+        for k, v in logged.items()
+        if k.startswith(("losses/", "metrics/")) and np.ndim(v) == 0
+    )
+    return f"done: {steps} steps in {seconds:.1f}s" + (f"; {shown}" if shown else "")
+
+
+# ---------------------------------------------------------------- inspect, plot, diff
+
+
+def _inspect(argv: list[str]) -> int:
+    source, args, overrides, rest = _split(argv)
+    if rest:
+        raise CliError(f"inspect: unexpected arguments {rest}\n\n{USAGE}")
+    cfg = konfig.build_config(source, args=args, overrides=overrides, from_strings=True)
+    import kd  # noqa: F401
+    from kd.train._inspect import inspect_report
+
+    cfg.workdir = None  # inspecting writes nothing
+    print(inspect_report(_resolve(cfg)), flush=True)
+    return 0
+
+
+def _plot(argv: list[str]) -> int:
+    parser = _Parser(prog="kd-train plot", add_help=False)
+    parser.add_argument("workdirs", nargs="+")
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--metrics", default=None)
+    opts = parser.parse_args(argv)
+    from ._plot import plot_runs
+
+    metrics = [m for m in opts.metrics.split(",") if m] if opts.metrics else None
+    print(plot_runs(opts.workdirs, out=opts.out, metrics=metrics), flush=True)
+    return 0
+
+
+def _diff(argv: list[str]) -> int:
+    parser = _Parser(prog="kd-train diff", add_help=False)
+    parser.add_argument("workdir_a")
+    parser.add_argument("workdir_b")
+    opts = parser.parse_args(argv)
+    from ._diff import diff_runs
+
+    print(diff_runs(opts.workdir_a, opts.workdir_b), flush=True)
+    return 0
+
+
+_COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "train": _train,
+    "inspect": _inspect,
+    "plot": _plot,
+    "diff": _diff,
+}

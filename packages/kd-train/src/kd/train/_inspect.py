@@ -1,0 +1,426 @@
+"""What a run is before it runs: its context paths, its parameters, and what one compiled step costs.
+
+    print(inspect_report(trainer))        # `kd-train inspect --cfg=examples/digits.py`
+    parameter_table(trainer.state_specs.params)
+    step_cost(trainer)["flops"]
+
+Everything here works on shapes (`trainer.state_specs`, `trainer.context_specs`): no state is allocated and no
+step runs. `step_cost` compiles the step, which takes as long as the first training step's compile.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import jax
+import kontext
+import numpy as np
+
+from kd.train._model import NnxModel
+
+if TYPE_CHECKING:
+    from kd.train._context import Context
+    from kd.train._trainer import Trainer
+
+ROOT = "(root)"
+"""The module name of a parameter that sits at the top of the params tree."""
+
+# Context fields with one leaf per parameter (or several): shown one row per module when they are long.
+COLLAPSIBLE = ("params", "grads", "updates", "opt_state", "collections")
+
+_CONTEXT_FIELDS = (
+    "step",
+    "batch",
+    "params",
+    "collections",
+    "preds",
+    "interms",
+    "loss_states",
+    "loss_total",
+    "grads",
+    "updates",
+    "opt_state",
+    "metric_states",
+    "summary_states",
+)
+
+# ---------------------------------------------------------------------------------------------- parameters
+
+
+def parameter_table(params: Any, *, label: str = "parameters") -> str:
+    """One row per module (its leaves' shapes and dtypes, its count), then the total count and bytes.
+
+    Usage: `print(parameter_table(trainer.state_specs.params))`; real arrays work as well as
+    `jax.ShapeDtypeStruct` leaves. A module is a leaf's path without its last key (`dense0` for
+    `dense0.kernel`); leaves at the top level are under `(root)`. `label` names the values (`"values"` for
+    non-trained collections such as batch statistics).
+    """
+    modules = _modules(params)
+    rows = [
+        (
+            name,
+            ", ".join(f"{key} {_shape_dtype(leaf)}" for key, leaf in leaves),
+            _count(leaf for _, leaf in leaves),
+        )
+        for name, leaves in modules.items()
+    ]
+    lines = _aligned(
+        [("Module", label.capitalize(), "Count")] + [(n, p, f"{c:,}") for n, p, c in rows], right=(2,)
+    )
+    leaves = [leaf for group in modules.values() for _, leaf in group]
+    total, nbytes = _count(leaves), _nbytes(leaves)
+    lines.append(f"Total: {total:,} {label} ({human_bytes(nbytes)})")
+    return "\n".join(lines)
+
+
+def parameter_counts(params: Any) -> dict[str, int]:
+    """`{module: count, ..., "total": count}`, the numbers of `parameter_table`, for JSON.
+
+    Usage: `parameter_counts(trainer.state_specs.params)["total"]`.
+    """
+    modules = _modules(params)
+    counts = {name: _count(leaf for _, leaf in leaves) for name, leaves in modules.items()}
+    counts["total"] = sum(counts.values())
+    return counts
+
+
+def _modules(tree: Any, prefix: str = "") -> dict[str, list[tuple[str, Any]]]:
+    """`{module path: [(last key, leaf), ...]}` in the tree's order (paths start with `prefix`)."""
+    modules: dict[str, list[tuple[str, Any]]] = {}
+    for text, leaf in kontext.flatten_with_path(tree, prefix=prefix).items():
+        path = kontext.Path.from_str(text)
+        module = str(path[:-1]) if len(path) > 1 else ROOT
+        modules.setdefault(module, []).append((_last_key(path), leaf))
+    return modules
+
+
+def _last_key(path: kontext.Path) -> str:
+    """The last part as it is typed after the module's path: `kernel`, `[0]`, `['a.b']`."""
+    return str(path[-1:])
+
+
+# ---------------------------------------------------------------------------------------------- context
+
+
+def context_table(context: Context, *, collapse: Sequence[str] = COLLAPSIBLE, max_leaves: int = 12) -> str:
+    """Every path a kontext key can name in a train step, with its shape and dtype.
+
+    Usage: `print(context_table(trainer.context_specs))` gives rows such as
+    `batch.image  (32, 8, 8, 1) float32`. A field of `collapse` with more than `max_leaves` leaves is shown one
+    row per module (`grads.dense0.*  2 leaves: bias, kernel; 8,320 values float32`) and the table ends with a
+    line saying how many leaves were collapsed; `collapse=()` lists every leaf.
+    """
+    rows: list[tuple[str, str]] = []
+    collapsed: dict[str, int] = {}
+    for field in _CONTEXT_FIELDS:
+        value = getattr(context, field, None)
+        if value is None:
+            continue
+        flat = kontext.flatten_with_path(value, prefix=field)
+        if field in collapse and len(flat) > max_leaves:
+            collapsed[field] = len(flat)
+            rows.extend(_module_row(path, leaves) for path, leaves in _modules(value, prefix=field).items())
+        else:
+            rows.extend((path, _shape_dtype(leaf)) for path, leaf in flat.items())
+    lines = _aligned([("Path", "Shape and dtype"), *rows])
+    if collapsed:
+        fields = ", ".join(f"{field} ({n} leaves)" for field, n in collapsed.items())
+        lines.append(
+            f"Collapsed to one row per module: {fields}; `<module>.*` stands for the leaves listed after it."
+        )
+    return "\n".join(lines)
+
+
+def _module_row(module: str, leaves: list[tuple[str, Any]]) -> tuple[str, str]:
+    if len(leaves) == 1:  # nothing to collapse: the leaf keeps its own path
+        key, leaf = leaves[0]
+        return _join(module, key), _shape_dtype(leaf)
+    keys = ", ".join(key for key, _ in leaves)
+    dtypes = " ".join(dict.fromkeys(_dtype(leaf) for _, leaf in leaves))
+    values = _count(leaf for _, leaf in leaves)
+    return f"{module}.*", f"{len(leaves)} leaves: {keys}; {values:,} values {dtypes}"
+
+
+def _join(module: str, key: str) -> str:
+    return module + key if key.startswith("[") else f"{module}.{key}"
+
+
+# ---------------------------------------------------------------------------------------------- compiled step
+
+
+def lower_trainstep(
+    trainer: Trainer, *, return_metrics: bool = False, return_summaries: bool = False
+) -> jax.stages.Lowered:
+    """The train step `trainer.trainstep.step` would run, lowered on the shapes of the state and a batch.
+
+    Usage: `print(lower_trainstep(trainer).as_text())`. Inputs carry the shardings the Trainer gives them (the
+    state's from `trainer.sharding.state_shardings`, the batch's `batch_sharding`) and the state is donated, as
+    in training. Nothing is allocated and `trainstep.num_traces` is left as it was: it counts the steps'
+    compiles, and this one is not used by `step()`.
+    """
+    trainstep = trainer.trainstep
+    state = _with_shardings(trainer.state_specs, trainer.sharding.state_shardings(trainer.state_specs))
+    batch_sharding = trainer.sharding.batch_sharding
+    batch = jax.tree.map(
+        lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=batch_sharding), trainer.element_spec
+    )
+    # The variant `step()` compiles for these flags (asking for metrics when there are none changes nothing).
+    variant = (
+        bool(return_metrics) and bool(trainstep.metrics),
+        bool(return_summaries) and bool(trainstep.summaries),
+    )
+    traces = Counter(trainstep.num_traces)
+    try:
+        return jax.jit(lambda s, b: trainstep._step(s, b, *variant), donate_argnums=(0,)).lower(state, batch)
+    finally:
+        trainstep.num_traces.clear()
+        trainstep.num_traces.update(traces)
+
+
+def step_cost(
+    trainer: Trainer, *, return_metrics: bool = False, return_summaries: bool = False
+) -> dict[str, float | int | None]:
+    """XLA's cost and memory analysis of one compiled train step (compiled, never run).
+
+    Usage: `step_cost(trainer)["flops"]`. Keys: `flops`, `bytes_accessed`, `transcendentals` (XLA's cost
+    analysis), `argument_bytes`, `output_bytes`, `alias_bytes` (outputs written into donated arguments),
+    `temp_bytes`, `generated_code_bytes` and `total_bytes` (= argument + output - alias + temp + generated code:
+    what the step holds at once). Sizes are per device. A value the backend does not report is None.
+    """
+    compiled = lower_trainstep(
+        trainer, return_metrics=return_metrics, return_summaries=return_summaries
+    ).compile()
+    return {**_cost(compiled), **_memory(compiled)}
+
+
+def _with_shardings(specs: Any, shardings: Any) -> Any:
+    return jax.tree.map(lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), specs, shardings)
+
+
+def _cost(compiled: jax.stages.Compiled) -> dict[str, float | None]:
+    try:
+        analysis = compiled.cost_analysis()
+    except Exception:  # a backend without this analysis: reported as unknown
+        analysis = None
+    if isinstance(analysis, (list, tuple)):  # older JAX: one dict per computation, the first is the step
+        analysis = analysis[0] if analysis else None
+    if not isinstance(analysis, Mapping):
+        analysis = {}
+
+    def value(key: str) -> float | None:
+        found = analysis.get(key)
+        return None if found is None else float(found)
+
+    return {
+        "flops": value("flops"),
+        "bytes_accessed": value("bytes accessed"),
+        "transcendentals": value("transcendentals"),
+    }
+
+
+_MEMORY_FIELDS = {
+    "argument_bytes": "argument_size_in_bytes",
+    "output_bytes": "output_size_in_bytes",
+    "alias_bytes": "alias_size_in_bytes",
+    "temp_bytes": "temp_size_in_bytes",
+    "generated_code_bytes": "generated_code_size_in_bytes",
+}
+
+
+def _memory(compiled: jax.stages.Compiled) -> dict[str, int | None]:
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:  # a backend without this analysis: reported as unknown
+        stats = None
+    sizes: dict[str, int | None] = {}
+    for key, attribute in _MEMORY_FIELDS.items():
+        found = getattr(stats, attribute, None) if stats is not None else None
+        sizes[key] = None if found is None else int(found)
+    parts = [sizes[k] for k in ("argument_bytes", "output_bytes", "temp_bytes", "generated_code_bytes")]
+    if any(part is None for part in parts):
+        sizes["total_bytes"] = None
+    else:
+        sizes["total_bytes"] = sum(parts) - (sizes["alias_bytes"] or 0)  # type: ignore[arg-type]
+    return sizes
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+
+def inspect_report(trainer: Trainer) -> str:
+    """The run at a glance: config summary, context paths, parameters, and the compiled step's cost.
+
+    Usage: `print(inspect_report(trainer))` (what `kd-train inspect` prints). Runs `trainer.check()` first, so a
+    bad key fails with its usual message; then compiles the step (no state allocated, no step run).
+    """
+    trainer.check()
+    specs = trainer.state_specs
+    sections = [
+        ("Run", _run_summary(trainer)),
+        ("Context paths (what kontext keys can name)", context_table(trainer.context_specs)),
+        ("Parameters", parameter_table(specs.params)),
+    ]
+    if jax.tree.leaves(specs.collections):
+        sections.append(
+            (
+                "Collections (model state that is not trained)",
+                parameter_table(specs.collections, label="values"),
+            )
+        )
+    sections.append(("Compiled train step (one update, no metrics)", _cost_summary(step_cost(trainer))))
+    return "\n\n".join(f"== {title} ==\n{body}" for title, body in sections)
+
+
+def _run_summary(trainer: Trainer) -> str:
+    specs = trainer.state_specs
+    sizes = sorted({leaf.shape[0] for leaf in jax.tree.leaves(trainer.element_spec) if leaf.shape})
+    batch = ", ".join(f"{size:,}" for size in sizes) or "unknown (no leaf has a batch axis)"
+    hosts = f" per host, {jax.process_count()} hosts" if jax.process_count() > 1 else ""
+    devices = jax.devices()
+    kinds = ", ".join(dict.fromkeys(str(getattr(d, "device_kind", d.platform)) for d in devices))
+    kinds = "" if kinds.lower() == devices[0].platform.lower() else f" ({kinds})"
+    state = ", ".join(
+        f"{name} {human_bytes(_nbytes(jax.tree.leaves(getattr(specs, name))))}"
+        for name in ("params", "opt_state", "collections")
+    )
+    rows = [
+        ("model", _model_name(trainer.model)),
+        ("num_train_steps", f"{trainer.num_train_steps:,}"),
+        ("batch size", f"{batch}{hosts} (from train_ds.element_spec)"),
+        ("devices", f"{len(devices)} x {devices[0].platform}{kinds}"),
+        ("train state", f"{human_bytes(_nbytes(jax.tree.leaves(specs)))}: {state}"),
+    ]
+    return "\n".join(_aligned(rows))
+
+
+def _cost_summary(cost: Mapping[str, float | int | None]) -> str:
+    flops = cost["flops"]
+    compute = (
+        "unknown (no cost analysis on this backend)" if flops is None else f"{human_flops(flops)} per step"
+    )
+    if cost["transcendentals"]:
+        compute += f" (+ {human_count(cost['transcendentals'])} transcendentals)"
+    accessed = cost["bytes_accessed"]
+    traffic = "unknown" if accessed is None else f"{human_bytes(accessed)} read and written per step"
+    parts = [("argument", "argument_bytes"), ("output", "output_bytes"), ("temp", "temp_bytes")]
+    if cost["generated_code_bytes"]:
+        parts.append(("generated code", "generated_code_bytes"))
+    if cost["total_bytes"] is None:
+        memory = "unknown (no memory analysis on this backend)"
+    else:
+        memory = ", ".join(f"{label} {human_bytes(cost[key] or 0)}" for label, key in parts)
+        if cost["alias_bytes"]:
+            memory += f" ({human_bytes(cost['alias_bytes'])} of the output reuses the donated state)"
+        memory += f"; total {human_bytes(cost['total_bytes'])}"
+    rows = [("compute", compute), ("memory traffic", traffic), ("memory per device", memory)]
+    return "\n".join([*_aligned(rows), _fit_sentence(cost["total_bytes"])])
+
+
+def _fit_sentence(total: float | int | None) -> str:
+    device = jax.devices()[0]
+    try:
+        stats = device.memory_stats()
+    except Exception:  # a backend without memory stats: the limit is unknown
+        stats = None
+    limit = (stats or {}).get("bytes_limit")
+    if total is None:
+        return "Whether the step fits in device memory is unknown: the backend reported no memory analysis."
+    if not limit:
+        return (
+            f"The step holds {human_bytes(total)} at once; {device.platform} reports no memory limit, so whether "
+            "it fits is unknown (on CPU the host's RAM is the limit)."
+        )
+    share = total / limit
+    held = f"The step holds {human_bytes(total)} at once: {share:.1%} of the {human_bytes(limit)} of {device}"
+    if share <= 1:
+        return f"{held}; it fits, with {human_bytes(limit - total)} left for batches in flight and other buffers."
+    return f"{held}; it does NOT fit: lower the batch size, or shard the state over more devices."
+
+
+def _model_name(model: Any) -> str:
+    if isinstance(model, NnxModel):
+        return f"{model.name} (flax NNX)"
+    return f"{type(model).__name__} (flax linen)"
+
+
+# ---------------------------------------------------------------------------------------------- formatting
+
+
+def human_bytes(n: float) -> str:
+    """`human_bytes(19240) == "18.8 KB"` (1 KB = 1024 bytes)."""
+    return _human(n, 1024, ("B", "KB", "MB", "GB", "TB", "PB"), exact_first=True)
+
+
+def human_flops(n: float) -> str:
+    """`human_flops(1_230_000) == "1.23 MFLOP"`."""
+    return _human(n, 1000, ("FLOP", "KFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"))
+
+
+def human_count(n: float) -> str:
+    """`human_count(2500) == "2.5 K"`."""
+    return _human(n, 1000, ("", "K", "M", "G", "T", "P")).rstrip()
+
+
+def _human(n: float, base: int, units: Sequence[str], exact_first: bool = False) -> str:
+    if exact_first and abs(n) < base:
+        return f"{int(n)} {units[0]}"
+    value, unit = float(n), units[0]
+    for unit in units:
+        if abs(value) < 999.5 or unit == units[-1]:
+            break
+        value /= base
+    return f"{value:.3g} {unit}"
+
+
+def _shape_dtype(leaf: Any) -> str:
+    if leaf is None:
+        return "None"
+    if not hasattr(leaf, "shape") and not isinstance(leaf, (int, float, complex, bool, np.generic)):
+        return type(leaf).__name__
+    return f"{tuple(np.shape(leaf))} {_dtype(leaf)}"
+
+
+def _dtype(leaf: Any) -> str:
+    dtype = getattr(leaf, "dtype", None)
+    if dtype is None:
+        dtype = np.asarray(leaf).dtype if leaf is not None else None
+    return str(dtype)
+
+
+def _count(leaves: Iterable[Any]) -> int:
+    return sum(math.prod(np.shape(leaf)) for leaf in leaves if _is_array(leaf))
+
+
+def _nbytes(leaves: Iterable[Any]) -> int:
+    total = 0
+    for leaf in leaves:
+        if _is_array(leaf):
+            total += math.prod(np.shape(leaf)) * _itemsize(leaf)
+    return total
+
+
+def _itemsize(leaf: Any) -> int:
+    dtype = getattr(leaf, "dtype", None)
+    try:
+        return np.dtype(dtype).itemsize if dtype is not None else np.asarray(leaf).dtype.itemsize
+    except TypeError:  # a JAX extended dtype (PRNG keys): its own itemsize when it has one
+        return int(getattr(dtype, "itemsize", 0) or 0)
+
+
+def _is_array(leaf: Any) -> bool:
+    return hasattr(leaf, "shape") or isinstance(leaf, (int, float, complex, bool, np.generic))
+
+
+def _aligned(rows: Sequence[tuple[str, ...]], right: Sequence[int] = ()) -> list[str]:
+    """Rows as lines with each column padded to its widest cell (columns in `right` right-aligned)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [
+            cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return lines

@@ -1,0 +1,104 @@
+"""The files that make a workdir explain its run: provenance, parameter table, element spec, completion.
+
+    <workdir>/config.json        the raw config (written by the writers; `konfig.from_json` reads it back)
+    <workdir>/run.json           command line, package versions, JAX devices, host, start time
+    <workdir>/params.txt         parameters per module (shapes, counts) and the total
+    <workdir>/element_spec.txt   one training batch: paths, shapes, dtypes
+    <workdir>/DONE               written when the run reached its last step (JSON: step, seconds, time)
+
+Written by the lead host only (process 0), through etils.epath like the checkpoints.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+import socket
+import sys
+from importlib import metadata
+from typing import Any
+
+import jax
+import kontext
+from etils import epath
+
+# Distributions whose versions make a run reproducible.
+_PACKAGES = (
+    "kd-train",
+    "kd-konfig",
+    "kd-kontext",
+    "kd-ktyping",
+    "kd-compat",
+    "jax",
+    "jaxlib",
+    "flax",
+    "optax",
+    "orbax-checkpoint",
+    "numpy",
+    "etils",
+    "grain",
+)
+DONE_FILE = "DONE"
+
+
+def _folder(workdir: Any) -> epath.Path | None:
+    if workdir is None or jax.process_index() != 0:
+        return None
+    folder = epath.Path(workdir)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def provenance() -> dict[str, Any]:
+    """What ran where: `{"argv", "python", "host", "started", "versions", "devices", "process_count"}`."""
+    versions = {}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return {
+        "argv": list(sys.argv),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "host": socket.gethostname(),
+        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "versions": versions,
+        "devices": [str(d) for d in jax.devices()],
+        "process_count": jax.process_count(),
+    }
+
+
+def element_spec_table(element_spec: Any) -> str:
+    """`image  (32, 8, 8, 1) float32` lines, one per leaf of a batch spec."""
+    rows = [
+        (str(path), f"{tuple(getattr(leaf, 'shape', ()))} {getattr(leaf, 'dtype', type(leaf).__name__)}")
+        for path, leaf in kontext.flatten_with_path(element_spec).items()
+    ]
+    width = max((len(p) for p, _ in rows), default=0)
+    return "\n".join(f"{p.ljust(width)}  {s}" for p, s in rows) + "\n"
+
+
+def write_run_start(workdir: Any, *, params_table: str, element_spec: Any) -> None:
+    """Writes run.json, params.txt and element_spec.txt, and removes a DONE left by an earlier run."""
+    folder = _folder(workdir)
+    if folder is None:
+        return
+    (folder / "run.json").write_text(json.dumps(provenance(), indent=2) + "\n")
+    (folder / "params.txt").write_text(params_table.rstrip("\n") + "\n")
+    (folder / "element_spec.txt").write_text(element_spec_table(element_spec))
+    done = folder / DONE_FILE
+    if done.exists():
+        done.unlink()
+
+
+def write_run_end(workdir: Any, *, step: int, seconds: float) -> None:
+    """Marks the run complete: `DONE` with the last step, the seconds `train()` took, and the time."""
+    folder = _folder(workdir)
+    if folder is None:
+        return
+    finished = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    (folder / DONE_FILE).write_text(
+        json.dumps({"step": step, "seconds": round(seconds, 3), "finished": finished}) + "\n"
+    )

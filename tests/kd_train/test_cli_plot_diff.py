@@ -1,0 +1,291 @@
+"""`kd-train plot` and `kd-train diff`: runs' metrics.jsonl drawn as panels, runs' config.json compared."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import konfig
+import pytest
+from kd.cli import CliError
+from kd.cli._diff import config_differences, diff_runs
+from kd.cli._plot import metrics_figure, plot_runs, read_metrics
+
+_TRAIN = pathlib.Path(__file__).resolve().parents[2] / "examples" / "train.py"
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _write_run(folder: pathlib.Path, records: list[dict], config: dict | None = None) -> pathlib.Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    cfg = konfig.ConfigDict(config or {"num_train_steps": 10, "optimizer": {"learning_rate": 0.1}})
+    (folder / "config.json").write_text(konfig.to_json(cfg))
+    return folder
+
+
+def _records(loss_start: float = 1.0, steps: int = 5) -> list[dict]:
+    return [
+        {
+            "step": 10 * i,
+            "losses/total": loss_start / (i + 1),
+            "metrics/accuracy": 0.5 + 0.1 * i,
+            "eval/losses/total": loss_start / (i + 2),
+            "wall_time": 1.7e9 + i,
+        }
+        for i in range(steps)
+    ]
+
+
+def _titles(fig) -> list[str]:
+    return [ax.get_title() for ax in fig.axes]
+
+
+def _legend(ax) -> list[str]:
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+@pytest.fixture(scope="module")
+def real_runs(tmp_path_factory) -> tuple[pathlib.Path, pathlib.Path]:
+    """Two tiny real trainings of examples/train.py, 4 and 6 steps, run side by side."""
+    root = tmp_path_factory.mktemp("real")
+    dirs = (root / "short", root / "long")
+    children = [
+        subprocess.Popen(
+            [sys.executable, str(_TRAIN), f"--cfg.workdir={d}", f"--cfg.num_train_steps={n}"],
+            env={**os.environ, "JAX_PLATFORMS": "cpu"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for d, n in zip(dirs, (4, 6))
+    ]
+    for child in children:
+        output, _ = child.communicate(timeout=120)
+        assert child.returncode == 0, output
+    return dirs
+
+
+# --- plot ---------------------------------------------------------------------------
+
+
+def test_plot_saves_a_png_in_the_first_workdir_by_default(tmp_path):
+    run = _write_run(tmp_path / "run", _records())
+    path = plot_runs([run])
+    assert path == run / "metrics.png"
+    data = path.read_bytes()
+    assert data[:8] == _PNG_SIGNATURE
+    assert len(data) > 1024
+
+
+def test_plot_saves_to_out_and_into_an_out_directory(tmp_path):
+    run = _write_run(tmp_path / "run", _records())
+    assert plot_runs([run], out=tmp_path / "plots" / "curves.png") == tmp_path / "plots" / "curves.png"
+    assert (tmp_path / "plots" / "curves.png").read_bytes()[:8] == _PNG_SIGNATURE
+    assert plot_runs([run], out=tmp_path / "plots") == tmp_path / "plots" / "metrics.png"
+
+
+def test_out_that_is_not_a_png_is_an_error(tmp_path):
+    run = _write_run(tmp_path / "run", _records())
+    with pytest.raises(CliError, match=r"curves\.svg.*expected a \.png file"):
+        plot_runs([run], out=tmp_path / "curves.svg")
+
+
+def test_one_panel_per_numeric_metric_titled_by_its_name(tmp_path):
+    records = [{**r, "note": "text is not a metric"} for r in _records()]
+    fig = metrics_figure([_write_run(tmp_path / "run", records)])
+    assert _titles(fig) == ["losses/total", "metrics/accuracy", "eval/losses/total"]
+
+
+def test_runs_are_overlaid_with_a_legend_naming_each_run(tmp_path):
+    a = _write_run(tmp_path / "baseline", _records(1.0))
+    b = _write_run(tmp_path / "tuned", _records(2.0))
+    fig = metrics_figure([a, b])
+    assert len(fig.axes) == 3
+    for ax in fig.axes:
+        assert _legend(ax) == ["baseline", "tuned"]
+        assert len(ax.get_lines()) == 2
+
+
+def test_runs_with_the_same_basename_are_told_apart(tmp_path):
+    a = _write_run(tmp_path / "lr_0.1" / "run", _records())
+    b = _write_run(tmp_path / "lr_0.3" / "run", _records())
+    assert _legend(metrics_figure([a, b]).axes[0]) == ["lr_0.1/run", "lr_0.3/run"]
+
+
+def test_x_is_the_step(tmp_path):
+    fig = metrics_figure([_write_run(tmp_path / "run", _records(steps=3))])
+    assert list(fig.axes[0].get_lines()[0].get_xdata()) == [0, 10, 20]
+
+
+def test_metric_patterns_choose_the_panels_in_pattern_order(tmp_path):
+    run = _write_run(tmp_path / "run", _records())
+    fig = metrics_figure([run], metrics=["metrics/*", "*losses/*"])
+    assert _titles(fig) == ["metrics/accuracy", "losses/total", "eval/losses/total"]
+
+
+def test_a_pattern_matching_no_metric_is_an_error_listing_the_metrics(tmp_path):
+    run = _write_run(tmp_path / "run", _records())
+    with pytest.raises(CliError, match=r"'loss/\*'.*matches none.*losses/total"):
+        plot_runs([run], metrics=["loss/*"])
+
+
+def test_positive_values_spanning_more_than_two_decades_get_a_log_axis(tmp_path):
+    records = [{"step": i, "losses/total": 10.0**-i, "metrics/accuracy": 0.5 + i / 10} for i in range(5)]
+    fig = metrics_figure([_write_run(tmp_path / "run", records)])
+    assert [ax.get_yscale() for ax in fig.axes] == ["log", "linear"]
+
+
+def test_values_crossing_zero_keep_a_linear_axis(tmp_path):
+    records = [{"step": i, "metrics/gap": [-1000.0, 0.0, 0.001, 5.0][i]} for i in range(4)]
+    fig = metrics_figure([_write_run(tmp_path / "run", records)])
+    assert fig.axes[0].get_yscale() == "linear"
+
+
+def test_null_values_are_skipped(tmp_path):
+    records = [
+        {"step": 1, "losses/total": 0.5},
+        {"step": 2, "losses/total": None},
+        {"step": 3, "losses/total": 0.2},
+    ]
+    fig = metrics_figure([_write_run(tmp_path / "run", records)])
+    line = fig.axes[0].get_lines()[0]
+    assert list(line.get_xdata()) == [1, 3]
+    assert list(line.get_ydata()) == [0.5, 0.2]
+
+
+def test_a_step_logged_twice_keeps_its_last_value(tmp_path):
+    records = [
+        {"step": 1, "losses/total": 0.5},
+        {"step": 2, "losses/total": 0.4},
+        {"step": 2, "losses/total": 0.3},
+    ]
+    assert read_metrics(_write_run(tmp_path / "run", records)) == {"losses/total": ([1, 2], [0.5, 0.3])}
+
+
+def test_a_truncated_last_line_is_skipped_with_a_warning(tmp_path, capsys):
+    run = _write_run(tmp_path / "run", _records(steps=3))
+    with (run / "metrics.jsonl").open("a") as f:
+        f.write('{"step": 30, "losses/to')
+    steps, _ = read_metrics(run)["losses/total"]
+    assert steps == [0, 10, 20]
+    assert "metrics.jsonl:4: skipping the truncated last line" in capsys.readouterr().err
+
+
+def test_a_corrupt_middle_line_is_an_error_naming_file_and_line(tmp_path):
+    run = _write_run(tmp_path / "run", _records(steps=3))
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    lines[1] = lines[1][:12]
+    (run / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(CliError, match=r"metrics\.jsonl:2: expected one JSON object per line"):
+        plot_runs([run])
+
+
+def test_a_line_without_a_step_is_an_error_naming_file_and_line(tmp_path):
+    run = _write_run(tmp_path / "run", [{"step": 1, "losses/total": 0.5}, {"losses/total": 0.4}])
+    with pytest.raises(CliError, match=r'metrics\.jsonl:2: expected a numeric "step"'):
+        read_metrics(run)
+
+
+def test_a_missing_workdir_is_an_error(tmp_path):
+    with pytest.raises(CliError, match=r"nowhere: no such run workdir"):
+        plot_runs([tmp_path / "nowhere"])
+
+
+def test_a_workdir_without_metrics_jsonl_is_an_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CliError, match=r"empty: no metrics\.jsonl in this workdir"):
+        plot_runs([tmp_path / "empty"])
+
+
+def test_a_run_without_numeric_metrics_is_an_error(tmp_path):
+    run = _write_run(tmp_path / "run", [{"step": 1, "wall_time": 1.7e9, "losses/total": None}])
+    with pytest.raises(CliError, match=r"metrics\.jsonl: expected numeric metrics to plot"):
+        plot_runs([run])
+
+
+def test_no_workdirs_is_an_error():
+    with pytest.raises(CliError, match=r"at least one run workdir"):
+        plot_runs([])
+
+
+def test_without_matplotlib_the_error_names_the_extra(tmp_path, monkeypatch):
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # also when it was never imported
+    run = _write_run(tmp_path / "run", _records())
+    with pytest.raises(CliError, match=r"pip install 'kd-train\[plot\]'"):
+        plot_runs([run])
+
+
+def test_plot_overlays_two_real_runs(real_runs):
+    short, long = real_runs
+    fig = metrics_figure([short, long], metrics=["losses/total"])
+    assert _titles(fig) == ["losses/total"]
+    assert _legend(fig.axes[0]) == ["short", "long"]
+    path = plot_runs([short, long], metrics=["losses/*"])
+    assert path.read_bytes()[:8] == _PNG_SIGNATURE
+
+
+# --- diff ---------------------------------------------------------------------------
+
+
+def test_diff_of_two_real_runs_shows_num_train_steps(real_runs):
+    short, long = real_runs
+    text = diff_runs(short, long)
+    assert "~ cfg.num_train_steps: 4 -> 6" in text
+    assert text.startswith(f"--- {short / 'config.json'}\n+++ {long / 'config.json'}\n")
+
+
+def test_diff_of_identical_configs_says_so(tmp_path):
+    a = _write_run(tmp_path / "a", _records())
+    b = _write_run(tmp_path / "b", _records())
+    assert diff_runs(a, b).startswith("configs are identical")
+
+
+def test_diff_without_config_json_is_an_error(tmp_path):
+    a = _write_run(tmp_path / "a", _records())
+    (tmp_path / "b").mkdir()
+    with pytest.raises(CliError, match=r"b: no config\.json in this workdir"):
+        diff_runs(a, tmp_path / "b")
+
+
+def test_diff_of_a_missing_workdir_is_an_error(tmp_path):
+    a = _write_run(tmp_path / "a", _records())
+    with pytest.raises(CliError, match=r"nowhere: no such run workdir"):
+        diff_runs(a, tmp_path / "nowhere")
+
+
+def test_a_config_json_that_is_not_json_is_an_error_naming_it(tmp_path):
+    a = _write_run(tmp_path / "a", _records())
+    b = _write_run(tmp_path / "b", _records())
+    (b / "config.json").write_text("{not json")
+    with pytest.raises(CliError, match=r"b/config\.json: expected konfig JSON.*Not JSON"):
+        diff_runs(a, b)
+
+
+def test_a_config_json_that_is_not_a_config_object_is_an_error(tmp_path):
+    a = _write_run(tmp_path / "a", _records())
+    b = _write_run(tmp_path / "b", _records())
+    (b / "config.json").write_text("[1, 2]")
+    with pytest.raises(CliError, match=r"b/config\.json: expected konfig JSON.*found a list"):
+        diff_runs(a, b)
+
+
+def test_config_differences_lists_the_differing_paths():
+    a = konfig.to_json(konfig.ConfigDict({"seed": 0, "optimizer": {"learning_rate": 0.1}, "tags": ["x"]}))
+    b = konfig.to_json(konfig.ConfigDict({"seed": 0, "optimizer": {"learning_rate": 0.3}, "steps": 5}))
+    assert config_differences(a, b) == ["cfg.optimizer.learning_rate", "cfg.tags", "cfg.steps"]
+
+
+def test_config_differences_of_equal_configs_is_empty():
+    text = konfig.to_json(konfig.ConfigDict({"seed": 0, "optimizer": {"learning_rate": 0.1}}))
+    assert config_differences(text, text) == []
+
+
+def test_config_differences_names_the_source_of_bad_json():
+    good = konfig.to_json(konfig.ConfigDict({"seed": 0}))
+    with pytest.raises(CliError, match=r"/tmp/w/config\.json: expected konfig JSON"):
+        config_differences("oops", good, sources=("/tmp/w/config.json", "the new config"))
