@@ -201,7 +201,7 @@ class ConfigDict(MutableMapping):
             key = self._positional_name(key) or key
         if key not in fields:
             raise KeyError(_missing_message(self, key))
-        if QUALNAME in fields and is_positional_key(key):
+        if QUALNAME in fields and type(key) is str and key.isdigit() and is_positional_key(key):
             # Shift the following positional arguments down by one.
             positional = [str(i) for i in range(num_args(fields))]
             args = [fields[k] for k in positional if k != key]
@@ -680,7 +680,7 @@ def _fill(self: ConfigDict, items: dict[Any, Any], target: Any) -> None:
 
 def _path_key(fields: dict[Any, Any], key: Any) -> Any:
     """Positional arguments of a node appear as `[1]` in paths."""
-    if QUALNAME in fields and is_positional_key(key):
+    if QUALNAME in fields and type(key) is str and key.isdigit() and is_positional_key(key):
         return int(key)
     return key
 

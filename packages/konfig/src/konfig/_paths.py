@@ -126,7 +126,10 @@ def iter_leaves(cfg: Any, prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
             if not fields or CONST in fields or id(value) in ancestors:
                 return False
             is_node = "__qualname__" in fields
-            items = ((int(k) if is_node and is_positional_key(k) else k, v) for k, v in fields.items())
+            items = (
+                (int(k) if is_node and type(k) is str and k.isdigit() and is_positional_key(k) else k, v)
+                for k, v in fields.items()
+            )
         elif (t is list or t is tuple) and value and id(value) not in ancestors:
             items = enumerate(value)
         else:

@@ -84,7 +84,7 @@ class _Printer:
                 is_node = QUALNAME in fields
                 for k, item in fields.items():
                     if type(item) not in LEAF_TYPES:
-                        if is_node and is_positional_key(k):
+                        if is_node and type(k) is str and k.isdigit() and is_positional_key(k):
                             k = int(k)
                         self.scan(item, (*path, k))
         elif t is tuple:
@@ -139,7 +139,7 @@ class _Printer:
             if k == QUALNAME:
                 continue
             text = self.render(v)
-            if is_positional_key(k):
+            if type(k) is str and k.isdigit() and is_positional_key(k):
                 args.append(text)
             elif type(k) is str and k.isidentifier():
                 kwargs.append(f"{k}={text}")

@@ -111,7 +111,7 @@ def check_key(
     `given` holds the node's existing keys: a new positional argument must not name a
     parameter that is already given by keyword.
     """
-    if is_positional_key(key):
+    if key.isdigit() and is_positional_key(key):
         index = int(key)
         if params.max_positional is not None and index >= params.max_positional:
             raise ArgumentError(
