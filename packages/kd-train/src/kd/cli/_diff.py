@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import konfig
 
 from ._errors import CliError
+from ._workdirs import run_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,21 +57,11 @@ def config_differences(
 
 
 def _config_path(workdir: str | os.PathLike[str]) -> pathlib.Path:
-    folder = pathlib.Path(workdir)
-    if not folder.exists():
-        raise CliError(f"{folder}: no such run workdir (expected a directory holding {CONFIG_FILE}).")
-    if not folder.is_dir():
-        raise CliError(
-            f"{folder}: expected a run workdir (a directory holding {CONFIG_FILE}), found a file; "
-            f"pass the directory it is in."
-        )
-    path = folder / CONFIG_FILE
-    if not path.is_file():
-        raise CliError(
-            f"{folder}: no {CONFIG_FILE} in this workdir (the Trainer writes it when training starts; "
-            f"was the run trained with this workdir?)."
-        )
-    return path
+    return run_file(
+        workdir,
+        CONFIG_FILE,
+        "the Trainer writes it when training starts; was the run trained with this workdir?",
+    )
 
 
 def _read(path: pathlib.Path) -> str:

@@ -148,7 +148,7 @@ def _given_workdir(cfg: Any) -> str | None:
         value = cfg["workdir"]
     except (KeyError, AttributeError, TypeError):
         return None
-    if isinstance(value, konfig.Placeholder if hasattr(konfig, "Placeholder") else ()):
+    if isinstance(value, type(konfig.placeholder(str))):  # `konfig.placeholder(str)`: its default, if any
         value = value.default
     if value is None or not isinstance(value, (str, os.PathLike)):
         return None

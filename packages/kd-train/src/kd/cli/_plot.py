@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from ._errors import CliError
+from ._workdirs import run_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -175,21 +176,9 @@ def _import_matplotlib() -> tuple[type, type]:
 
 
 def _metrics_path(workdir: str | os.PathLike[str]) -> pathlib.Path:
-    folder = pathlib.Path(workdir)
-    if not folder.exists():
-        raise CliError(f"{folder}: no such run workdir (expected a directory holding {METRICS_FILE}).")
-    if not folder.is_dir():
-        raise CliError(
-            f"{folder}: expected a run workdir (a directory holding {METRICS_FILE}), found a file; "
-            f"pass the directory it is in."
-        )
-    path = folder / METRICS_FILE
-    if not path.is_file():
-        raise CliError(
-            f"{folder}: no {METRICS_FILE} in this workdir (was the run trained with this workdir, "
-            f"and has it logged a step yet?)."
-        )
-    return path
+    return run_file(
+        workdir, METRICS_FILE, "was the run trained with this workdir, and has it logged a step yet?"
+    )
 
 
 def _workdir_paths(workdirs: Sequence[str | os.PathLike[str]]) -> list[pathlib.Path]:
