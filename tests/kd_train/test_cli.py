@@ -172,3 +172,21 @@ def test_plot_renders_two_runs_to_a_png_and_diff_names_what_differs(run_dir, tmp
     assert diffed.returncode == 0 and "cfg.num_train_steps: 60 -> 20" in diffed.stdout
     missing = kd_train("diff", str(run_dir), str(tmp_path / "nope"))
     assert missing.returncode == 2 and missing.stderr.startswith("error: ") and "nope" in missing.stderr
+
+
+def test_a_crash_inside_the_training_loop_keeps_its_traceback(tmp_path):
+    # A loss that raises at trace time of the step, after the config check passed: not a config error.
+    script = tmp_path / "crash.py"
+    script.write_text(
+        "import sys\n"
+        "import kd.cli, kd.train._trainer as t\n"
+        "def boom(self, *a, **k):\n"
+        "    raise ValueError('exploded in the loop')\n"
+        "t.Trainer._restore_or_init = boom\n"
+        f"sys.exit(kd.cli.main(['--cfg={EXAMPLE}', '--cfg.num_train_steps=3', '--cfg.workdir={tmp_path / 'w'}']))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, timeout=600
+    )
+    assert result.returncode == 1
+    assert "Traceback" in result.stderr and "ValueError: exploded in the loop" in result.stderr

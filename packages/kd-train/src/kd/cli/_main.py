@@ -65,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except _USER_ERRORS as e:
+        if getattr(e, "_kd_raised_in_training", False):
+            raise  # a crash inside the training loop keeps its traceback
         return _fail(e)
 
 
@@ -118,7 +120,11 @@ def _train(argv: list[str]) -> int:
             _refuse_other_run(workdir, konfig.to_json(cfg))
         trainer = _resolve(cfg, profile=opts.profile)
         start = time.perf_counter()
-        state, logged = trainer.train()
+        try:
+            state, logged = trainer.train()
+        except Exception as e:
+            e._kd_raised_in_training = True  # type: ignore[attr-defined]
+            raise
         print(_done_line(int(state.step), time.perf_counter() - start, logged), flush=True)
     return 0
 
