@@ -94,6 +94,15 @@ def test_a_workdir_of_another_config_is_refused_unless_forced(run_dir):
     assert json.loads((other / "DONE").read_text())["step"] == 80
 
 
+def test_the_same_config_runs_again_in_its_own_workdir(run_dir):
+    again = run_dir.parent / "again"
+    shutil.copytree(run_dir, again)
+    result = kd_train(
+        f"--cfg={EXAMPLE}", "--cfg.num_train_steps=60", "--cfg.log_metrics_every=20", f"--cfg.workdir={again}"
+    )
+    assert result.returncode == 0, result.stderr
+
+
 def test_sweep_runs_each_item_into_its_own_sub_workdir_with_python_m_kd(tmp_path):
     result = kd_train(
         f"--cfg={EXAMPLE}",

@@ -175,7 +175,8 @@ def _refuse_other_run(workdir: str, config_json: str) -> None:
 
     with open(path) as f:
         existing = f.read()
-    differences = config_differences(existing, config_json)
+    # The workdir field itself may differ: a run folder that was moved or copied is still that run.
+    differences = [d for d in config_differences(existing, config_json) if d != "cfg.workdir"]
     if differences:
         shown = ", ".join(differences[:8]) + (
             f" (+{len(differences) - 8} more)" if len(differences) > 8 else ""
