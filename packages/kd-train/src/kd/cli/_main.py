@@ -125,6 +125,12 @@ def _train(argv: list[str]) -> int:
         except Exception as e:
             e._kd_raised_in_training = True  # type: ignore[attr-defined]
             raise
+        if int(state.step) < min(
+            trainer.num_train_steps, trainer.stop_after_steps or trainer.num_train_steps
+        ):
+            return (
+                143  # preempted (SIGTERM): the loop said where it stopped; 128 + SIGTERM, as if killed by it
+            )
         print(_done_line(int(state.step), time.perf_counter() - start, logged), flush=True)
     return 0
 

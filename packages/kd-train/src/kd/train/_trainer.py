@@ -16,6 +16,7 @@ import dataclasses
 import difflib
 import functools
 import re
+import sys
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -31,7 +32,8 @@ from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
 from kd.train._inspect import parameter_table
 from kd.train._model import InterestFilter, as_model
-from kd.train._progress import Progress
+from kd.train._preemption import Preemption
+from kd.train._progress import Progress, print_line
 from kd.train._propagate import fill_from_root
 from kd.train._rngs import RngStreams, as_rng_streams
 from kd.train._run_record import write_run_end, write_run_start
@@ -223,7 +225,11 @@ class Trainer:
     # ---------------------------------------------------------------- the loop
 
     def train(self) -> tuple[TrainState, dict[str, Any]]:
-        """Runs until `num_train_steps` (or `stop_after_steps`); returns `(state, last logged values)`."""
+        """Runs until `num_train_steps` (or `stop_after_steps`); returns `(state, last logged values)`.
+
+        A SIGTERM (preemption) ends the loop after the current step, which is checkpointed; `state.step` then
+        tells where it stopped, and the next `train()` in the same workdir continues from there.
+        """
         self.check()
         writer, checkpointer = self.writer, self.checkpointer
         config_json = getattr(self, "_config_json", None)
@@ -238,7 +244,9 @@ class Trainer:
             )
         profiler = self.profiler
         bar = None
+        preemption = Preemption()
         try:
+            preemption.__enter__()
             state, data = self._restore_or_init()
             step = int(state.step)
             last_step = self.num_train_steps
@@ -274,11 +282,22 @@ class Trainer:
                 if log_summaries:
                     writer.write_summaries(step, aux.compute_summaries())
                 self._run_evals(state, step, last_step)
-                if step == stop or checkpointer.should_save(step):  # the data position is read only then
+                preempted = preemption.requested
+                if (
+                    step == stop or preempted or checkpointer.should_save(step)
+                ):  # data position read only then
                     checkpointer.maybe_save(
-                        step, state=state, data_state=_data_state(data), force=step == stop
+                        step, state=state, data_state=_data_state(data), force=step == stop or preempted
                     )
+                if preempted:
+                    print_line(
+                        f"preempted (SIGTERM) at step {step} of {last_step}: the state is checkpointed; run the same"
+                        " command again to continue from here",
+                        sys.stderr,
+                    )
+                    break
         finally:  # a save in flight completes even when a step raised
+            preemption.__exit__()
             if bar is not None:
                 bar.close()
             if profiler is not None:

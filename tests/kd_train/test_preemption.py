@@ -1,0 +1,60 @@
+"""SIGTERM, as schedulers preempt: the run finishes its step, checkpoints, says so, exits 143; rerun continues."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = str(ROOT / "examples" / "mlp_regression.py")
+
+
+def start(workdir: Path) -> subprocess.Popen[str]:
+    command = [
+        sys.executable, "-m", "kd", f"--cfg={EXAMPLE}", f"--cfg.workdir={workdir}",
+        "--cfg.num_train_steps=10000000", "--cfg.log_metrics_every=100",
+        "--cfg.checkpointer=py::kd.ckpts.Checkpointer(save_interval_steps=10000000)",
+    ]  # fmt: skip
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    return subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def logged_steps(workdir: Path) -> list[int]:
+    path = workdir / "metrics.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line)["step"] for line in path.read_text().splitlines() if line.endswith("}")]
+
+
+def preempt_after(process: subprocess.Popen[str], workdir: Path, step: int) -> tuple[int, str]:
+    deadline = time.monotonic() + 300
+    while max(logged_steps(workdir), default=0) < step:
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the run never reached the step"
+        time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=300)
+    return process.returncode, stderr
+
+
+def test_sigterm_checkpoints_the_current_step_and_the_rerun_continues_from_it(tmp_path):
+    code, stderr = preempt_after(start(tmp_path), tmp_path, 300)
+    assert code == 143, stderr
+    line = next(x for x in stderr.splitlines() if x.startswith("preempted (SIGTERM) at step "))
+    stopped = int(line.split()[4])
+    assert stopped >= 300 and "run the same command again" in line
+    assert (tmp_path / "checkpoints").is_dir() and not (tmp_path / "DONE").exists()
+    before = logged_steps(tmp_path)
+
+    code, _ = preempt_after(start(tmp_path), tmp_path, max(before) + 200)
+    assert code == 143
+    after = logged_steps(tmp_path)[len(before) :]
+    assert after and min(after) > stopped  # resumed from the checkpoint, not from step 0
+    assert len(set(after)) == len(after)
