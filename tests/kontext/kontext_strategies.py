@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
+import kontext._glob
+import pytest
 from hypothesis import strategies as st
 from kontext import Wildcard
 
@@ -123,3 +128,19 @@ deep_chains = st.builds(
     st.lists(st.sampled_from(["a", "a", "x", "[]"]), min_size=5, max_size=16),
     st.sampled_from([1, None, {"x": 1}, {"a": 1, "x": {"a": 2}}]),
 )
+
+
+@contextlib.contextmanager
+def counted_glob_work() -> Iterator[list[int]]:
+    """Counts the work of the glob walk: each node it opens, plus each child it is given there."""
+    work = [0]
+    original = kontext._glob.children_of
+
+    def counting(obj: object) -> object:
+        found = original(obj)
+        work[0] += 1 + (len(found) if found else 0)
+        return found
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kontext._glob, "children_of", counting)
+        yield work

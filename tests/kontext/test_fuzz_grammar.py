@@ -8,11 +8,8 @@ same order.
 
 from __future__ import annotations
 
-import contextlib
 import copy
-from collections.abc import Iterator
 
-import kontext._glob
 import pytest
 from hypothesis import given, settings
 from kontext import (
@@ -27,25 +24,9 @@ from kontext import (
     get_by_path,
     set_by_path,
 )
-from kontext_strategies import deep_chains, path_texts, small_trees, wildcard_heavy_parts
+from kontext_strategies import counted_glob_work, deep_chains, path_texts, small_trees, wildcard_heavy_parts
 
 KONTEXT_ERRORS = (PathSyntaxError, GlobPathError, PathNotFoundError, PathMutationError)
-
-
-@contextlib.contextmanager
-def counted_glob_work() -> Iterator[list[int]]:
-    """Counts the work of the glob walk: each node it opens, plus each child it is given there."""
-    work = [0]
-    original = kontext._glob.children_of
-
-    def counting(obj: object) -> object:
-        found = original(obj)
-        work[0] += 1 + (len(found) if found else 0)
-        return found
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(kontext._glob, "children_of", counting)
-        yield work
 
 
 def count_nodes(tree: object) -> int:

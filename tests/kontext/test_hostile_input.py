@@ -7,11 +7,10 @@ behaviour would take hours or overflow the stack, and the glob walk's work is co
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import kontext._glob
 import pytest
@@ -26,22 +25,7 @@ from kontext import (
     get_by_path,
     set_by_path,
 )
-
-
-@contextlib.contextmanager
-def counted_glob_work() -> Iterator[list[int]]:
-    """Counts the work of the glob walk: each node it opens, plus each child it is given there."""
-    work = [0]
-    original = kontext._glob.children_of
-
-    def counting(obj: object) -> object:
-        found = original(obj)
-        work[0] += 1 + (len(found) if found else 0)
-        return found
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(kontext._glob, "children_of", counting)
-        yield work
+from kontext_strategies import counted_glob_work
 
 
 def chain(depth: int, leaf: object = 1, key: str = "a") -> dict:

@@ -374,10 +374,8 @@ def check_allowed(cfg: Any, allowed: Iterable[str]) -> tuple[str, ...]:
                     refused.setdefault(repr(target), []).append(format_path(path))
                 elif not is_allowed(target, patterns):
                     refused.setdefault(target, []).append(format_path(path))
-                elif unsafe_target_segment(target) is not None:
-                    refused.setdefault(f"{target} (attribute {unsafe_target_segment(target)!r})", []).append(
-                        format_path(path)
-                    )
+                elif (segment := unsafe_target_segment(target)) is not None:
+                    refused.setdefault(f"{target} (attribute {segment!r})", []).append(format_path(path))
             for key, child in reversed(fields.items()):
                 if key != QUALNAME and key != CONST:
                     stack.append((child, (*path, key)))
