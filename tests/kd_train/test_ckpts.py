@@ -342,7 +342,8 @@ def test_a_checkpoint_being_written_when_the_process_is_killed_is_never_restored
     complete, partial = _steps_on_disk(killed_workdir)
     ckpt = ckpts.Checkpointer(workdir=killed_workdir, save_interval_steps=1, max_to_keep=2)
     try:
-        state, data_state = ckpt.restore_latest({"step": jnp.int32(0), "w": jnp.zeros((64,))})
+        with pytest.warns(ckpts.CheckpointWarning, match=r"incomplete checkpoint .*ckpt_\d+\.orbax-checkpoint-tmp"):
+            state, data_state = ckpt.restore_latest({"step": jnp.int32(0), "w": jnp.zeros((64,))})
 
         assert int(state["step"]) not in partial
         assert int(state["step"]) == complete[-1] == ckpt.latest_step
@@ -358,6 +359,8 @@ def test_the_step_a_killed_process_left_half_written_can_be_saved_again(killed_w
     (step,) = _steps_on_disk(killed_workdir)[1]
     ckpt = ckpts.Checkpointer(workdir=killed_workdir, save_interval_steps=1, max_to_keep=2)
     try:
+        with pytest.warns(ckpts.CheckpointWarning, match="incomplete checkpoint"):
+            ckpt.all_steps()
         assert ckpt.maybe_save(step, state={"step": jnp.int32(step), "w": jnp.full((64,), -1.0)})
         state, _ = ckpt.restore_latest({"step": jnp.int32(0), "w": jnp.zeros((64,))})
 
@@ -365,6 +368,162 @@ def test_the_step_a_killed_process_left_half_written_can_be_saved_again(killed_w
         np.testing.assert_array_equal(state["w"], np.full((64,), -1.0))
     finally:
         ckpt.close()
+
+
+def test_the_leftover_of_an_incomplete_save_is_removed_once_warned_about(killed_workdir):
+    ckpt = ckpts.Checkpointer(workdir=killed_workdir, save_interval_steps=1, max_to_keep=2)
+    try:
+        with pytest.warns(ckpts.CheckpointWarning):
+            ckpt.all_steps()
+        ckpt.wait_until_finished()
+    finally:
+        ckpt.close()
+
+    assert _steps_on_disk(killed_workdir)[1] == set()
+
+
+# A checkpoint whose files were damaged after it was complete
+
+
+def _largest_file(folder: pathlib.Path) -> pathlib.Path:
+    return max((p for p in folder.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
+
+
+def _save_steps(make_ckpt, steps, **kwargs):
+    ckpt = make_ckpt(enable_async_checkpointing=False, **kwargs)
+    for step in steps:
+        ckpt.maybe_save(step, state=_state(step=step), data_state={"index": step})
+    ckpt.close()
+
+
+def test_a_truncated_newest_checkpoint_falls_back_to_the_one_before_with_a_warning(make_ckpt, tmp_path):
+    _save_steps(make_ckpt, [1, 2])
+    damaged = _largest_file(tmp_path / "checkpoints" / "ckpt_2")
+    with damaged.open("r+b") as f:
+        f.truncate(damaged.stat().st_size // 2)
+
+    ckpt = make_ckpt()
+    with pytest.warns(ckpts.CheckpointWarning, match=r"ckpt_2 cannot be read .*restoring the checkpoint before"):
+        state, data_state = ckpt.restore_latest(_state())
+
+    _assert_trees_equal(state, _state(step=1))
+    assert data_state == {"index": 1}
+    assert ckpt.all_steps() == (1,)
+
+
+def test_an_unreadable_checkpoint_is_kept_aside_not_deleted(make_ckpt, tmp_path):
+    _save_steps(make_ckpt, [1, 2])
+    damaged = _largest_file(tmp_path / "checkpoints" / "ckpt_2")
+    damaged.write_bytes(b"")
+
+    with pytest.warns(ckpts.CheckpointWarning, match="moved to"):
+        make_ckpt().restore_latest(_state())
+
+    assert (tmp_path / ckpts.UNREADABLE_FOLDER_NAME / "ckpt_2").is_dir()
+    assert not (tmp_path / "checkpoints" / "ckpt_2").exists()
+
+
+def test_the_step_of_an_unreadable_checkpoint_is_saved_again(make_ckpt, tmp_path):
+    _save_steps(make_ckpt, [1, 2])
+    _largest_file(tmp_path / "checkpoints" / "ckpt_2").write_bytes(b"")
+    ckpt = make_ckpt()
+    with pytest.warns(ckpts.CheckpointWarning):
+        ckpt.restore_latest(_state())
+
+    assert ckpt.maybe_save(2, state=_state(step=2))
+    ckpt.wait_until_finished()
+    _assert_trees_equal(ckpt.restore(_state(), step=2).state, _state(step=2))
+
+
+def test_restoring_an_unreadable_step_by_number_raises_naming_it(make_ckpt, tmp_path):
+    _save_steps(make_ckpt, [1])
+    _largest_file(tmp_path / "checkpoints" / "ckpt_1").write_bytes(b"")
+
+    with pytest.raises(ckpts.CheckpointReadError, match=r"checkpoint .*ckpt_1 cannot be read") as info:
+        make_ckpt().restore(_state(), step=1)
+
+    assert info.value.step == 1
+
+
+def test_only_unreadable_checkpoints_restore_as_a_fresh_start(make_ckpt, tmp_path):
+    _save_steps(make_ckpt, [1])
+    _largest_file(tmp_path / "checkpoints" / "ckpt_1").write_bytes(b"")
+
+    with pytest.warns(ckpts.CheckpointWarning):
+        assert make_ckpt().restore_latest(_state()) is None
+
+
+# Run info and the best checkpoint
+
+
+def test_info_and_metrics_saved_with_a_step_come_back(make_ckpt):
+    ckpt = make_ckpt()
+    ckpt.maybe_save(
+        4, state=_state(), metrics={"eval/losses/total": np.float32(0.5), "img": np.ones(3)}, info={"seed": 7}
+    )
+
+    assert ckpt.info(4) == {"metrics": {"eval/losses/total": 0.5}, "seed": 7}
+
+
+def test_best_metric_checkpoint_is_kept_beside_the_newest(make_ckpt):
+    ckpt = make_ckpt(max_to_keep=2, best_metric_path="eval/metrics/acc")
+    for step, acc in [(1, 0.5), (2, 0.9), (3, 0.6), (4, 0.7), (5, 0.65)]:
+        ckpt.maybe_save(step, state=_state(step=step), metrics={"eval/metrics/acc": acc})
+    ckpt.wait_until_finished()
+
+    assert ckpt.all_steps() == (2, 4, 5)
+    assert ckpt.best_step == 2
+    assert make_ckpt(max_to_keep=2, best_metric_path="eval/metrics/acc").best_step == 2  # read back from disk
+
+
+def test_best_mode_min_keeps_the_lowest(make_ckpt):
+    ckpt = make_ckpt(max_to_keep=1, best_metric_path="eval/losses/total", best_mode="min")
+    for step, loss in [(1, 3.0), (2, 1.0), (3, 2.0)]:
+        ckpt.maybe_save(step, state=_state(), metrics={"eval/losses/total": loss})
+    ckpt.wait_until_finished()
+
+    assert ckpt.all_steps() == (2, 3)
+
+
+def test_kauldron_dotted_best_metric_path_finds_the_logged_metric(make_ckpt):
+    ckpt = make_ckpt(max_to_keep=1, best_metric_path="eval.acc")
+    for step, acc in [(1, 0.9), (2, 0.1)]:
+        ckpt.maybe_save(step, state=_state(), metrics={"eval/metrics/acc": acc})
+
+    assert ckpt.best_step == 1
+
+
+def test_a_best_metric_path_never_logged_warns_with_the_near_miss(make_ckpt):
+    ckpt = make_ckpt(best_metric_path="eval/metrics/accuracy")
+
+    with pytest.warns(ckpts.CheckpointWarning, match="Did you mean 'eval/metrics/acc'"):
+        ckpt.maybe_save(1, state=_state(), metrics={"eval/metrics/acc": 0.5})
+
+
+def test_the_newest_complete_checkpoint_stays_until_the_next_is_complete(make_ckpt):
+    ckpt = make_ckpt(max_to_keep=1)
+    ckpt.maybe_save(1, state=_state())
+    ckpt.wait_until_finished()
+    ckpt.maybe_save(2, state=_state())  # in flight: step 1 must still be on disk
+
+    assert 1 in [int(p.name.split("_")[1]) for p in ckpt.directory.iterdir() if "tmp" not in p.name]
+    ckpt.wait_until_finished()
+    assert ckpt.all_steps() == (2,)
+
+
+@pytest.mark.parametrize(
+    ("steps", "kwargs", "expected"),
+    [
+        ([1, 2, 3], {"max_to_keep": 5, "keep_period": None}, {1, 2, 3}),
+        ([1, 2, 3], {"max_to_keep": None, "keep_period": None}, {1, 2, 3}),
+        ([1, 2, 3, 4], {"max_to_keep": 1, "keep_period": 2}, {2, 4}),
+        ([1, 2, 3], {"max_to_keep": 1, "keep_period": None, "metric": {1: float("nan"), 2: 0.1}}, {2, 3}),
+    ],
+)
+def test_retention_rules(steps, kwargs, expected):
+    from kd.ckpts import _retention
+
+    assert _retention.steps_to_keep(steps, **kwargs) == expected
 
 
 # A template that does not match the checkpoint

@@ -13,14 +13,20 @@
 from ._base import BaseCheckpointer as BaseCheckpointer
 from ._base import Restored as Restored
 from ._checkpointer import CHECKPOINT_FOLDER_NAME as CHECKPOINT_FOLDER_NAME
+from ._checkpointer import UNREADABLE_FOLDER_NAME as UNREADABLE_FOLDER_NAME
 from ._checkpointer import Checkpointer as Checkpointer
+from ._errors import CheckpointReadError as CheckpointReadError
 from ._errors import CheckpointStructureError as CheckpointStructureError
+from ._errors import CheckpointWarning as CheckpointWarning
 from ._noop import NoopCheckpointer as NoopCheckpointer
 
 __all__ = [
     "CHECKPOINT_FOLDER_NAME",
+    "UNREADABLE_FOLDER_NAME",
     "BaseCheckpointer",
+    "CheckpointReadError",
     "CheckpointStructureError",
+    "CheckpointWarning",
     "Checkpointer",
     "NoopCheckpointer",
     "Restored",

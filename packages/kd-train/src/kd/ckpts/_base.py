@@ -50,9 +50,28 @@ class BaseCheckpointer(abc.ABC):
 
     @abc.abstractmethod
     def maybe_save(
-        self, step: int, *, state: Any, data_state: Mapping[str, Any] | None = None, force: bool = False
+        self,
+        step: int,
+        *,
+        state: Any,
+        data_state: Mapping[str, Any] | None = None,
+        metrics: Mapping[str, Any] | None = None,
+        info: Mapping[str, Any] | None = None,
+        force: bool = False,
     ) -> bool:
-        """`ckpt.maybe_save(step, state=state, data_state=it.get_state())`: True when it saved."""
+        """`ckpt.maybe_save(step, state=state, data_state=it.get_state(), metrics=logged)`: True when it saved.
+
+        `metrics` are the values logged at `step` (to keep the best checkpoint); `info` is JSON saved beside
+        the state (the Trainer's seed and elapsed time), read back with `info(step)`.
+        """
+
+    @abc.abstractmethod
+    def info(self, step: int) -> dict[str, Any]:
+        """`ckpt.info(100)`: `{"metrics": {...}, **info}` saved with step 100."""
+
+    @abc.abstractmethod
+    def reload(self) -> None:
+        """`ckpt.reload()`: see checkpoints other processes saved since this one looked."""
 
     @property
     @abc.abstractmethod

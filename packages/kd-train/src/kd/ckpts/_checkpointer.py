@@ -1,25 +1,30 @@
-"""`Checkpointer`: the train state and the data iterator state, saved with orbax under the workdir."""
+"""`Checkpointer`: the train state, the data position and run info, saved with orbax under the workdir."""
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import json
+import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import jax
-import orbax.checkpoint as ocp
 from etils import epath
 
 from kd._root_ref import ROOT_CFG_REF, RootRef
-from kd.ckpts import _base, _quiet, _structure
+from kd.ckpts import _base, _errors, _orbax, _quiet, _retention, _structure
 
 CHECKPOINT_FOLDER_NAME = "checkpoints"
-"""Checkpoints live in `<workdir>/checkpoints/ckpt_<step>/{state,data}`."""
+"""Checkpoints live in `<workdir>/checkpoints/ckpt_<step>/{state,data,info}`."""
 
-_STATE = "state"
+UNREADABLE_FOLDER_NAME = "checkpoints.unreadable"
+"""Checkpoints that could not be read are moved to `<workdir>/checkpoints.unreadable/` (kept, never deleted)."""
+
 _DATA = "data"
+_INFO = "info"
+_JSON_ITEMS = (_DATA, _INFO)
 
 
 def _positive_or_none(owner: str, name: str, value: Any, *, allow_none: bool) -> None:
@@ -30,16 +35,9 @@ def _positive_or_none(owner: str, name: str, value: Any, *, allow_none: bool) ->
         raise ValueError(f"{owner}.{name}: expected {expected}, got {value!r}.")
 
 
-def _restore_target(leaf: Any) -> Any:
-    """What orbax restores a template leaf into: a device array keeps its shape, dtype and sharding."""
-    if isinstance(leaf, jax.Array):
-        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=leaf.sharding)
-    return leaf  # ShapeDtypeStructs, numpy arrays and Python scalars restore as themselves.
-
-
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Checkpointer(_base.BaseCheckpointer):
-    """Saves the train state and the data iterator state in `<workdir>/checkpoints/`, with orbax.
+    """Saves the train state, the data iterator position and run info in `<workdir>/checkpoints/`, with orbax.
 
         ckpt = kd.ckpts.Checkpointer(workdir="/tmp/run", save_interval_steps=1000, max_to_keep=3)
         restored = ckpt.restore_latest(state)  # None in a new workdir
@@ -49,16 +47,24 @@ class Checkpointer(_base.BaseCheckpointer):
         ckpt.close()
 
     In a config, leave `workdir` out: the Trainer fills it with `trainer.workdir`.
-    A checkpoint is written to a temporary directory and renamed once complete, so one that was
-    being written when the process died is never listed or restored. Saves run in the background
-    (`enable_async_checkpointing`); `restore*`, `wait_until_finished` and `close` wait for them.
+
+    Every save is atomic: orbax writes it to a temporary folder renamed once complete, so a save cut
+    short by the process dying is never listed (the next start warns about it and removes the
+    leftover). A listed checkpoint that cannot be read (a truncated file) is moved to
+    `<workdir>/checkpoints.unreadable/` by `restore_latest`, with a warning, and the previous one is
+    restored. Saves run in the background (`enable_async_checkpointing`); `restore*`,
+    `wait_until_finished` and `close` wait for them.
 
     Attributes:
       workdir: The run's directory; checkpoints go to `<workdir>/checkpoints/`.
       save_interval_steps: `maybe_save` writes at the steps that are multiples of this.
-      max_to_keep: How many checkpoints to keep (the newest); None keeps all.
+      max_to_keep: How many of the newest checkpoints to keep; None keeps all.
       keep_period: Also keep, forever, every checkpoint whose step is a multiple of this.
       save_on_steps: Also write at these steps.
+      best_metric_path: Also keep the checkpoint with the best value of this logged value, e.g.
+        `"eval/metrics/accuracy"` (an evaluator's name, then the name it logs; Kauldron's dotted
+        `"eval.accuracy"` works too). Evaluate at the checkpoint steps for it to have values.
+      best_mode: `"max"` or `"min"`: which value of `best_metric_path` is best.
       never_save_step_zero: Skip step 0 unless forced (it is the initial state).
       enable_async_checkpointing: Write in a background thread (the arrays are copied to host first,
         so the next train step may donate them).
@@ -69,6 +75,8 @@ class Checkpointer(_base.BaseCheckpointer):
     max_to_keep: int | None = 3
     keep_period: int | None = None
     save_on_steps: Sequence[int] | None = None
+    best_metric_path: str | None = None
+    best_mode: str = "max"
     never_save_step_zero: bool = False
     enable_async_checkpointing: bool = True
 
@@ -78,6 +86,15 @@ class Checkpointer(_base.BaseCheckpointer):
         _positive_or_none("Checkpointer", "keep_period", self.keep_period, allow_none=True)
         if self.save_on_steps is not None:  # a tuple, so the Checkpointer stays hashable
             object.__setattr__(self, "save_on_steps", tuple(int(s) for s in self.save_on_steps))
+        if self.best_mode not in _retention.BEST_MODES:
+            raise ValueError(f"Checkpointer.best_mode: expected 'max' or 'min', got {self.best_mode!r}.")
+        if self.best_metric_path is not None and not (
+            isinstance(self.best_metric_path, str) and self.best_metric_path
+        ):
+            raise ValueError(
+                f"Checkpointer.best_metric_path: expected a logged value's name such as "
+                f"'eval/metrics/accuracy', got {self.best_metric_path!r}."
+            )
 
     @property
     def directory(self) -> epath.Path:
@@ -90,59 +107,94 @@ class Checkpointer(_base.BaseCheckpointer):
         return epath.Path(self.workdir) / CHECKPOINT_FOLDER_NAME
 
     @functools.cached_property
-    def _manager(self) -> ocp.CheckpointManager:
-        options = ocp.CheckpointManagerOptions(
-            max_to_keep=self.max_to_keep,
-            keep_period=self.keep_period,
-            step_prefix="ckpt",
-            enable_async_checkpointing=self.enable_async_checkpointing,
-            create=True,
-        )
+    def _manager(self) -> Any:
         directory = self.directory
+        for leftover in _orbax.incomplete_directories(directory):
+            warnings.warn(
+                f"Ignoring the incomplete checkpoint {leftover}: its save never completed (the process "
+                "writing it stopped first); it is removed and the newest complete checkpoint is used.",
+                _errors.CheckpointWarning,
+                stacklevel=3,
+            )
         _quiet.hold()
         try:
-            return ocp.CheckpointManager(
-                directory,
-                options=options,
-                item_handlers={_STATE: ocp.StandardCheckpointHandler(), _DATA: ocp.JsonCheckpointHandler()},
+            return _orbax.open_manager(
+                directory, json_names=_JSON_ITEMS, asynchronous=self.enable_async_checkpointing
             )
         except BaseException:
             _quiet.release()
             raise
+
+    @functools.cached_property
+    def _metric_by_step(self) -> dict[int, float]:
+        """step -> value of `best_metric_path`, read from the kept checkpoints' info once, then kept up to date."""
+        values = {}
+        for step in _orbax.steps(self._manager):
+            info = self._read_info(step)
+            value = (info or {}).get("metrics", {}).get(self._best_key(info.get("metrics", {}) if info else {}))
+            if isinstance(value, (int, float)):
+                values[step] = float(value)
+        return values
+
+    # ---------------------------------------------------------------- restore
 
     def restore_latest(self, state: _base.StateT) -> _base.Restored[_base.StateT] | None:
         """`state, data_state = ckpt.restore_latest(state)`, or None when no checkpoint exists.
 
         `state` is the template (arrays or `jax.ShapeDtypeStruct`s): the result has its pytree
         structure and types, and each array its shape, dtype and sharding. A checkpoint whose tree
-        differs raises `CheckpointStructureError` naming the first differing path.
+        differs raises `CheckpointStructureError` naming the differing paths. One that cannot be read
+        is moved to `<workdir>/checkpoints.unreadable/` with a `CheckpointWarning`, and the one before
+        it is restored.
         """
         self.wait_until_finished()
-        step = self._manager.latest_step()
-        if step is None:
-            return None
-        return self.restore(state, step=step)
+        for step in reversed(_orbax.steps(self._manager)):
+            try:
+                return self.restore(state, step=step)
+            except _errors.CheckpointReadError as e:
+                self._set_aside(step, e)
+        return None
 
     def restore(self, state: _base.StateT, *, step: int) -> _base.Restored[_base.StateT]:
-        """`state, data_state = ckpt.restore(state, step=1000)`; FileNotFoundError when it is not saved."""
+        """`state, data_state = ckpt.restore(state, step=1000)`; FileNotFoundError when it is not saved,
+        CheckpointReadError when its files cannot be read."""
         manager = self._manager
-        manager.wait_until_finished()
-        step = int(step)
-        steps = manager.all_steps()
-        if step not in steps:
-            available = ", ".join(map(str, sorted(steps))) or "none"
-            raise FileNotFoundError(
-                f"Checkpointer.restore(step={step}): no checkpoint for step {step} in {self.directory} "
-                f"(available steps: {available})."
-            )
-        metadata = manager.item_metadata(step)
-        _structure.check_matches(state, metadata[_STATE].tree, where=f"step {step} in {self.directory}")
-        items = {_STATE: ocp.args.StandardRestore(jax.tree.map(_restore_target, state))}
-        has_data = _DATA in metadata.keys()
-        if has_data:
-            items[_DATA] = ocp.args.JsonRestore()
-        restored = manager.restore(step, args=ocp.args.Composite(**items))
-        return _base.Restored(restored[_STATE], restored[_DATA] if has_data else None)
+        _orbax.wait(manager)
+        step = self._known_step(step, "restore")
+        where = f"step {step} in {self.directory}"
+        try:
+            on_disk = _orbax.state_metadata(manager, step)
+        except Exception as e:  # noqa: BLE001 - whatever orbax or tensorstore raise for damaged files
+            raise self._read_error(step, e) from e
+        _structure.check_matches(state, on_disk, where=where)
+        try:
+            restored, items = _orbax.restore(manager, step, template=state, json_names=(_DATA,))
+        except FileNotFoundError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise self._read_error(step, e) from e
+        return _base.Restored(restored, items.get(_DATA))
+
+    def restore_raw(self, *, step: int | None = None) -> Any:
+        """`tree = ckpt.restore_raw(step=100)`: the saved state as orbax stores it, without a template.
+
+        Dataclasses and named tuples come back as dicts of their fields, tuples as lists, each leaf as
+        an array of its saved shape and dtype. `step=None` reads the latest checkpoint; FileNotFoundError
+        when there is none (or not that step).
+        """
+        manager = self._manager
+        _orbax.wait(manager)
+        if step is None:
+            step = max(_orbax.steps(manager), default=None)
+        step = self._known_step(step, "restore_raw")
+        return _orbax.restore_raw(manager, step)
+
+    def info(self, step: int) -> dict[str, Any]:
+        """`ckpt.info(100)`: what was saved with step 100 besides the state: `metrics` and the caller's `info`."""
+        _orbax.wait(self._manager)
+        return self._read_info(self._known_step(step, "info")) or {}
+
+    # ---------------------------------------------------------------- save
 
     def should_save(self, step: int) -> bool:
         """`ckpt.should_save(step)`: a multiple of `save_interval_steps` or one of `save_on_steps`."""
@@ -152,22 +204,51 @@ class Checkpointer(_base.BaseCheckpointer):
         return step % self.save_interval_steps == 0 or step in (self.save_on_steps or ())
 
     def maybe_save(
-        self, step: int, *, state: Any, data_state: Mapping[str, Any] | None = None, force: bool = False
+        self,
+        step: int,
+        *,
+        state: Any,
+        data_state: Mapping[str, Any] | None = None,
+        metrics: Mapping[str, Any] | None = None,
+        info: Mapping[str, Any] | None = None,
+        force: bool = False,
     ) -> bool:
         """`ckpt.maybe_save(step, state=state, data_state=it.get_state())`: True when it saved.
 
         Saves when `should_save(step)` or `force`. A step already saved is skipped (False), forced
-        or not. `data_state` must be JSON (it comes back with lists for tuples); None saves none.
+        or not. `data_state` and `info` must be JSON (they come back with lists for tuples); `metrics`
+        are the values logged at this step (numbers by name), kept to choose the best checkpoint.
+        Older checkpoints beyond `max_to_keep` (except `keep_period` multiples and the best) are deleted
+        once a newer one is complete.
         """
         step = int(step)
         manager = self._manager
         if step in manager.all_steps() or not (force or self.should_save(step)):
             return False
-        items = {_STATE: ocp.args.StandardSave(state)}
+        numbers = _numbers(metrics or {})
+        json_items = {_INFO: {"metrics": numbers, **_checked_json(info or {}, "info")}}
         if data_state is not None:
-            items[_DATA] = ocp.args.JsonSave(_checked_json(data_state))
-        with jax.transfer_guard("allow"):  # Saving copies the arrays to host on purpose.
-            return manager.save(step, args=ocp.args.Composite(**items), force=True)
+            json_items[_DATA] = _checked_json(data_state, "data_state")
+        _orbax.wait(manager)  # the previous save is complete: older ones may now go
+        self._apply_retention(upcoming=step)
+        saved = _orbax.save(manager, step, state=state, json_items=json_items)
+        if saved and self.best_metric_path is not None:
+            value = numbers.get(self._best_key(numbers))
+            if value is not None:
+                self._metric_by_step[step] = value
+        return saved
+
+    @property
+    def best_step(self) -> int | None:
+        """`ckpt.best_step`: the kept step with the best `best_metric_path` value (None without one)."""
+        if self.best_metric_path is None:
+            return None
+        _orbax.wait(self._manager)
+        kept = set(_orbax.steps(self._manager))
+        metric = {s: v for s, v in self._metric_by_step.items() if s in kept}
+        return _retention.best_step(metric, best_mode=self.best_mode)
+
+    # ---------------------------------------------------------------- listing and lifetime
 
     @property
     def latest_step(self) -> int | None:
@@ -176,36 +257,148 @@ class Checkpointer(_base.BaseCheckpointer):
 
     def all_steps(self) -> tuple[int, ...]:
         """`ckpt.all_steps()`: the saved steps, oldest first."""
-        return tuple(sorted(self._manager.all_steps()))
+        return tuple(_orbax.steps(self._manager))
+
+    def reload(self) -> None:
+        """`ckpt.reload()`: read the list of checkpoints from disk again (another process may have saved)."""
+        if "_manager" in self.__dict__:
+            _orbax.reload(self._manager)
 
     def wait_until_finished(self) -> None:
         """`ckpt.wait_until_finished()`: block until the saves in flight are complete on disk."""
         if "_manager" in self.__dict__:
-            self._manager.wait_until_finished()
+            _orbax.wait(self._manager)
+            self._apply_retention(upcoming=None)
 
     def close(self) -> None:
         """`ckpt.close()`: finish the saves in flight and release orbax (using it again reopens it)."""
-        manager = self.__dict__.pop("_manager", None)
-        if manager is None:
+        if "_manager" not in self.__dict__:
             return
         try:
-            manager.wait_until_finished()
-            manager.close()
+            self.wait_until_finished()
         finally:
-            _quiet.release()
+            manager = self.__dict__.pop("_manager")
+            self.__dict__.pop("_metric_by_step", None)
+            try:
+                _orbax.close(manager)
+            finally:
+                _quiet.release()
 
     def __getstate__(self) -> dict[str, Any]:
         # A copy (deepcopy, pickle) is a fresh Checkpointer: the open orbax manager stays with this one.
-        return {k: v for k, v in self.__dict__.items() if k != "_manager"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_manager", "_metric_by_step")}
+
+    # ---------------------------------------------------------------- helpers
+
+    def _known_step(self, step: int | None, method: str) -> int:
+        steps = _orbax.steps(self._manager)
+        if step is None or int(step) not in steps:
+            available = ", ".join(map(str, steps)) or "none"
+            raise FileNotFoundError(
+                f"Checkpointer.{method}(step={step}): no checkpoint for step {step} in {self.directory} "
+                f"(available steps: {available})."
+            )
+        return int(step)
+
+    def _read_error(self, step: int, error: BaseException) -> _errors.CheckpointReadError:
+        detail = " ".join(str(error).split())[:300]
+        return _errors.CheckpointReadError(
+            f"The checkpoint {_orbax.step_directory(self.directory, step)} cannot be read "
+            f"({type(error).__name__}: {detail}).",
+            step=step,
+        )
+
+    def _set_aside(self, step: int, error: _errors.CheckpointReadError) -> None:
+        """Moves an unreadable checkpoint out of the way (kept for inspection) and warns."""
+        source = _orbax.step_directory(self.directory, step)
+        target_folder = epath.Path(self.workdir) / UNREADABLE_FOLDER_NAME
+        target_folder.mkdir(parents=True, exist_ok=True)
+        target = target_folder / source.name
+        suffix = 1
+        while target.exists():
+            target, suffix = target_folder / f"{source.name}.{suffix}", suffix + 1
+        source.rename(target)
+        _orbax.reload(self._manager)
+        self.__dict__.pop("_metric_by_step", None)
+        warnings.warn(
+            f"{error} It was moved to {target}; restoring the checkpoint before it instead.",
+            _errors.CheckpointWarning,
+            stacklevel=3,
+        )
+
+    def _read_info(self, step: int) -> dict[str, Any] | None:
+        try:
+            return _orbax.restore_json(self._manager, step, _INFO)
+        except Exception:  # noqa: BLE001 - a damaged info file only loses the metric of that step
+            return None
+
+    def _best_key(self, numbers: Mapping[str, Any]) -> str | None:
+        """The logged name `best_metric_path` stands for: itself, or Kauldron's dotted form."""
+        path = self.best_metric_path
+        if path is None or path in numbers:
+            return path
+        slashed = path.replace(".", "/")
+        head, _, rest = slashed.partition("/")
+        for candidate in (slashed, f"{head}/metrics/{rest}", f"{head}/losses/{rest}"):
+            if candidate in numbers:
+                return candidate
+        if numbers and not self.__dict__.get("_warned_best_key"):
+            self.__dict__["_warned_best_key"] = True
+            close = difflib.get_close_matches(slashed, list(numbers), n=3, cutoff=0.5)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            warnings.warn(
+                f"Checkpointer.best_metric_path={path!r} is not among the values logged with the checkpoint "
+                f"({', '.join(sorted(numbers)[:12])}).{hint}",
+                _errors.CheckpointWarning,
+                stacklevel=4,
+            )
+        return path
+
+    def _apply_retention(self, *, upcoming: int | None) -> None:
+        """Deletes the complete checkpoints retention no longer keeps, counting `upcoming` as the newest;
+        the newest complete one always stays until `upcoming` is complete too."""
+        if self.max_to_keep is None:
+            return
+        manager = self._manager
+        complete = _orbax.steps(manager)
+        if not complete:
+            return
+        candidates = complete + ([upcoming] if upcoming is not None else [])
+        metric = self._metric_by_step if self.best_metric_path is not None else None
+        kept = _retention.steps_to_keep(
+            candidates,
+            max_to_keep=self.max_to_keep,
+            keep_period=self.keep_period,
+            metric=metric,
+            best_mode=self.best_mode,
+        )
+        if upcoming is not None:
+            kept.add(complete[-1])
+        for step in complete:
+            if step not in kept:
+                _orbax.delete(manager, step)
 
 
-def _checked_json(data_state: Mapping[str, Any]) -> dict[str, Any]:
-    if not isinstance(data_state, Mapping):
+def _numbers(metrics: Mapping[str, Any]) -> dict[str, float]:
+    """The finite scalar values of `metrics` as floats (arrays and non-numbers are left out)."""
+    out = {}
+    for name, value in metrics.items():
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(number):
+            out[str(name)] = number
+    return out
+
+
+def _checked_json(value: Mapping[str, Any], argument: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
         raise TypeError(
-            f"Checkpointer.maybe_save(data_state=...): expected a JSON dict, got {type(data_state).__name__}."
+            f"Checkpointer.maybe_save({argument}=...): expected a JSON dict, got {type(value).__name__}."
         )
     try:
-        json.dumps(data_state)
+        json.dumps(value)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"Checkpointer.maybe_save(data_state=...): expected a JSON dict; {e}.") from None
-    return dict(data_state)
+        raise TypeError(f"Checkpointer.maybe_save({argument}=...): expected a JSON dict; {e}.") from None
+    return dict(value)

@@ -16,3 +16,21 @@ class CheckpointStructureError(ValueError):
         super().__init__(message)
         self.path = path
         self.differences = differences
+
+
+class CheckpointReadError(OSError):
+    """A checkpoint is listed but cannot be read (a truncated or damaged file).
+
+    try:
+        ckpt.restore(state, step=100)
+    except kd.ckpts.CheckpointReadError as e:
+        e.step  # 100
+    """
+
+    def __init__(self, message: str, *, step: int) -> None:
+        super().__init__(message)
+        self.step = step
+
+
+class CheckpointWarning(UserWarning):
+    """Something on disk was set aside: an incomplete save ignored, an unreadable checkpoint skipped."""

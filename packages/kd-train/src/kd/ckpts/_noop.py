@@ -31,7 +31,14 @@ class NoopCheckpointer(_base.BaseCheckpointer):
         return False
 
     def maybe_save(
-        self, step: int, *, state: Any, data_state: Mapping[str, Any] | None = None, force: bool = False
+        self,
+        step: int,
+        *,
+        state: Any,
+        data_state: Mapping[str, Any] | None = None,
+        metrics: Mapping[str, Any] | None = None,
+        info: Mapping[str, Any] | None = None,
+        force: bool = False,
     ) -> bool:
         """`ckpt.maybe_save(step, state=state)` -> False, even forced (the end of a run forces a save)."""
         return False
@@ -44,6 +51,13 @@ class NoopCheckpointer(_base.BaseCheckpointer):
     def all_steps(self) -> tuple[int, ...]:
         """`ckpt.all_steps()` -> (), always."""
         return ()
+
+    def info(self, step: int) -> dict[str, Any]:
+        """`ckpt.info(step)` raises FileNotFoundError: nothing is ever saved."""
+        raise FileNotFoundError(f"NoopCheckpointer.info(step={step}): a NoopCheckpointer saves nothing.")
+
+    def reload(self) -> None:
+        """`ckpt.reload()`: nothing to read."""
 
     def wait_until_finished(self) -> None:
         """`ckpt.wait_until_finished()`: nothing to wait for."""

@@ -10,12 +10,11 @@ and the last `release()` puts the loggers back as they were.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 
-import orbax.checkpoint as ocp
+from kd.ckpts import _orbax
 
-_ORBAX_SOURCE_DIR = os.path.dirname(ocp.__file__) + os.sep
+_ORBAX_SOURCE_DIR = _orbax.source_directory()
 _ABSL_LOGGER = logging.getLogger("absl")
 _ORBAX_LOGGER = logging.getLogger("orbax")
 

@@ -9,6 +9,7 @@ from ._aux import AuxState as AuxState
 from ._context import Context as Context
 from ._errors import ConfigError as ConfigError
 from ._errors import KeyPathError as KeyPathError
+from ._errors import NonFiniteLossError as NonFiniteLossError
 from ._errors import ShapeMismatchError as ShapeMismatchError
 from ._inspect import context_table as context_table
 from ._inspect import inspect_report as inspect_report
@@ -36,6 +37,7 @@ __all__ = [
     "KeyPathError",
     "LinenModel",
     "NnxModel",
+    "NonFiniteLossError",
     "Profiler",
     "Progress",
     "RngStream",

@@ -16,3 +16,18 @@ class KeyPathError(KeyError):
 
 class ShapeMismatchError(ValueError):
     """Model outputs that do not fit what a loss / metric expects (names both shapes)."""
+
+
+class NonFiniteLossError(FloatingPointError):
+    """A loss became NaN or infinite; training stopped before saving anything computed from it.
+
+    try:
+        trainer.train()
+    except kd.train.NonFiniteLossError as e:
+        e.step, e.losses  # 37, {"l2": nan}: the first step whose loss was not finite, and its losses
+    """
+
+    def __init__(self, message: str, *, step: int, losses: dict[str, float]) -> None:
+        super().__init__(message)
+        self.step = step
+        self.losses = losses

@@ -41,8 +41,11 @@ class TrainStep:
         losses: Mapping[str, Any],
         metrics: Mapping[str, Any],
         summaries: Mapping[str, Any],
+        skip_nonfinite: bool = False,
     ) -> None:
         self.model = as_model(model)
+        # A step whose loss is NaN or infinite leaves params, collections and optimizer state as they were.
+        self.skip_nonfinite = skip_nonfinite
         self.optimizer = optimizer
         self.rng_streams = rng_streams
         self.losses = dict(losses)
@@ -148,13 +151,17 @@ class TrainStep:
     def _update(self, state: TrainState, batch: Any) -> tuple[TrainState, Context]:
         """Forward, losses, grads and the optimizer update: the new state and the step's full context."""
         grad_fn = jax.value_and_grad(self.forward_with_loss, has_aux=True)
-        (_, context), grads = grad_fn(state.params, state.collections, batch, state.step, is_training=True)
+        (total, context), grads = grad_fn(state.params, state.collections, batch, state.step, is_training=True)
         updates, opt_state = self.optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         context = context.replace(grads=grads, updates=updates, opt_state=opt_state)
-        new_state = TrainState(
-            step=state.step + 1, params=params, collections=context.collections, opt_state=opt_state
-        )
+        collections = context.collections
+        if self.skip_nonfinite:
+            finite = jnp.isfinite(total)
+            keep = lambda new, old: jax.tree.map(lambda n, o: jnp.where(finite, n, o), new, old)  # noqa: E731
+            params, opt_state = keep(params, state.params), keep(opt_state, state.opt_state)
+            collections = keep(collections, state.collections)
+        new_state = TrainState(step=state.step + 1, params=params, collections=collections, opt_state=opt_state)
         return new_state, context
 
     def eval_step(self, state: TrainState, batch: Any) -> AuxState:

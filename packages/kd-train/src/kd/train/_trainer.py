@@ -18,6 +18,7 @@ import functools
 import re
 import sys
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -32,6 +33,8 @@ from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
 from kd.train._inspect import parameter_table
 from kd.train._model import InterestFilter, as_model
+from kd.train._nonfinite import POLICIES as NONFINITE_POLICIES
+from kd.train._nonfinite import NonFiniteWatch
 from kd.train._preemption import Preemption
 from kd.train._progress import Progress, print_line
 from kd.train._propagate import fill_from_root
@@ -75,12 +78,16 @@ class Trainer:
         Rows are labelled with `state.step` after the update (1 ... num_train_steps).
       evals: name -> `kd.evals.Evaluator`, run when their `run` strategy says (step 0 included).
       checkpointer: `kd.ckpts.Checkpointer` (needs `workdir`); the run resumes from its latest step.
-      init_transform: applied to a fresh state (not to a restored one), e.g. to load pretrained weights.
+      init_transform: applied to a fresh state (not to a restored one), e.g. to load pretrained weights:
+        a `kd.ckpts.PartialLoader` (any object with `transform(state) -> state`) or a function of the state.
       writer: `kd.writers` writer; default: the terminal and `<workdir>/metrics.jsonl`.
       sharding: `kd.sharding.ShardingStrategy`: batches split over devices, the state replicated.
       aux: free values for `cfg.ref.aux...` and `ROOT_CFG_REF.aux...`.
       progress: `kd.train.Progress`: the terminal bar (default: shown when stderr is a terminal).
       profiler: `kd.train.Profiler` to trace a few steps into `<workdir>/profile`; None (default) traces nothing.
+      on_nonfinite_loss: `"stop"` (default): a NaN or infinite loss raises `kd.train.NonFiniteLossError` naming
+        the step and the losses, before anything computed from it is logged or checkpointed; `"skip"`: such
+        an update is not applied (the state stays as it was, the data moves on) and is reported.
     """
 
     seed: int = 0
@@ -100,12 +107,13 @@ class Trainer:
     log_summaries_every: int = 1000
     evals: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     checkpointer: Any = None
-    init_transform: Callable[[TrainState], TrainState] | None = None
+    init_transform: Any = None
     writer: Any = None
     sharding: Any = None
     aux: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     progress: Any = None
     profiler: Any = None
+    on_nonfinite_loss: str = "stop"
 
     # konfig hands the model over unbuilt: an NNX class is built here, with the run's RNG streams.
     __konfig_resolve_exclude_fields__ = ("model",)
@@ -147,6 +155,7 @@ class Trainer:
             losses=self.train_losses,
             metrics=self.train_metrics,
             summaries=self.train_summaries,
+            skip_nonfinite=self.on_nonfinite_loss == "skip",
         )
 
     @functools.cached_property
@@ -170,8 +179,9 @@ class Trainer:
     def init_state(self) -> TrainState:
         """A fresh state placed on the devices (`init_transform` applied)."""
         state = self.trainstep.init(self.element_spec)
-        if self.init_transform is not None:
-            state = self.init_transform(state)
+        transform = self.init_transform
+        if transform is not None:  # a kd.ckpts.InitTransform (`.transform(state)`) or a plain function
+            state = transform.transform(state) if hasattr(transform, "transform") else transform(state)
         return jax.device_put(state, self.sharding.state_shardings(state))
 
     def check(self) -> None:
@@ -227,15 +237,17 @@ class Trainer:
     def train(self) -> tuple[TrainState, dict[str, Any]]:
         """Runs until `num_train_steps` (or `stop_after_steps`); returns `(state, last logged values)`.
 
-        A SIGTERM (preemption) ends the loop after the current step, which is checkpointed; `state.step` then
-        tells where it stopped, and the next `train()` in the same workdir continues from there.
+        In a workdir holding checkpoints it continues from the latest complete one: same state, the data from
+        the next batch, the logs without the steps after it. A SIGTERM (preemption) ends the loop after the
+        current step, which is checkpointed; `state.step` then tells where it stopped, and the next `train()`
+        in the same workdir continues from there. A non-finite loss stops the run (`NonFiniteLossError`)
+        before anything computed from it is logged or saved, or skips that update (`on_nonfinite_loss`).
         """
         self.check()
         writer, checkpointer = self.writer, self.checkpointer
         config_json = getattr(self, "_config_json", None)
         if config_json is not None:
             writer.write_config(config_json)
-        started = time.perf_counter()
         if self.workdir is not None:
             write_run_start(
                 self.workdir,
@@ -245,14 +257,17 @@ class Trainer:
         profiler = self.profiler
         bar = None
         preemption = Preemption()
+        watch = NonFiniteWatch(policy=self.on_nonfinite_loss, last_checkpoint=lambda: checkpointer.latest_step)
         try:
             preemption.__enter__()
-            state, data = self._restore_or_init()
+            state, data, run_info = self._restore_or_init()
             step = int(state.step)
+            writer.resume_from(step if run_info is not None else -1)
+            started = time.perf_counter() - float((run_info or {}).get("train_seconds", 0.0))
+            watch.skipped = int((run_info or {}).get("skipped_updates", 0))
             last_step = self.num_train_steps
             stop = last_step if self.stop_after_steps is None else min(last_step, self.stop_after_steps)
-            if step == 0:
-                self._run_evals(state, step, last_step)
+            evaluated = self._run_evals(state, step, last_step) if step == 0 else {}
             logged: dict[str, Any] = {}
             last_log_time, last_log_step = time.perf_counter(), step
             bar = self.progress.start(total=stop, initial=step)
@@ -266,9 +281,14 @@ class Trainer:
                 state, aux = self.trainstep.step(
                     state, batch, return_metrics=log_metrics, return_summaries=log_summaries
                 )
+                watch.add(step, aux.loss_states)
                 if profiler is not None:
                     profiler.after_step(step, state)
                 bar.step()
+                preempted = preemption.requested
+                save = step == stop or preempted or checkpointer.should_save(step)
+                if log_metrics or log_summaries or save or self._evals_due(step, last_step):
+                    watch.check()  # nothing computed from a non-finite loss is logged, evaluated or saved
                 if log_metrics:
                     logged = aux.compute()
                     logged.update(self._schedule_values(step))
@@ -276,18 +296,28 @@ class Trainer:
                     # two, usually) includes that compile.
                     now = time.perf_counter()
                     logged["perf/steps_per_sec"] = (step - last_log_step) / max(now - last_log_time, 1e-9)
+                    logged["perf/train_seconds"] = now - started
+                    if self.on_nonfinite_loss == "skip":
+                        logged["perf/skipped_updates"] = watch.skipped
                     last_log_time, last_log_step = now, step
                     writer.write_scalars(step, logged)
                     bar.logged(logged)
                 if log_summaries:
                     writer.write_summaries(step, aux.compute_summaries())
-                self._run_evals(state, step, last_step)
-                preempted = preemption.requested
-                if (
-                    step == stop or preempted or checkpointer.should_save(step)
-                ):  # data position read only then
+                evaluated = self._run_evals(state, step, last_step)
+                if save:  # the data position is read only then
+                    info = {
+                        "seed": self.seed,
+                        "train_seconds": time.perf_counter() - started,
+                        "skipped_updates": watch.skipped,
+                    }
                     checkpointer.maybe_save(
-                        step, state=state, data_state=_data_state(data), force=step == stop or preempted
+                        step,
+                        state=state,
+                        data_state=_data_state(data),
+                        metrics={**(logged if log_metrics else {}), **evaluated},
+                        info=info,
+                        force=step == stop or preempted,
                     )
                 if preempted:
                     print_line(
@@ -296,6 +326,7 @@ class Trainer:
                         sys.stderr,
                     )
                     break
+            watch.check()
         finally:  # a save in flight completes even when a step raised
             preemption.__exit__()
             if bar is not None:
@@ -309,37 +340,59 @@ class Trainer:
             write_run_end(self.workdir, step=step, seconds=time.perf_counter() - started)
         return state, logged
 
-    def _restore_or_init(self) -> tuple[TrainState, Any]:
-        """The latest checkpoint's state and data position, or a fresh state and the first batch."""
+    def _restore_or_init(self) -> tuple[TrainState, Any, dict[str, Any] | None]:
+        """`(state, data iterator, run info)`: the latest complete checkpoint's, positioned at the batch after
+        it, or a fresh state, the first batch and None."""
         data = iter(self.train_ds)
-        if self.checkpointer.latest_step is None:
-            return self.init_state(), data
+        checkpointer = self.checkpointer
+        if checkpointer.latest_step is None:
+            return self.init_state(), data, None
         specs = self.state_specs
         shardings = self.sharding.state_shardings(specs)
         template = jax.tree.map(
             lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), specs, shardings
         )
-        state, data_state = self.checkpointer.restore_latest(template)
+        restored = checkpointer.restore_latest(template)
+        if restored is None:  # every checkpoint there was unreadable (each was set aside with a warning)
+            return self.init_state(), data, None
+        state, data_state = restored
         if data_state is not None and hasattr(data, "set_state"):
             data.set_state(data_state)
-        return state, data
+        info = checkpointer.info(int(state.step))
+        saved_seed = info.get("seed")
+        if saved_seed is not None and saved_seed != self.seed:
+            warnings.warn(
+                f"Trainer.seed is {self.seed} but the checkpoint of step {int(state.step)} in {self.workdir} was "
+                f"trained with seed {saved_seed}: the rest of the run draws other random numbers than the "
+                "first part did.",
+                stacklevel=3,
+            )
+        return state, data, info
 
-    def _run_evals(self, state: TrainState, step: int, last_step: int) -> None:
+    def _evals_due(self, step: int, last_step: int) -> bool:
+        return any(e.run.should_run(step, last_step=last_step) for e in self.evals.values())
+
+    def _run_evals(self, state: TrainState, step: int, last_step: int) -> dict[str, Any]:
+        """Runs the evaluators due at `step`; returns the values they logged (`<name>/<key>`)."""
+        values: dict[str, Any] = {}
         for name, evaluator in self.evals.items():
             if evaluator.run.should_run(step, last_step=last_step):
-                self._evaluate(name, evaluator, state, step)
+                values.update(self._evaluate(name, evaluator, state, step))
+        return values
 
     def _schedule_values(self, step: int) -> dict[str, float]:
         """The values the update that reached `step` used (optax counts from 0: `schedule(step - 1)`)."""
         return {f"schedules/{name}": float(schedule(step - 1)) for name, schedule in self.schedules.items()}
 
-    def _evaluate(self, name: str, evaluator: Any, state: TrainState, step: int) -> None:
+    def _evaluate(self, name: str, evaluator: Any, state: TrainState, step: int) -> dict[str, Any]:
         name = getattr(evaluator, "name", None) or name
         aux = evaluator.evaluate(state, step)
-        self.writer.write_scalars(step, {f"{name}/{key}": value for key, value in aux.compute().items()})
+        values = {f"{name}/{key}": value for key, value in aux.compute().items()}
+        self.writer.write_scalars(step, values)
         summaries = aux.compute_summaries()
         if summaries:
             self.writer.write_summaries(step, {f"{name}/{key}": value for key, value in summaries.items()})
+        return values
 
 
 def _due(step: int, every: int, last_step: int) -> bool:
@@ -412,6 +465,8 @@ def _check_fields(trainer: Trainer) -> None:
         value = getattr(trainer, field)
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             problems.append(f"{field}: expected a positive int, got {value!r}")
+    if trainer.on_nonfinite_loss not in NONFINITE_POLICIES:
+        problems.append(f"on_nonfinite_loss: expected 'stop' or 'skip', got {trainer.on_nonfinite_loss!r}")
     if not isinstance(trainer.rng_streams, RngStreams):
         problems.append(f"rng_streams: expected kd.train.RngStreams, got {trainer.rng_streams!r}")
     if getattr(trainer.checkpointer, "workdir", "") is None:

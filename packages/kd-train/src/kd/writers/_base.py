@@ -54,6 +54,10 @@ class Writer:
     def write_config(self, config_json: str) -> None:
         """The run's config, as `konfig.to_json` gives it."""
 
+    def resume_from(self, step: int) -> None:
+        """The run continues after `step` (restored from its checkpoint; -1: from the start): what was
+        written for later steps is dropped, since the run writes it again."""
+
     def flush(self) -> None:
         """Make what was written so far durable."""
 
@@ -75,6 +79,11 @@ class InMemoryWriter(Writer):
     def write_summaries(self, step: int, summaries: Mapping[str, Any]) -> None:
         for name, value in summaries.items():
             self.summaries.setdefault(name, []).append((step, value))
+
+    def resume_from(self, step: int) -> None:
+        for table in (self.scalars, self.summaries):
+            for name, rows in table.items():
+                rows[:] = [(s, v) for s, v in rows if s <= step]
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -130,6 +139,13 @@ class JsonlWriter(Writer):
         if folder is not None:
             (folder / "config.json").write_text(config_json)
 
+    def resume_from(self, step: int) -> None:
+        """Drops the lines of steps after `step` (a new file replaces the old one in one rename)."""
+        folder = self._folder()
+        if folder is None or not (folder / self.filename).exists():
+            return
+        _drop_lines_after(folder / self.filename, step)
+
 
 @dataclasses.dataclass(kw_only=True)
 class MultiWriter(Writer):
@@ -148,6 +164,10 @@ class MultiWriter(Writer):
     def write_config(self, config_json: str) -> None:
         for w in self.writers:
             w.write_config(config_json)
+
+    def resume_from(self, step: int) -> None:
+        for w in self.writers:
+            w.resume_from(step)
 
     def flush(self) -> None:
         for w in self.writers:
@@ -172,6 +192,28 @@ def _append_line(path: epath.Path, line: str) -> None:
             data = data[os.write(fd, data) :]
     finally:
         os.close(fd)
+
+
+def _drop_lines_after(path: epath.Path, step: int) -> None:
+    """Keeps the JSON lines whose `step` is at most `step` (and drops lines that do not parse)."""
+    kept = []
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("step"), int) and record["step"] <= step:
+            kept.append(line + "\n")
+    text = "".join(kept)
+    if "://" in str(path):
+        path.write_text(text)
+        return
+    partial = os.fspath(path) + ".tmp"
+    with open(partial, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(partial, os.fspath(path))  # readers see the old file or the new one, never half of it
 
 
 def _repair_last_line(fd: int) -> None:

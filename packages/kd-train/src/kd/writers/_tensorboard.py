@@ -90,6 +90,7 @@ class TensorBoardWriter(Writer):
     max_image_columns: int = 8
     _files: dict[str, Any] = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
     _warned: set[str] = dataclasses.field(default_factory=set, init=False, repr=False, compare=False)
+    _purge_step: int | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         import_tensorboardx()  # fails when the run is configured, not at its first logging step
@@ -116,6 +117,16 @@ class TensorBoardWriter(Writer):
     def write_config(self, config_json: str) -> None:
         # TensorBoard renders texts as markdown: a fenced block keeps the JSON's lines and indents.
         self._add("config", 0, lambda tag: _text(tag, f"```json\n{config_json}\n```"))
+
+    def resume_from(self, step: int) -> None:
+        """Every folder's next event file starts with TensorBoard's purge marker: readers drop the events
+        of steps after `step` that earlier files hold (tensorboardX's `purge_step`)."""
+        self.close()
+        self._purge_step = int(step) + 1
+        if self._writes() and os.path.isdir(os.fspath(self.workdir)):
+            for entry in os.scandir(os.fspath(self.workdir)):  # folders written before, even if not again
+                if entry.is_dir() and any(n.startswith("events.") for n in os.listdir(entry.path)):
+                    self._open(entry.name)
 
     def flush(self) -> None:
         for file in self._files.values():
@@ -153,17 +164,25 @@ class TensorBoardWriter(Writer):
             return
         tbx = import_tensorboardx()
         folder, tag = self.route(name)
-        file = self._files.get(folder)
-        if file is None:
-            path = os.path.join(os.fspath(self.workdir), folder)
-            tbx.record_writer.directory_check(path)  # local folders, and gs:// / s3:// as tensorboardX does
-            # tensorboardX's synchronous event file (its FileWriter queues to a thread and its `flush` does
-            # not wait for the queue). File names hold the second they were opened in: a unique suffix keeps
-            # a file opened within the same second (after `close`, by another writer) from overwriting this.
-            suffix = f".{os.getpid()}.{next(_FILE_NUMBERS)}"
-            file = tbx.event_file_writer.EventsWriter(os.path.join(path, "events"), suffix)
-            self._files[folder] = file
+        file = self._files.get(folder) or self._open(folder)
         file.write_event(tbx.proto.event_pb2.Event(wall_time=time.time(), step=int(step), summary=make(tag)))
+
+    def _open(self, folder: str) -> Any:
+        """A new event file in `<workdir>/<folder>`, starting with the purge marker after `resume_from`."""
+        tbx = import_tensorboardx()
+        path = os.path.join(os.fspath(self.workdir), folder)
+        tbx.record_writer.directory_check(path)  # local folders, and gs:// / s3:// as tensorboardX does
+        # tensorboardX's synchronous event file (its FileWriter queues to a thread and its `flush` does
+        # not wait for the queue). File names hold the second they were opened in: a unique suffix keeps
+        # a file opened within the same second (after `close`, by another writer) from overwriting this.
+        suffix = f".{os.getpid()}.{next(_FILE_NUMBERS)}"
+        file = tbx.event_file_writer.EventsWriter(os.path.join(path, "events"), suffix)
+        if self._purge_step is not None:
+            event_pb2 = tbx.proto.event_pb2
+            start = event_pb2.SessionLog(status=event_pb2.SessionLog.START)
+            file.write_event(event_pb2.Event(wall_time=time.time(), step=self._purge_step, session_log=start))
+        self._files[folder] = file
+        return file
 
     # ---------------------------------------------------------------- summary values
 

@@ -1,0 +1,133 @@
+"""The one module that calls orbax-checkpoint: open a checkpoint folder, save, read, list, delete.
+
+    manager = _orbax.open_manager(directory, asynchronous=True)
+    _orbax.save(manager, 100, state=state, json_items={"data": {...}, "info": {...}})
+    tree = _orbax.state_metadata(manager, 100)        # orbax's metadata tree of the state
+    state, items = _orbax.restore(manager, 100, template=abstract_state, json_names=("data",))
+
+Everything else in kd.ckpts works on steps, paths and pytrees, so an orbax API change is fixed here.
+Checkpoints are folders `<directory>/ckpt_<step>/` holding one orbax item per name: `state` (the arrays,
+orbax's standard handler) and small JSON items. orbax writes each into a temporary folder and renames
+it once complete, so a listed step is always whole.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import jax
+import orbax.checkpoint as ocp
+from etils import epath
+
+STEP_PREFIX = "ckpt"
+STATE = "state"
+_TMP_MARK = ".orbax-checkpoint-tmp"
+
+
+def step_directory(directory: epath.Path, step: int) -> epath.Path:
+    """`<directory>/ckpt_<step>`: where orbax keeps that step."""
+    return directory / f"{STEP_PREFIX}_{int(step)}"
+
+
+def incomplete_directories(directory: epath.Path) -> list[epath.Path]:
+    """The temporary folders of saves that never completed (their process died while writing)."""
+    if not directory.exists():
+        return []
+    return sorted(p for p in directory.iterdir() if _TMP_MARK in p.name)
+
+
+def open_manager(
+    directory: epath.Path, *, json_names: Iterable[str], asynchronous: bool, read_only: bool = False
+) -> ocp.CheckpointManager:
+    """An orbax CheckpointManager over `directory` that keeps every step (kd.ckpts decides deletions)."""
+    options = ocp.CheckpointManagerOptions(
+        max_to_keep=None,
+        step_prefix=STEP_PREFIX,
+        enable_async_checkpointing=asynchronous,
+        create=not read_only,
+        read_only=read_only,
+        cleanup_tmp_directories=not read_only,
+    )
+    handlers: dict[str, Any] = {STATE: ocp.StandardCheckpointHandler()}
+    handlers.update({name: ocp.JsonCheckpointHandler() for name in json_names})
+    return ocp.CheckpointManager(directory, options=options, item_handlers=handlers)
+
+
+def steps(manager: ocp.CheckpointManager) -> list[int]:
+    """The complete steps the manager knows of, oldest first (`reload` to see other processes' saves)."""
+    return sorted(manager.all_steps())
+
+
+def reload(manager: ocp.CheckpointManager) -> None:
+    manager.reload()
+
+
+def save(
+    manager: ocp.CheckpointManager, step: int, *, state: Any, json_items: Mapping[str, Mapping[str, Any]]
+) -> bool:
+    """Starts writing `step` (in the background when the manager is asynchronous); waits for the previous save."""
+    items: dict[str, Any] = {STATE: ocp.args.StandardSave(state)}
+    items.update({name: ocp.args.JsonSave(dict(value)) for name, value in json_items.items()})
+    with jax.transfer_guard("allow"):  # saving copies the arrays to host on purpose
+        return bool(manager.save(int(step), args=ocp.args.Composite(**items), force=True))
+
+
+def item_names(manager: ocp.CheckpointManager, step: int) -> set[str]:
+    """The items saved at `step` (e.g. {"state", "data", "info"})."""
+    return set(manager.item_metadata(int(step)).keys())
+
+
+def state_metadata(manager: ocp.CheckpointManager, step: int) -> Any:
+    """orbax's metadata tree of the saved state: nested dicts and lists of array metadata (shape, dtype)."""
+    return manager.item_metadata(int(step))[STATE].tree
+
+
+def _restore_target(leaf: Any) -> Any:
+    """What orbax restores a template leaf into: a device array keeps its shape, dtype and sharding."""
+    if isinstance(leaf, jax.Array):
+        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=leaf.sharding)
+    return leaf  # ShapeDtypeStructs, numpy arrays and Python scalars restore as themselves.
+
+
+def restore(
+    manager: ocp.CheckpointManager, step: int, *, template: Any, json_names: Iterable[str]
+) -> tuple[Any, dict[str, Any]]:
+    """`(state, {json name: value})` of `step`: the state has the template's tree, shapes, dtypes and shardings."""
+    present = item_names(manager, step)
+    names = [name for name in json_names if name in present]
+    items: dict[str, Any] = {STATE: ocp.args.StandardRestore(jax.tree.map(_restore_target, template))}
+    items.update({name: ocp.args.JsonRestore() for name in names})
+    restored = manager.restore(int(step), args=ocp.args.Composite(**items))
+    return restored[STATE], {name: restored[name] for name in names}
+
+
+def restore_json(manager: ocp.CheckpointManager, step: int, name: str) -> dict[str, Any] | None:
+    """One JSON item of `step`, or None when that step has none."""
+    if name not in item_names(manager, step):
+        return None
+    return manager.restore(int(step), args=ocp.args.Composite(**{name: ocp.args.JsonRestore()}))[name]
+
+
+def restore_raw(manager: ocp.CheckpointManager, step: int) -> Any:
+    """The saved state without a template: dataclasses and named tuples as dicts, tuples as lists."""
+    return manager.restore(int(step), args=ocp.args.Composite(**{STATE: ocp.args.StandardRestore()}))[STATE]
+
+
+def delete(manager: ocp.CheckpointManager, step: int) -> None:
+    manager.delete(int(step))
+
+
+def wait(manager: ocp.CheckpointManager) -> None:
+    manager.wait_until_finished()
+
+
+def close(manager: ocp.CheckpointManager) -> None:
+    manager.wait_until_finished()
+    manager.close()
+
+
+def source_directory() -> str:
+    """orbax's installed folder (its log records are recognised by their file paths)."""
+    return os.path.dirname(ocp.__file__) + os.sep

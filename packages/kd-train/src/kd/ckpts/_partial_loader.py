@@ -1,0 +1,475 @@
+"""`PartialLoader`: start a run from another run's checkpoint, all of its params or chosen parts (warm start).
+
+    cfg.init_transform = kd.ckpts.PartialLoader(
+        workdir="/runs/pretrain", new_to_old={"params.decoder": "params.encoder"}
+    )
+
+Leaves are matched by path: the state's paths (`opt_state[0].mu.dense.kernel`) are compared with the
+checkpoint's as orbax stores it (named tuples and dataclasses as dicts of fields, tuples as lists), so
+any part of the state, the optimizer state included, can be loaded without a template of the old run.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import difflib
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+import jax
+import jax.numpy as jnp
+import konfig
+import kontext
+import numpy as np
+from etils import epath
+
+from kd.ckpts import _checkpointer, _errors, _structure
+
+_T = TypeVar("_T")
+Parts = tuple[Any, ...]  # the parts of a kontext path: str names, int indices
+
+_DEFAULT_NEW_TO_OLD = {"params": "params", "collections": "collections"}
+_LATEST = -1
+
+
+class InitTransform(abc.ABC):
+    """Changes a fresh train state before training starts, e.g. loads pretrained weights.
+
+        class ZeroBias(kd.ckpts.InitTransform):
+            def transform(self, state):
+                return state.replace(params=zero_biases(state.params))
+
+        trainer = kd.train.Trainer(..., init_transform=ZeroBias())
+
+    The Trainer applies it to a fresh state only (`trainer.init_state()`), never to one restored from
+    the run's own checkpoints. `transform` returns a new state with the same structure, shapes and
+    dtypes, each leaf placed (sharded) like the leaf it replaces.
+    """
+
+    @abc.abstractmethod
+    def transform(self, state: _T) -> _T:
+        """`state = init_transform.transform(state)`: the state with some values replaced."""
+
+
+class PartialLoadError(_errors.CheckpointStructureError):
+    """A checkpoint cannot fill the parts of the state a `PartialLoader` was asked to load.
+
+    try:
+        loader.transform(state)
+    except kd.ckpts.PartialLoadError as e:
+        e.problems  # (("params.out.kernel", "shape (16, 1) float32 in the model, ..."), ...)
+
+    `problems` lists every problem found, as (path, what is wrong) pairs; `path` is the first one's.
+    """
+
+    def __init__(self, message: str, *, problems: tuple[tuple[str, str], ...]) -> None:
+        super().__init__(message, path=problems[0][0], differences=tuple(f"'{p}': {w}" for p, w in problems))
+        self.problems = problems
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PartialLoader(InitTransform):
+    """Loads chosen parts of the state from another run's checkpoint (Kauldron's `PartialKauldronLoader`).
+
+        cfg.init_transform = kd.ckpts.PartialLoader(
+            workdir="/runs/pretrain",  # or "/runs/pretrain/checkpoints"
+            new_to_old={"params.decoder": "params.encoder", "params.head.**.kernel": "params.head.**.kernel"},
+            ignore_model_keys=("params.decoder.extra.**",),  # keep their init values
+        )
+        state = konfig.resolve(cfg).init_state()  # the decoder holds the pretrained encoder
+
+    Each entry of `new_to_old` maps a path of the new state (a sub-tree or a leaf) to a path of the
+    checkpoint; every leaf below the new path is read from the same relative path below the old one,
+    converted to the state leaf's dtype and placed like it (its sharding). Everything else keeps its
+    value. A new path may be a kontext glob (`"params.**.kernel"`: the leaves it selects); the old path
+    then has the same wildcards after its own fixed prefix (`"params.encoder.**.kernel"`), which the
+    new path's fixed prefix replaces. Later entries override earlier ones where they overlap.
+
+    The optimizer state is loaded only when mapped (`{"opt_state": "opt_state"}`), the step likewise.
+    Every problem is reported at once in a `PartialLoadError` (a ValueError): a shape that differs,
+    a model leaf the checkpoint lacks (with the closest checkpoint path), a checkpoint leaf below a
+    mapped path that nothing loads, a `new_to_old` path that matches nothing in the model. No
+    checkpoint there raises FileNotFoundError. The checkpoints are only read: none is deleted.
+
+    Attributes:
+      workdir: The run to load from: its workdir (holding `checkpoints/`) or its `checkpoints` folder.
+      step: Which checkpoint; -1 (the default) loads the latest.
+      new_to_old: New-state path (or glob) -> checkpoint path. Default: all `params` and `collections`.
+      ignore_model_keys: Globs of new-state leaves that may be absent from the checkpoint (they keep
+        their init values). A glob matches a leaf's full path (`"params.head.**"`) or its path below
+        the `new_to_old` key that selected it (`"head.**"`, Kauldron's way).
+      ignore_restored_keys: Globs of checkpoint leaves below a mapped path that may stay unused, matched
+        the same way (full path, or the path below the `new_to_old` value).
+    """
+
+    workdir: epath.PathLike
+    step: int = _LATEST
+    new_to_old: Mapping[str, str] = dataclasses.field(default_factory=lambda: dict(_DEFAULT_NEW_TO_OLD))
+    ignore_model_keys: Sequence[str] = ()
+    ignore_restored_keys: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.step, bool) or not isinstance(self.step, int) or self.step < _LATEST:
+            raise ValueError(
+                f"PartialLoader.step: expected a checkpointed step (an int >= 0) or -1 for the latest, "
+                f"got {self.step!r}."
+            )
+        # Frozen, hashable forms: the loader is a config value (konfig resolves it, the Trainer hashes it).
+        object.__setattr__(self, "new_to_old", _checked_new_to_old(self.new_to_old))
+        for name in ("ignore_model_keys", "ignore_restored_keys"):
+            object.__setattr__(self, name, _checked_globs(name, getattr(self, name)))
+
+    def transform(self, state: _T) -> _T:
+        """`state = loader.transform(state)`: a new state with the mapped leaves read from the checkpoint."""
+        folder = checkpoints_folder(self.workdir)
+        # max_to_keep=None: closing a Checkpointer applies its retention, which must not touch this run.
+        with _checkpointer.Checkpointer(
+            workdir=folder.parent, save_interval_steps=1, max_to_keep=None, enable_async_checkpointing=False
+        ) as source:
+            steps = source.all_steps()
+            if not steps:
+                raise FileNotFoundError(f"PartialLoader(workdir={self.workdir!r}): no checkpoint in {folder}.")
+            step = steps[-1] if self.step == _LATEST else self.step
+            if step not in steps:
+                raise FileNotFoundError(
+                    f"PartialLoader(step={step}): no checkpoint for step {step} in {folder} "
+                    f"(available steps: {', '.join(map(str, steps))})."
+                )
+            restored = source.restore_raw(step=step)
+        return load_partial(
+            state,
+            restored,
+            new_to_old=self.new_to_old,
+            ignore_model_keys=self.ignore_model_keys,
+            ignore_restored_keys=self.ignore_restored_keys,
+            source=f"step {step} of {folder}",
+        )
+
+
+PartialKauldronLoader = PartialLoader
+"""Kauldron's name for `PartialLoader`."""
+
+
+def checkpoints_folder(workdir: epath.PathLike) -> epath.Path:
+    """`checkpoints_folder("/runs/pretrain")` -> `/runs/pretrain/checkpoints`; FileNotFoundError if absent.
+
+    A path that is itself a `checkpoints` folder is returned as is.
+    """
+    path = epath.Path(workdir)
+    if (path / _checkpointer.CHECKPOINT_FOLDER_NAME).is_dir():
+        return path / _checkpointer.CHECKPOINT_FOLDER_NAME
+    if path.name == _checkpointer.CHECKPOINT_FOLDER_NAME and path.is_dir():
+        return path
+    raise FileNotFoundError(
+        f"PartialLoader(workdir={str(workdir)!r}): no checkpoint folder: "
+        f"{path / _checkpointer.CHECKPOINT_FOLDER_NAME} does not exist. Pass the workdir of the run to load "
+        f"from (the folder holding `{_checkpointer.CHECKPOINT_FOLDER_NAME}/`) or that folder itself."
+    )
+
+
+def load_partial(
+    state: _T,
+    restored: Any,
+    *,
+    new_to_old: Mapping[str, str] = _DEFAULT_NEW_TO_OLD,
+    ignore_model_keys: Sequence[str] = (),
+    ignore_restored_keys: Sequence[str] = (),
+    source: str = "the checkpoint",
+) -> _T:
+    """`state = load_partial(state, ckpt.restore_raw(step=100), new_to_old={"params": "params"})`.
+
+    What `PartialLoader.transform` does once the checkpoint is read: `restored` is the saved tree as
+    orbax gives it back without a template. `source` names it in errors. The input state is not changed.
+    """
+    mapping = _checked_new_to_old(new_to_old)
+    model_globs = [kontext.GlobPath.from_str(g) for g in _checked_globs("ignore_model_keys", ignore_model_keys)]
+    restored_globs = [
+        kontext.GlobPath.from_str(g) for g in _checked_globs("ignore_restored_keys", ignore_restored_keys)
+    ]
+    model, ckpt = _Tree.of(state), _Tree.of(restored)
+    mapping_problems: list[tuple[str, str]] = []
+    requests: dict[int, tuple[Parts, Parts]] = {}  # model leaf -> (checkpoint path, path below the key)
+    in_scope: dict[int, Parts] = {}  # checkpoint leaf below a mapped path -> its path below that path
+    consumed: set[int] = set()  # checkpoint leaves some entry reads (an overridden one included)
+
+    for new_text, old_text in mapping.items():
+        new, old = kontext.GlobPath.from_str(new_text), kontext.GlobPath.from_str(old_text)
+        old_prefix = old.first_non_glob_parent.parts
+        selected = model.select(new)
+        if selected is None:
+            mapping_problems.append((new_text, f"a new_to_old key, {_not_in(new, model, 'model')}"))
+            continue
+        if ckpt.node(old_prefix) is None:
+            if any(not _matches_any(model.paths[i], rel, model_globs) for i, rel in selected):
+                where = f"the new_to_old value for {new_text!r}"
+                mapping_problems.append((old_text, f"{where}, {_not_in(old, ckpt, 'checkpoint')}"))
+            continue
+        for i, rel in selected:
+            old_parts = (*old_prefix, *rel)
+            requests[i] = (old_parts, rel)
+            j = ckpt.leaf_at(old_parts)
+            if j is not None:
+                consumed.add(j)
+        for j, rel in ckpt.select(old) or ():
+            in_scope.setdefault(j, rel)
+
+    leaf_problems: list[tuple[str, str]] = []
+    assigned: dict[int, int] = {}
+    for i in sorted(requests):
+        old_parts, rel = requests[i]
+        path, leaf = _text(model.paths[i]), model.leaves[i]
+        looked_for = "" if model.paths[i] == old_parts else f" (looked for '{_text(old_parts)}')"
+        j = ckpt.leaf_at(old_parts)
+        if j is None:
+            if _matches_any(model.paths[i], rel, model_globs):
+                continue
+            if isinstance(ckpt.node(old_parts), dict):
+                leaf_problems.append((path, f"an array in the model but a sub-tree in the checkpoint{looked_for}"))
+                continue
+            hint = _did_you_mean(_text(old_parts), [_text(p) for p in ckpt.paths])
+            leaf_problems.append((path, f"in the model but not in the checkpoint{looked_for}{hint}"))
+            continue
+        stored = ckpt.leaves[j]
+        if _structure._shape(leaf) != _structure._shape(stored):
+            leaf_problems.append(
+                (
+                    path,
+                    f"shape {_structure._describe(leaf)} in the model but {_structure._describe(stored)} "
+                    f"in the checkpoint{looked_for}",
+                )
+            )
+            continue
+        assigned[i] = j
+
+    unused_problems = [
+        (_text(ckpt.paths[j]), "in the checkpoint below a mapped path, but loaded into nothing")
+        for j in sorted(in_scope)
+        if j not in consumed and not _matches_any(ckpt.paths[j], in_scope[j], restored_globs)
+    ]
+    problems = (*mapping_problems, *leaf_problems, *unused_problems)
+    if problems:
+        raise PartialLoadError(_message(problems, source), problems=problems)
+
+    leaves, treedef = jax.tree.flatten(state)
+    new_leaves = list(leaves)
+    with jax.transfer_guard("allow"):  # placing the loaded arrays on the devices is the point
+        for i, j in assigned.items():
+            new_leaves[i] = _like(leaves[i], ckpt.leaves[j])
+    return jax.tree.unflatten(treedef, new_leaves)
+
+
+# ---------------------------------------------------------------------------------------------- trees
+
+
+def _is_empty_node(x: Any) -> bool:
+    # Kept as nodes so that a path to an empty sub-tree (`collections` = {}) still exists.
+    return x is None or (isinstance(x, (Mapping, list, tuple)) and len(x) == 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Tree:
+    """A tree's leaves by path, and a trie of the paths (nested dicts, a leaf is its index) for globs.
+
+    Leaf indices follow `jax.tree.flatten`'s order. Empty sub-trees (`{}`, `None`, `EmptyState()`) are
+    empty dicts in the trie: they exist as paths but hold no leaf.
+    """
+
+    paths: list[Parts]
+    leaves: list[Any]
+    trie: dict[Any, Any]
+    by_key: dict[tuple[str, ...], int]
+
+    @classmethod
+    def of(cls, tree: Any) -> _Tree:
+        tree_ = cls([], [], {}, {})
+        for jax_path, leaf in jax.tree_util.tree_flatten_with_path(tree, is_leaf=_is_empty_node)[0]:
+            parts = kontext.Path.from_jax_path(jax_path).parts
+            node = tree_.trie
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+            if _is_empty_node(leaf):
+                if parts:
+                    node.setdefault(parts[-1], {})
+                continue
+            index = len(tree_.leaves)
+            if parts:
+                node[parts[-1]] = index
+            tree_.by_key[_key(parts)] = index
+            tree_.paths.append(parts)
+            tree_.leaves.append(leaf)
+        return tree_
+
+    def node(self, parts: Parts) -> Any:
+        """The trie node at `parts` (a dict, or a leaf's index), None if there is none."""
+        node: Any = self.trie
+        for part in parts:
+            if not isinstance(node, dict):
+                return None
+            child = node.get(part)
+            if child is None:  # orbax writes dict keys as strings: "0" and 0 are the same key on disk
+                child = next((v for k, v in node.items() if str(k) == str(part)), None)
+            if child is None:
+                return None
+            node = child
+        return node
+
+    def leaf_at(self, parts: Parts) -> int | None:
+        return self.by_key.get(_key(parts))
+
+    def select(self, path: kontext.GlobPath) -> list[tuple[int, Parts]] | None:
+        """[(leaf index, its path below `path`'s fixed prefix)] of the leaves `path` names, in tree order.
+
+        None when `path` names nothing (an existing empty sub-tree names something: no leaves).
+        """
+        prefix = path.first_non_glob_parent.parts
+        if len(prefix) == len(path.parts):
+            node = self.node(prefix)
+            if node is None:
+                return None
+            return [(i, self.paths[i][len(prefix) :]) for i in _leaves_under(node)]
+        try:
+            matches = path.match(self.trie)
+        except kontext.PathNotFoundError:
+            return None
+        if not matches:
+            return None
+        found = sorted({i for m in matches for i in _leaves_under(self.node(m.parts))})
+        return [(i, self.paths[i][len(prefix) :]) for i in found]
+
+    def node_paths(self) -> list[str]:
+        """Every path of the trie (sub-trees and leaves), for suggestions."""
+        out, stack = [], [((), self.trie)]
+        while stack:
+            parts, node = stack.pop()
+            if parts:
+                out.append(_text(parts))
+            if isinstance(node, dict):
+                stack.extend(((*parts, k), v) for k, v in node.items())
+        return out
+
+
+def _leaves_under(node: Any) -> list[int]:
+    if not isinstance(node, dict):
+        return [node]
+    out, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        for child in current.values():
+            if isinstance(child, dict):
+                stack.append(child)
+            else:
+                out.append(child)
+    return out
+
+
+def _key(parts: Parts) -> tuple[str, ...]:
+    return tuple(str(p) for p in parts)
+
+
+def _text(parts: Parts) -> str:
+    return str(kontext.Path(*parts)) if parts else "<the whole state>"
+
+
+def _matches_any(parts: Parts, rel: Parts, globs: Sequence[kontext.GlobPath]) -> bool:
+    """Whether a glob matches the leaf's full path or its path below the mapped prefix."""
+    for candidate in {parts, rel}:
+        tree: Any = 0
+        for part in reversed(candidate):
+            tree = {part: tree}
+        for glob in globs:
+            try:
+                if glob.match(tree):
+                    return True
+            except kontext.PathNotFoundError:
+                pass
+    return False
+
+
+# ---------------------------------------------------------------------------------------------- values
+
+
+def _like(template: Any, value: Any) -> Any:
+    """`value` with `template`'s dtype and placement (a device array goes to the template's sharding)."""
+    if isinstance(template, jax.Array):
+        return jax.device_put(jnp.asarray(value, dtype=template.dtype), template.sharding)
+    if isinstance(template, jax.ShapeDtypeStruct):
+        array = jnp.asarray(value, dtype=template.dtype)
+        return array if template.sharding is None else jax.device_put(array, template.sharding)
+    if isinstance(template, np.ndarray):
+        return np.asarray(value, dtype=template.dtype)
+    if isinstance(template, np.generic):
+        return template.dtype.type(np.asarray(value))
+    if isinstance(template, (bool, int, float, complex)):
+        return type(template)(np.asarray(value).item())
+    return value
+
+
+# ---------------------------------------------------------------------------------------------- config
+
+
+def _checked_new_to_old(new_to_old: Any) -> konfig.ImmutableDict:
+    if not isinstance(new_to_old, Mapping) or not new_to_old:
+        raise ValueError(
+            "PartialLoader.new_to_old: expected a non-empty mapping of new-state path -> checkpoint path, "
+            f"e.g. {{'params.decoder': 'params.encoder'}}; got {new_to_old!r}."
+        )
+    checked = {}
+    for new, old in new_to_old.items():
+        new_text, old_text = _checked_path("new_to_old key", new), _checked_path(f"new_to_old[{new!r}]", old)
+        new_glob, old_glob = kontext.GlobPath.from_str(new_text), kontext.GlobPath.from_str(old_text)
+        new_rest = new_glob[len(new_glob.first_non_glob_parent) :]
+        old_rest = old_glob[len(old_glob.first_non_glob_parent) :]
+        if str(new_rest) != str(old_rest):
+            raise ValueError(
+                f"PartialLoader.new_to_old[{new_text!r}] = {old_text!r}: with wildcards, both paths must "
+                f"end alike after their fixed prefix (here {str(new_rest) or 'nothing'!r} and "
+                f"{str(old_rest) or 'nothing'!r}), e.g. {{'params.decoder.**.kernel': 'params.encoder.**.kernel'}}."
+            )
+        checked[new_text] = old_text
+    return konfig.ImmutableDict(checked)
+
+
+def _checked_path(where: str, path: Any) -> str:
+    if isinstance(path, kontext.AbstractPath):
+        path = str(path)
+    if not isinstance(path, str):
+        raise TypeError(f"PartialLoader.{where}: expected a path string, got {type(path).__name__}: {path!r}.")
+    try:
+        kontext.GlobPath.from_str(path)
+    except ValueError as e:  # kontext.PathSyntaxError
+        raise ValueError(f"PartialLoader.{where}: {e}") from None
+    return path
+
+
+def _checked_globs(name: str, globs: Any) -> tuple[str, ...]:
+    if isinstance(globs, (str, kontext.AbstractPath)):
+        globs = (globs,)
+    if not isinstance(globs, (Sequence, set, frozenset)):
+        raise TypeError(f"PartialLoader.{name}: expected a tuple of glob strings, got {globs!r}.")
+    return tuple(_checked_path(f"{name}[{i}]", g) for i, g in enumerate(globs))
+
+
+# ---------------------------------------------------------------------------------------------- errors
+
+
+def _did_you_mean(target: str, candidates: Sequence[str]) -> str:
+    close = difflib.get_close_matches(target, candidates, n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def _not_in(path: kontext.GlobPath, tree: _Tree, what: str) -> str:
+    """Why `path` names nothing in `tree` ("is not in the model; did you mean ...?")."""
+    prefix = path.first_non_glob_parent.parts
+    if len(prefix) < len(path.parts) and tree.node(prefix) is not None:
+        return f"matches nothing in the {what} below '{_text(prefix)}'"
+    return f"'{_text(prefix)}' is not in the {what}{_did_you_mean(_text(prefix), tree.node_paths())}"
+
+
+def _message(problems: Sequence[tuple[str, str]], source: str) -> str:
+    lines = "\n".join(f"  '{path}': {what}" for path, what in problems)
+    return (
+        f"PartialLoader cannot load {source}: {len(problems)} problem(s):\n{lines}\n"
+        "Fix new_to_old, or list model leaves to keep at their init values in ignore_model_keys and "
+        "checkpoint leaves to leave unused in ignore_restored_keys."
+    )

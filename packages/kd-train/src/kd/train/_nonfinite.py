@@ -1,0 +1,87 @@
+"""`NonFiniteWatch`: notices a NaN or infinite loss without making each step wait for the host.
+
+    watch = NonFiniteWatch(policy="stop", last_checkpoint=lambda: ckpt.latest_step)
+    state, aux = trainstep.step(state, batch)
+    watch.add(step, aux.loss_states)   # kept on the device, read in bulk
+    watch.check()                      # before logging, evaluating or saving: raises on "stop"
+
+With `policy="stop"` the first non-finite step raises `NonFiniteLossError` at the next check, which the
+Trainer makes before anything is logged, evaluated or checkpointed, so the last checkpoint stays the last
+good state. With `policy="skip"` the train step itself leaves the state unchanged for such a step (see
+`TrainStep(skip_nonfinite=True)`), and the check reports the skipped steps.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import jax
+import numpy as np
+
+from kd.train._errors import NonFiniteLossError
+from kd.train._progress import print_line
+
+POLICIES = ("stop", "skip")
+# Read the pending losses at least this often, so that a long logging period keeps little on the device.
+_MAX_PENDING = 100
+
+
+class NonFiniteWatch:
+    """Collects each step's loss states and checks them in bulk (see the module docstring)."""
+
+    def __init__(self, *, policy: str, last_checkpoint: Callable[[], int | None]) -> None:
+        self.policy = policy
+        self.skipped = 0
+        self._last_checkpoint = last_checkpoint
+        self._pending: list[tuple[int, Mapping[str, Any]]] = []
+
+    def add(self, step: int, loss_states: Mapping[str, Any]) -> None:
+        self._pending.append((step, loss_states))
+        if len(self._pending) >= _MAX_PENDING:
+            self.check()
+
+    def check(self) -> None:
+        """Reads the pending losses; raises `NonFiniteLossError` (stop) or reports skipped steps (skip)."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        host = jax.device_get([states for _, states in pending])
+        bad: list[tuple[int, dict[str, float]]] = []
+        for (step, _), states in zip(pending, host, strict=True):
+            values = {name: float(np.asarray(state.compute())) for name, state in states.items()}
+            if not all(math.isfinite(v) for v in values.values()):
+                bad.append((step, values))
+        if not bad:
+            return
+        if self.policy == "stop":
+            step, values = bad[0]
+            raise NonFiniteLossError(self._stop_message(step, values), step=step, losses=values)
+        self.skipped += len(bad)
+        steps = ", ".join(str(s) for s, _ in bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+        print_line(
+            f"skipped {len(bad)} update(s) whose loss was not finite (step {steps}; first: "
+            f"{_describe(bad[0][1])}); the state stayed as before each",
+            sys.stderr,
+        )
+
+    def _stop_message(self, step: int, values: dict[str, float]) -> str:
+        last = self._last_checkpoint()
+        kept = (
+            f"The last checkpoint (step {last}) is intact and a rerun continues from it"
+            if last is not None
+            else "Nothing was checkpointed after it"
+        )
+        return (
+            f"step {step}: the loss is not finite ({_describe(values)}); training stopped. {kept}. "
+            "Lower the learning rate, clip the gradients or check the data; or set "
+            "Trainer.on_nonfinite_loss='skip' to skip such updates."
+        )
+
+
+def _describe(values: dict[str, float]) -> str:
+    shown = [f"{name} = {value:.4g}" for name, value in values.items() if not math.isfinite(value)]
+    finite = [f"{name} = {value:.4g}" for name, value in values.items() if math.isfinite(value)]
+    return ", ".join(shown + finite)
