@@ -263,3 +263,44 @@ def test_a_user_writer_of_a_few_lines_receives_the_trainers_scalars():
     assert [step for step, _ in rows] == [1, 2, 3]
     assert {"losses/l2", "losses/total", "perf/steps_per_sec"} <= set(rows[-1][1])
     assert rows[-1][1]["losses/total"] == pytest.approx(logged["losses/total"])
+
+
+# A run resumed from a checkpoint
+
+
+def test_jsonl_resume_drops_the_lines_after_the_restored_step(tmp_path):
+    writer = kd.writers.JsonlWriter(workdir=str(tmp_path))
+    for step in (1, 2, 3, 4):
+        writer.write_scalars(step, {"losses/total": float(step)})
+
+    writer.resume_from(2)
+    writer.write_scalars(3, {"losses/total": -3.0})
+
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [(r["step"], r["losses/total"]) for r in rows] == [(1, 1.0), (2, 2.0), (3, -3.0)]
+
+
+def test_jsonl_resume_without_a_file_writes_nothing(tmp_path):
+    kd.writers.JsonlWriter(workdir=str(tmp_path)).resume_from(5)
+
+    assert not (tmp_path / "metrics.jsonl").exists()
+
+
+def test_in_memory_resume_drops_later_points():
+    writer = kd.writers.InMemoryWriter()
+    for step in (1, 2, 3):
+        writer.write_scalars(step, {"a": float(step)})
+
+    writer.resume_from(1)
+
+    assert writer.scalars == {"a": [(1, 1.0)]}
+
+
+def test_a_multi_writer_resumes_each_of_its_writers():
+    inner = [kd.writers.InMemoryWriter(), kd.writers.InMemoryWriter()]
+    writer = kd.writers.MultiWriter(writers=inner)
+    writer.write_scalars(3, {"a": 1.0})
+
+    writer.resume_from(2)
+
+    assert [w.scalars["a"] for w in inner] == [[], []]

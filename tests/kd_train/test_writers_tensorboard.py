@@ -365,3 +365,41 @@ def test_trainer_run_writes_the_histogram_summary_as_histograms(run):
         event = events.Histograms("summaries/preds")[-1]
         assert event.histogram_value.num == 8  # preds (8, 1)
     assert [event.step for event in val.Histograms("summaries/preds")] == [0, 2, 4]
+
+
+# A run resumed from a checkpoint
+
+
+def test_resuming_drops_the_points_after_the_restored_step_in_every_folder(tmp_path):
+    first = _writer(tmp_path, evals=["val"])
+    for step in (1, 2, 3, 4):
+        first.write_scalars(step, {"losses/total": float(step), "val/losses/total": 10.0 + step})
+    first.close()  # killed after step 4; its checkpoint was step 2
+
+    second = _writer(tmp_path, evals=["val"])
+    second.resume_from(2)
+    for step in (3, 4, 5):
+        second.write_scalars(step, {"losses/total": -float(step)})
+    second.close()
+
+    assert _scalars(_events(tmp_path / "train"), "losses/total") == [
+        (1, 1.0),
+        (2, 2.0),
+        (3, -3.0),
+        (4, -4.0),
+        (5, -5.0),
+    ]
+    assert _scalars(_events(tmp_path / "val"), "losses/total") == [(1, 11.0), (2, 12.0)]
+
+
+def test_resuming_from_the_start_drops_every_point(tmp_path):
+    first = _writer(tmp_path)
+    first.write_scalars(1, {"losses/total": 1.0})
+    first.close()
+
+    second = _writer(tmp_path)
+    second.resume_from(-1)
+    second.write_scalars(1, {"losses/total": 7.0})
+    second.close()
+
+    assert _scalars(_events(tmp_path / "train"), "losses/total") == [(1, 7.0)]

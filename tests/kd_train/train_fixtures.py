@@ -132,6 +132,17 @@ class Regression:
         return _batch(self.seed, index % self.num_batches, self.batch_size)
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PoisonedRegression(Regression):
+    """A `Regression` whose batches at the positions `poisoned` (0-based, counted over all epochs) hold NaN
+    targets: the step that trains on batch i is step i + 1."""
+
+    poisoned: tuple[int, ...] = ()
+
+    def __iter__(self) -> RegressionIterator:
+        return PoisonedIterator(self)
+
+
 class RegressionIterator:
     """Iterates a `Regression`; `get_state` / `set_state` give the position."""
 
@@ -154,6 +165,14 @@ class RegressionIterator:
 
     def set_state(self, state: dict[str, int]) -> None:
         self.position = int(state["position"])
+
+
+class PoisonedIterator(RegressionIterator):
+    def __next__(self) -> dict[str, np.ndarray]:
+        batch = super().__next__()
+        if self.position - 1 in self.ds.poisoned:
+            batch = {**batch, "y": np.full_like(batch["y"], np.nan)}
+        return batch
 
 
 # ---------------------------------------------------------------------------------------------- linen models

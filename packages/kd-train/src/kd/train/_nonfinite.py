@@ -60,7 +60,9 @@ class NonFiniteWatch:
             step, values = bad[0]
             raise NonFiniteLossError(self._stop_message(step, values), step=step, losses=values)
         self.skipped += len(bad)
-        steps = ", ".join(str(s) for s, _ in bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+        steps = ", ".join(str(s) for s, _ in bad[:10]) + (
+            f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+        )
         print_line(
             f"skipped {len(bad)} update(s) whose loss was not finite (step {steps}; first: "
             f"{_describe(bad[0][1])}); the state stayed as before each",

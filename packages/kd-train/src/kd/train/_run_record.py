@@ -23,6 +23,8 @@ import jax
 import kontext
 from etils import epath
 
+from kd._atomic import write_text_atomic
+
 # Distributions whose versions make a run reproducible.
 _PACKAGES = (
     "kd-train",
@@ -85,9 +87,9 @@ def write_run_start(workdir: Any, *, params_table: str, element_spec: Any) -> No
     folder = _folder(workdir)
     if folder is None:
         return
-    (folder / "run.json").write_text(json.dumps(provenance(), indent=2) + "\n")
-    (folder / "params.txt").write_text(params_table.rstrip("\n") + "\n")
-    (folder / "element_spec.txt").write_text(element_spec_table(element_spec))
+    write_text_atomic(folder / "run.json", json.dumps(provenance(), indent=2) + "\n")
+    write_text_atomic(folder / "params.txt", params_table.rstrip("\n") + "\n")
+    write_text_atomic(folder / "element_spec.txt", element_spec_table(element_spec))
     done = folder / DONE_FILE
     if done.exists():
         done.unlink()
@@ -99,6 +101,7 @@ def write_run_end(workdir: Any, *, step: int, seconds: float) -> None:
     if folder is None:
         return
     finished = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    (folder / DONE_FILE).write_text(
-        json.dumps({"step": step, "seconds": round(seconds, 3), "finished": finished}) + "\n"
+    write_text_atomic(
+        folder / DONE_FILE,
+        json.dumps({"step": step, "seconds": round(seconds, 3), "finished": finished}) + "\n",
     )

@@ -151,7 +151,9 @@ class TrainStep:
     def _update(self, state: TrainState, batch: Any) -> tuple[TrainState, Context]:
         """Forward, losses, grads and the optimizer update: the new state and the step's full context."""
         grad_fn = jax.value_and_grad(self.forward_with_loss, has_aux=True)
-        (total, context), grads = grad_fn(state.params, state.collections, batch, state.step, is_training=True)
+        (total, context), grads = grad_fn(
+            state.params, state.collections, batch, state.step, is_training=True
+        )
         updates, opt_state = self.optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         context = context.replace(grads=grads, updates=updates, opt_state=opt_state)
@@ -161,7 +163,9 @@ class TrainStep:
             keep = lambda new, old: jax.tree.map(lambda n, o: jnp.where(finite, n, o), new, old)  # noqa: E731
             params, opt_state = keep(params, state.params), keep(opt_state, state.opt_state)
             collections = keep(collections, state.collections)
-        new_state = TrainState(step=state.step + 1, params=params, collections=collections, opt_state=opt_state)
+        new_state = TrainState(
+            step=state.step + 1, params=params, collections=collections, opt_state=opt_state
+        )
         return new_state, context
 
     def eval_step(self, state: TrainState, batch: Any) -> AuxState:

@@ -257,7 +257,9 @@ class Trainer:
         profiler = self.profiler
         bar = None
         preemption = Preemption()
-        watch = NonFiniteWatch(policy=self.on_nonfinite_loss, last_checkpoint=lambda: checkpointer.latest_step)
+        watch = NonFiniteWatch(
+            policy=self.on_nonfinite_loss, last_checkpoint=lambda: checkpointer.latest_step
+        )
         try:
             preemption.__enter__()
             state, data, run_info = self._restore_or_init()
@@ -306,6 +308,7 @@ class Trainer:
                     writer.write_summaries(step, aux.compute_summaries())
                 evaluated = self._run_evals(state, step, last_step)
                 if save:  # the data position is read only then
+                    writer.flush()  # what was logged up to this step is on disk before its checkpoint is
                     info = {
                         "seed": self.seed,
                         "train_seconds": time.perf_counter() - started,

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 import numpy as np
 from etils import epath
 
+from kd._atomic import write_text_atomic
 from kd._root_ref import ROOT_CFG_REF, RootRef
 
 
@@ -82,7 +83,7 @@ class InMemoryWriter(Writer):
 
     def resume_from(self, step: int) -> None:
         for table in (self.scalars, self.summaries):
-            for name, rows in table.items():
+            for rows in table.values():
                 rows[:] = [(s, v) for s, v in rows if s <= step]
 
 
@@ -137,7 +138,7 @@ class JsonlWriter(Writer):
     def write_config(self, config_json: str) -> None:
         folder = self._folder()
         if folder is not None:
-            (folder / "config.json").write_text(config_json)
+            write_text_atomic(folder / "config.json", config_json)
 
     def resume_from(self, step: int) -> None:
         """Drops the lines of steps after `step` (a new file replaces the old one in one rename)."""
@@ -204,16 +205,7 @@ def _drop_lines_after(path: epath.Path, step: int) -> None:
             continue
         if isinstance(record, dict) and isinstance(record.get("step"), int) and record["step"] <= step:
             kept.append(line + "\n")
-    text = "".join(kept)
-    if "://" in str(path):
-        path.write_text(text)
-        return
-    partial = os.fspath(path) + ".tmp"
-    with open(partial, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(partial, os.fspath(path))  # readers see the old file or the new one, never half of it
+    write_text_atomic(path, "".join(kept))  # readers see the old file or the new one, never half of it
 
 
 def _repair_last_line(fd: int) -> None:

@@ -175,7 +175,7 @@ class TensorBoardWriter(Writer):
         # tensorboardX's synchronous event file (its FileWriter queues to a thread and its `flush` does
         # not wait for the queue). File names hold the second they were opened in: a unique suffix keeps
         # a file opened within the same second (after `close`, by another writer) from overwriting this.
-        suffix = f".{os.getpid()}.{next(_FILE_NUMBERS)}"
+        suffix = f".{os.getpid()}.{next(_FILE_NUMBERS):06d}"  # zero-padded: names sort in opening order
         file = tbx.event_file_writer.EventsWriter(os.path.join(path, "events"), suffix)
         if self._purge_step is not None:
             event_pb2 = tbx.proto.event_pb2

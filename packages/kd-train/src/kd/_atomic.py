@@ -1,0 +1,32 @@
+"""`write_text_atomic`: a file is replaced whole or not at all, even when the process is killed mid-write.
+
+write_text_atomic(epath.Path(workdir) / "config.json", config_json)
+"""
+
+from __future__ import annotations
+
+import os
+
+from etils import epath
+
+
+def write_text_atomic(path: epath.PathLike, text: str) -> None:
+    """Writes `text` to a temporary file beside `path`, syncs it, then renames it over `path` (one step).
+
+    Readers see the old content or the new, never a part. Cloud paths (`gs://...`) are written directly:
+    their stores replace an object whole already.
+    """
+    path = epath.Path(path)
+    if "://" in str(path):
+        path.write_text(text)
+        return
+    partial = f"{os.fspath(path)}.tmp-{os.getpid()}"
+    try:
+        with open(partial, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(partial, os.fspath(path))
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
