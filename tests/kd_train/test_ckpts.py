@@ -342,7 +342,9 @@ def test_a_checkpoint_being_written_when_the_process_is_killed_is_never_restored
     complete, partial = _steps_on_disk(killed_workdir)
     ckpt = ckpts.Checkpointer(workdir=killed_workdir, save_interval_steps=1, max_to_keep=2)
     try:
-        with pytest.warns(ckpts.CheckpointWarning, match=r"incomplete checkpoint .*ckpt_\d+\.orbax-checkpoint-tmp"):
+        with pytest.warns(
+            ckpts.CheckpointWarning, match=r"incomplete checkpoint .*ckpt_\d+\.orbax-checkpoint-tmp"
+        ):
             state, data_state = ckpt.restore_latest({"step": jnp.int32(0), "w": jnp.zeros((64,))})
 
         assert int(state["step"]) not in partial
@@ -382,6 +384,48 @@ def test_the_leftover_of_an_incomplete_save_is_removed_once_warned_about(killed_
     assert _steps_on_disk(killed_workdir)[1] == set()
 
 
+def test_a_read_only_checkpointer_leaves_a_save_in_flight_alone(killed_workdir):
+    with ckpts.Checkpointer(workdir=killed_workdir, save_interval_steps=1, read_only=True) as ckpt:
+        complete = ckpt.all_steps()
+
+    assert list(complete) == _steps_on_disk(killed_workdir)[0]
+    assert _steps_on_disk(killed_workdir)[1]  # another process may still be writing it
+
+
+# Reading another process's checkpoints
+
+
+def test_read_only_deletes_nothing_and_refuses_to_save(make_ckpt):
+    _save_steps(make_ckpt, [1, 2, 3, 4], max_to_keep=None)
+    reader = make_ckpt(read_only=True, max_to_keep=1)
+
+    with pytest.raises(PermissionError, match=r"maybe_save\(step=5\): this Checkpointer is read_only"):
+        reader.maybe_save(5, state=_state())
+    reader.close()
+
+    assert make_ckpt().all_steps() == (1, 2, 3, 4)
+
+
+def test_read_only_without_a_checkpoint_folder_says_so(tmp_path):
+    ckpt = ckpts.Checkpointer(workdir=tmp_path / "not_yet", save_interval_steps=1, read_only=True)
+
+    with pytest.raises(FileNotFoundError, match="there is no checkpoint folder"):
+        ckpt.all_steps()
+    assert not (tmp_path / "not_yet").exists()
+
+
+def test_reload_sees_the_steps_another_checkpointer_saved(make_ckpt):
+    writer = make_ckpt(enable_async_checkpointing=False)
+    writer.maybe_save(1, state=_state())
+    reader = make_ckpt(read_only=True)
+    assert reader.all_steps() == (1,)
+
+    writer.maybe_save(2, state=_state())
+    reader.reload()
+
+    assert reader.all_steps() == (1, 2)
+
+
 # A checkpoint whose files were damaged after it was complete
 
 
@@ -403,7 +447,9 @@ def test_a_truncated_newest_checkpoint_falls_back_to_the_one_before_with_a_warni
         f.truncate(damaged.stat().st_size // 2)
 
     ckpt = make_ckpt()
-    with pytest.warns(ckpts.CheckpointWarning, match=r"ckpt_2 cannot be read .*restoring the checkpoint before"):
+    with pytest.warns(
+        ckpts.CheckpointWarning, match=r"ckpt_2 cannot be read .*restoring the checkpoint before"
+    ):
         state, data_state = ckpt.restore_latest(_state())
 
     _assert_trees_equal(state, _state(step=1))

@@ -8,6 +8,9 @@
     ckpt.close()
 
 `NoopCheckpointer` has the same interface and keeps nothing (the default without a workdir).
+`PartialLoader` (an `InitTransform`) warm-starts a run from parts of another run's checkpoint:
+
+    cfg.init_transform = kd.ckpts.PartialLoader(workdir="/runs/pretrain", new_to_old={"params.enc": "params.enc"})
 """
 
 from ._base import BaseCheckpointer as BaseCheckpointer
@@ -19,6 +22,10 @@ from ._errors import CheckpointReadError as CheckpointReadError
 from ._errors import CheckpointStructureError as CheckpointStructureError
 from ._errors import CheckpointWarning as CheckpointWarning
 from ._noop import NoopCheckpointer as NoopCheckpointer
+from ._partial_loader import InitTransform as InitTransform
+from ._partial_loader import PartialKauldronLoader as PartialKauldronLoader
+from ._partial_loader import PartialLoader as PartialLoader
+from ._partial_loader import PartialLoadError as PartialLoadError
 
 __all__ = [
     "CHECKPOINT_FOLDER_NAME",
@@ -28,6 +35,10 @@ __all__ = [
     "CheckpointStructureError",
     "CheckpointWarning",
     "Checkpointer",
+    "InitTransform",
     "NoopCheckpointer",
+    "PartialKauldronLoader",
+    "PartialLoadError",
+    "PartialLoader",
     "Restored",
 ]

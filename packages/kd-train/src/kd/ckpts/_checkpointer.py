@@ -68,6 +68,8 @@ class Checkpointer(_base.BaseCheckpointer):
       never_save_step_zero: Skip step 0 unless forced (it is the initial state).
       enable_async_checkpointing: Write in a background thread (the arrays are copied to host first,
         so the next train step may donate them).
+      read_only: Only read (another process's checkpoints, e.g. a running job's): nothing is saved,
+        deleted or cleaned up, and the folder is not created.
     """
 
     workdir: epath.PathLike | RootRef = ROOT_CFG_REF.workdir
@@ -79,6 +81,7 @@ class Checkpointer(_base.BaseCheckpointer):
     best_mode: str = "max"
     never_save_step_zero: bool = False
     enable_async_checkpointing: bool = True
+    read_only: bool = False
 
     def __post_init__(self) -> None:
         _positive_or_none("Checkpointer", "save_interval_steps", self.save_interval_steps, allow_none=False)
@@ -109,17 +112,25 @@ class Checkpointer(_base.BaseCheckpointer):
     @functools.cached_property
     def _manager(self) -> Any:
         directory = self.directory
-        for leftover in _orbax.incomplete_directories(directory):
+        if self.read_only and not directory.exists():
+            raise FileNotFoundError(
+                f"Checkpointer(read_only=True): there is no checkpoint folder {directory}."
+            )
+        for leftover in [] if self.read_only else _orbax.incomplete_directories(directory):
             warnings.warn(
                 f"Ignoring the incomplete checkpoint {leftover}: its save never completed (the process "
                 "writing it stopped first); it is removed and the newest complete checkpoint is used.",
                 _errors.CheckpointWarning,
                 stacklevel=3,
             )
+            _orbax.remove_directory(leftover)
         _quiet.hold()
         try:
             return _orbax.open_manager(
-                directory, json_names=_JSON_ITEMS, asynchronous=self.enable_async_checkpointing
+                directory,
+                json_names=_JSON_ITEMS,
+                asynchronous=self.enable_async_checkpointing,
+                read_only=self.read_only,
             )
         except BaseException:
             _quiet.release()
@@ -131,7 +142,9 @@ class Checkpointer(_base.BaseCheckpointer):
         values = {}
         for step in _orbax.steps(self._manager):
             info = self._read_info(step)
-            value = (info or {}).get("metrics", {}).get(self._best_key(info.get("metrics", {}) if info else {}))
+            value = (
+                (info or {}).get("metrics", {}).get(self._best_key(info.get("metrics", {}) if info else {}))
+            )
             if isinstance(value, (int, float)):
                 values[step] = float(value)
         return values
@@ -164,14 +177,14 @@ class Checkpointer(_base.BaseCheckpointer):
         where = f"step {step} in {self.directory}"
         try:
             on_disk = _orbax.state_metadata(manager, step)
-        except Exception as e:  # noqa: BLE001 - whatever orbax or tensorstore raise for damaged files
+        except Exception as e:
             raise self._read_error(step, e) from e
         _structure.check_matches(state, on_disk, where=where)
         try:
             restored, items = _orbax.restore(manager, step, template=state, json_names=(_DATA,))
         except FileNotFoundError:
             raise
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise self._read_error(step, e) from e
         return _base.Restored(restored, items.get(_DATA))
 
@@ -222,6 +235,8 @@ class Checkpointer(_base.BaseCheckpointer):
         once a newer one is complete.
         """
         step = int(step)
+        if self.read_only:
+            raise PermissionError(f"Checkpointer.maybe_save(step={step}): this Checkpointer is read_only.")
         manager = self._manager
         if step in manager.all_steps() or not (force or self.should_save(step)):
             return False
@@ -310,6 +325,11 @@ class Checkpointer(_base.BaseCheckpointer):
 
     def _set_aside(self, step: int, error: _errors.CheckpointReadError) -> None:
         """Moves an unreadable checkpoint out of the way (kept for inspection) and warns."""
+        if self.read_only:
+            warnings.warn(
+                f"{error} Restoring the checkpoint before it.", _errors.CheckpointWarning, stacklevel=3
+            )
+            return
         source = _orbax.step_directory(self.directory, step)
         target_folder = epath.Path(self.workdir) / UNREADABLE_FOLDER_NAME
         target_folder.mkdir(parents=True, exist_ok=True)
@@ -329,7 +349,7 @@ class Checkpointer(_base.BaseCheckpointer):
     def _read_info(self, step: int) -> dict[str, Any] | None:
         try:
             return _orbax.restore_json(self._manager, step, _INFO)
-        except Exception:  # noqa: BLE001 - a damaged info file only loses the metric of that step
+        except Exception:
             return None
 
     def _best_key(self, numbers: Mapping[str, Any]) -> str | None:
@@ -357,7 +377,7 @@ class Checkpointer(_base.BaseCheckpointer):
     def _apply_retention(self, *, upcoming: int | None) -> None:
         """Deletes the complete checkpoints retention no longer keeps, counting `upcoming` as the newest;
         the newest complete one always stays until `upcoming` is complete too."""
-        if self.max_to_keep is None:
+        if self.max_to_keep is None or self.read_only:
             return
         manager = self._manager
         complete = _orbax.steps(manager)

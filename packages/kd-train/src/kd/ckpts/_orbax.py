@@ -38,6 +38,11 @@ def incomplete_directories(directory: epath.Path) -> list[epath.Path]:
     return sorted(p for p in directory.iterdir() if _TMP_MARK in p.name)
 
 
+def remove_directory(path: epath.Path) -> None:
+    """Deletes a folder and what it holds (a leftover of an incomplete save)."""
+    path.rmtree(missing_ok=True)
+
+
 def open_manager(
     directory: epath.Path, *, json_names: Iterable[str], asynchronous: bool, read_only: bool = False
 ) -> ocp.CheckpointManager:
@@ -48,7 +53,6 @@ def open_manager(
         enable_async_checkpointing=asynchronous,
         create=not read_only,
         read_only=read_only,
-        cleanup_tmp_directories=not read_only,
     )
     handlers: dict[str, Any] = {STATE: ocp.StandardCheckpointHandler()}
     handlers.update({name: ocp.JsonCheckpointHandler() for name in json_names})

@@ -122,14 +122,16 @@ class PartialLoader(InitTransform):
 
     def transform(self, state: _T) -> _T:
         """`state = loader.transform(state)`: a new state with the mapped leaves read from the checkpoint."""
-        folder = checkpoints_folder(self.workdir)
-        # max_to_keep=None: closing a Checkpointer applies its retention, which must not touch this run.
+        folder = _checkpoints_folder(self.workdir)
+        # read_only: the source run may still be training; nothing of it is cleaned up or deleted.
         with _checkpointer.Checkpointer(
-            workdir=folder.parent, save_interval_steps=1, max_to_keep=None, enable_async_checkpointing=False
+            workdir=folder.parent, save_interval_steps=1, read_only=True, enable_async_checkpointing=False
         ) as source:
             steps = source.all_steps()
             if not steps:
-                raise FileNotFoundError(f"PartialLoader(workdir={self.workdir!r}): no checkpoint in {folder}.")
+                raise FileNotFoundError(
+                    f"PartialLoader(workdir={self.workdir!r}): no checkpoint in {folder}."
+                )
             step = steps[-1] if self.step == _LATEST else self.step
             if step not in steps:
                 raise FileNotFoundError(
@@ -151,8 +153,8 @@ PartialKauldronLoader = PartialLoader
 """Kauldron's name for `PartialLoader`."""
 
 
-def checkpoints_folder(workdir: epath.PathLike) -> epath.Path:
-    """`checkpoints_folder("/runs/pretrain")` -> `/runs/pretrain/checkpoints`; FileNotFoundError if absent.
+def _checkpoints_folder(workdir: epath.PathLike) -> epath.Path:
+    """`_checkpoints_folder("/runs/pretrain")` -> `/runs/pretrain/checkpoints`; FileNotFoundError if absent.
 
     A path that is itself a `checkpoints` folder is returned as is.
     """
@@ -183,7 +185,9 @@ def load_partial(
     orbax gives it back without a template. `source` names it in errors. The input state is not changed.
     """
     mapping = _checked_new_to_old(new_to_old)
-    model_globs = [kontext.GlobPath.from_str(g) for g in _checked_globs("ignore_model_keys", ignore_model_keys)]
+    model_globs = [
+        kontext.GlobPath.from_str(g) for g in _checked_globs("ignore_model_keys", ignore_model_keys)
+    ]
     restored_globs = [
         kontext.GlobPath.from_str(g) for g in _checked_globs("ignore_restored_keys", ignore_restored_keys)
     ]
@@ -198,12 +202,12 @@ def load_partial(
         old_prefix = old.first_non_glob_parent.parts
         selected = model.select(new)
         if selected is None:
-            mapping_problems.append((new_text, f"a new_to_old key, {_not_in(new, model, 'model')}"))
+            mapping_problems.append((new_text, _not_in(new, model, "model", "a new_to_old key")))
             continue
         if ckpt.node(old_prefix) is None:
             if any(not _matches_any(model.paths[i], rel, model_globs) for i, rel in selected):
-                where = f"the new_to_old value for {new_text!r}"
-                mapping_problems.append((old_text, f"{where}, {_not_in(old, ckpt, 'checkpoint')}"))
+                role = f"the new_to_old value for {new_text!r}"
+                mapping_problems.append((old_text, _not_in(old, ckpt, "checkpoint", role)))
             continue
         for i, rel in selected:
             old_parts = (*old_prefix, *rel)
@@ -216,31 +220,30 @@ def load_partial(
 
     leaf_problems: list[tuple[str, str]] = []
     assigned: dict[int, int] = {}
+    unread: list[str] | None = None  # where a missing leaf's suggestion is looked for: unread leaves
     for i in sorted(requests):
         old_parts, rel = requests[i]
-        path, leaf = _text(model.paths[i]), model.leaves[i]
+        leaf, j = model.leaves[i], ckpt.leaf_at(old_parts)
+        if j is not None and _structure._shape(leaf) == _structure._shape(ckpt.leaves[j]):
+            assigned[i] = j
+            continue
+        if j is None and _matches_any(model.paths[i], rel, model_globs):
+            continue
         looked_for = "" if model.paths[i] == old_parts else f" (looked for '{_text(old_parts)}')"
-        j = ckpt.leaf_at(old_parts)
-        if j is None:
-            if _matches_any(model.paths[i], rel, model_globs):
-                continue
-            if isinstance(ckpt.node(old_parts), dict):
-                leaf_problems.append((path, f"an array in the model but a sub-tree in the checkpoint{looked_for}"))
-                continue
-            hint = _did_you_mean(_text(old_parts), [_text(p) for p in ckpt.paths])
-            leaf_problems.append((path, f"in the model but not in the checkpoint{looked_for}{hint}"))
-            continue
-        stored = ckpt.leaves[j]
-        if _structure._shape(leaf) != _structure._shape(stored):
-            leaf_problems.append(
-                (
-                    path,
-                    f"shape {_structure._describe(leaf)} in the model but {_structure._describe(stored)} "
-                    f"in the checkpoint{looked_for}",
-                )
+        if j is not None:
+            stored = _structure._describe(ckpt.leaves[j])
+            what = (
+                f"shape {_structure._describe(leaf)} in the model but {stored} in the checkpoint{looked_for}"
             )
-            continue
-        assigned[i] = j
+        elif isinstance(ckpt.node(old_parts), dict):
+            what = f"an array in the model but a sub-tree in the checkpoint{looked_for}"
+        else:
+            if unread is None:  # a leaf the checkpoint names differently is one nothing reads
+                unread = [_text(p) for k, p in enumerate(ckpt.paths) if k not in consumed]
+            what = (
+                f"in the model but not in the checkpoint{looked_for}{_did_you_mean(_text(old_parts), unread)}"
+            )
+        leaf_problems.append((_text(model.paths[i]), what))
 
     unused_problems = [
         (_text(ckpt.paths[j]), "in the checkpoint below a mapped path, but loaded into nothing")
@@ -434,7 +437,9 @@ def _checked_path(where: str, path: Any) -> str:
     if isinstance(path, kontext.AbstractPath):
         path = str(path)
     if not isinstance(path, str):
-        raise TypeError(f"PartialLoader.{where}: expected a path string, got {type(path).__name__}: {path!r}.")
+        raise TypeError(
+            f"PartialLoader.{where}: expected a path string, got {type(path).__name__}: {path!r}."
+        )
     try:
         kontext.GlobPath.from_str(path)
     except ValueError as e:  # kontext.PathSyntaxError
@@ -458,12 +463,14 @@ def _did_you_mean(target: str, candidates: Sequence[str]) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
-def _not_in(path: kontext.GlobPath, tree: _Tree, what: str) -> str:
-    """Why `path` names nothing in `tree` ("is not in the model; did you mean ...?")."""
+def _not_in(path: kontext.GlobPath, tree: _Tree, what: str, role: str) -> str:
+    """Why `path` names nothing in `tree`: "not in the model (a new_to_old key); did you mean ...?"."""
     prefix = path.first_non_glob_parent.parts
     if len(prefix) < len(path.parts) and tree.node(prefix) is not None:
-        return f"matches nothing in the {what} below '{_text(prefix)}'"
-    return f"'{_text(prefix)}' is not in the {what}{_did_you_mean(_text(prefix), tree.node_paths())}"
+        return f"matches nothing in the {what} below '{_text(prefix)}' ({role})"
+    if len(prefix) < len(path.parts):
+        return f"'{_text(prefix)}' is not in the {what} ({role}){_did_you_mean(_text(prefix), tree.node_paths())}"
+    return f"not in the {what} ({role}){_did_you_mean(_text(prefix), tree.node_paths())}"
 
 
 def _message(problems: Sequence[tuple[str, str]], source: str) -> str:

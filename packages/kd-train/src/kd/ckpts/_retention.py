@@ -1,8 +1,8 @@
 """Which checkpoints to keep: the newest few, every `keep_period`-th, and the best by a metric.
 
-    kept = steps_to_keep([100, 200, 300, 400], max_to_keep=2, keep_period=200,
-                         metric={100: 0.9, 300: 0.7}, best_mode="max")
-    # {300, 400} newest, {200, 400} period, {100} best  ->  {100, 200, 300, 400}
+kept = steps_to_keep([100, 200, 300, 400], max_to_keep=2, keep_period=200,
+                     metric={100: 0.9, 300: 0.7}, best_mode="max")
+# {300, 400} newest, {200, 400} period, {100} best  ->  {100, 200, 300, 400}
 """
 
 from __future__ import annotations
