@@ -113,3 +113,23 @@ def test_init_transform_is_not_applied_to_a_restored_state(tmp_path):
     _trainer(tmp_path, init_transform=transform).train()
 
     assert calls == [0]
+
+
+def test_a_truncated_newest_checkpoint_makes_the_rerun_resume_from_the_previous_one(tmp_path):
+    straight, _ = _trainer(tmp_path / "straight").train()
+    _trainer(
+        tmp_path / "run", stop_after_steps=6, checkpointer=kd.ckpts.Checkpointer(save_interval_steps=2)
+    ).train()
+    newest = tmp_path / "run" / "checkpoints" / "ckpt_6"
+    largest = max((p for p in newest.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
+    largest.write_bytes(largest.read_bytes()[: largest.stat().st_size // 2])
+
+    with pytest.warns(kd.ckpts.CheckpointWarning, match="ckpt_6 cannot be read"):
+        resumed, _ = _trainer(
+            tmp_path / "run", checkpointer=kd.ckpts.Checkpointer(save_interval_steps=2)
+        ).train()
+
+    for a, b in zip(jax.tree.leaves(resumed), jax.tree.leaves(straight), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    train_steps = [r["step"] for r in _rows(tmp_path / "run") if "losses/total" in r]
+    assert train_steps == [1, 8]  # log_metrics_every=100: the first and the last step
