@@ -76,6 +76,25 @@ class ShardingStrategy:
         about 10x cheaper than `device_put` on CPU), on several `put_batch(batch)`."""
         return batch if self._single_device else self.put_batch(batch)
 
+    def step_inputs(self, stacked: Any) -> Any:
+        """What a fused call should receive: batches stacked on a new first axis, each split like one batch."""
+        if self._single_device:
+            if jax.devices()[0].platform == "cpu":
+                return stacked  # the call copies host arrays itself, cheaper than device_put on CPU
+            return jax.device_put(stacked)  # starts the transfer now, while the previous call runs
+        sharding = self.batch_sharding
+        if not isinstance(sharding, NamedSharding):
+            raise ValueError(
+                f"ShardingStrategy.ds={self.ds!r}: fused steps need a NamedSharding for batches on several "
+                "devices; set Trainer.steps_per_call=1"
+            )
+        stacked_sharding = NamedSharding(sharding.mesh, PartitionSpec(None, *sharding.spec))
+        if jax.process_count() == 1:
+            return jax.device_put(stacked, stacked_sharding)
+        return jax.tree.map(
+            lambda x: jax.make_array_from_process_local_data(stacked_sharding, np.asarray(x)), stacked
+        )
+
     def put_batch(self, batch: Any) -> Any:
         """This host's rows of the global batch, as global arrays sharded by `ds`."""
         sharding = self.batch_sharding

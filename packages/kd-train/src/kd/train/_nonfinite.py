@@ -39,7 +39,14 @@ class NonFiniteWatch:
         self._pending: list[tuple[int, Mapping[str, Any]]] = []
 
     def add(self, step: int, loss_states: Mapping[str, Any]) -> None:
+        """The loss states of the update that reached `step`."""
         self._pending.append((step, loss_states))
+        if len(self._pending) >= _MAX_PENDING:
+            self.check()
+
+    def add_fused(self, first_step: int, num_steps: int, stacked: Mapping[str, Any]) -> None:
+        """The loss states of a fused call (stacked on a first axis) whose updates reached `first_step` ..."""
+        self._pending.append((first_step, (num_steps, stacked)))
         if len(self._pending) >= _MAX_PENDING:
             self.check()
 
@@ -51,9 +58,9 @@ class NonFiniteWatch:
         host = jax.device_get([states for _, states in pending])
         bad: list[tuple[int, dict[str, float]]] = []
         for (step, _), states in zip(pending, host, strict=True):
-            values = {name: float(np.asarray(state.compute())) for name, state in states.items()}
-            if not all(math.isfinite(v) for v in values.values()):
-                bad.append((step, values))
+            for offset, values in enumerate(_values(states)):
+                if not all(math.isfinite(v) for v in values.values()):
+                    bad.append((step + offset, values))
         if not bad:
             return
         if self.policy == "stop":
@@ -81,6 +88,20 @@ class NonFiniteWatch:
             "Lower the learning rate, clip the gradients or check the data; or set "
             "Trainer.on_nonfinite_loss='skip' to skip such updates."
         )
+
+
+def _values(states: Any) -> list[dict[str, float]]:
+    """Each update's loss values: one dict for a step's states, `num_steps` for a fused call's stacked ones."""
+    if isinstance(states, tuple):
+        num_steps, stacked = states
+        return [
+            {
+                name: float(np.asarray(jax.tree.map(lambda x, i=i: x[i], state).compute()))
+                for name, state in stacked.items()
+            }
+            for i in range(num_steps)
+        ]
+    return [{name: float(np.asarray(state.compute())) for name, state in states.items()}]
 
 
 def _describe(values: dict[str, float]) -> str:

@@ -67,9 +67,9 @@ class Progress:
                 )
                 _ACTIVE.append(self.bar)
 
-        def step(self) -> None:
+        def step(self, n: int = 1) -> None:
             if self.bar is not None:
-                self.bar.update(1)
+                self.bar.update(n)
 
         def logged(self, values: Mapping[str, Any]) -> None:
             if self.bar is None:

@@ -54,6 +54,7 @@ class TrainStep:
         self.capture = InterestFilter(_all_paths(self.losses, self.metrics, self.summaries))
         self.num_traces: Counter[tuple[Any, bool]] = Counter()
         self._jitted: dict[tuple[bool, bool], Any] = {}
+        self._jitted_fused: Any = None
         self._jitted_init: Any = None
         self._jitted_eval: Any = None
 
@@ -135,6 +136,40 @@ class TrainStep:
         if fn is None:
             fn = self._jitted[variant] = jax.jit(lambda s, b: self._step(s, b, *variant), donate_argnums=(0,))
         return fn(state, batch)
+
+    def fused_steps(self, state: TrainState, batches: Any, num_steps: int) -> tuple[TrainState, Any]:
+        """`num_steps` updates in one compiled call: `batches` stacks K batches on a new first axis, and the
+        first `num_steps` of them (at most K) are trained on, in order; the rest are not used.
+
+        Usage: `state, losses = trainstep.fused_steps(state, stacked, 7)`; `losses` holds each step's loss
+        states stacked (`[K, ...]`; the entries past `num_steps` are zeros). The parameters equal those of
+        `num_steps` calls of `step`, bit for bit: each update is the same computation (under `lax.cond`, which
+        compiles it on its own), and the batches' K sets the compiled shape, so any `num_steps <= K` reuses
+        one compile. `state` is donated.
+        """
+        if self._jitted_fused is None:
+            self._jitted_fused = jax.jit(self._fused_steps, donate_argnums=(0,))
+        return self._jitted_fused(state, batches, jnp.asarray(num_steps, jnp.int32))
+
+    def _fused_steps(self, state: TrainState, batches: Any, num_steps: jax.Array) -> tuple[TrainState, Any]:
+        self.num_traces[("fused", False)] += 1
+        first = jax.tree.map(lambda x: x[0], batches)
+        loss_specs = jax.eval_shape(lambda s, b: self._update(s, b)[1].loss_states, state, first)
+
+        def body(carry: TrainState, inputs: tuple[Any, jax.Array]) -> tuple[TrainState, Any]:
+            batch, index = inputs
+
+            def run(current: TrainState) -> tuple[TrainState, Any]:
+                new_state, context = self._update(current, batch)
+                return new_state, context.loss_states
+
+            def skip(current: TrainState) -> tuple[TrainState, Any]:
+                return current, jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), loss_specs)
+
+            return jax.lax.cond(index < num_steps, run, skip, carry)
+
+        count = jax.tree.leaves(batches)[0].shape[0]
+        return jax.lax.scan(body, state, (batches, jnp.arange(count, dtype=jnp.int32)))
 
     def _step(
         self, state: TrainState, batch: Any, return_metrics: bool, return_summaries: bool

@@ -31,6 +31,7 @@ from kd import ckpts, sharding, writers
 from kd.train._build_model import build_model
 from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
+from kd.train._fusing import MAX_STEPS_PER_CALL, fused_size, stack_batches, steps_until_boundary
 from kd.train._inspect import parameter_table
 from kd.train._model import InterestFilter, as_model
 from kd.train._nonfinite import POLICIES as NONFINITE_POLICIES
@@ -85,6 +86,9 @@ class Trainer:
       aux: free values for `cfg.ref.aux...` and `ROOT_CFG_REF.aux...`.
       progress: `kd.train.Progress`: the terminal bar (default: shown when stderr is a terminal).
       profiler: `kd.train.Profiler` to trace a few steps into `<workdir>/profile`; None (default) traces nothing.
+      steps_per_call: updates per compiled call (a `lax.scan` over stacked batches); None (default) chooses:
+        up to 128, within 64 MB of stacked batches, never past a step that logs, evaluates or checkpoints.
+        1 runs one jitted step per update. The parameters are the same bits either way.
       on_nonfinite_loss: `"stop"` (default): a NaN or infinite loss raises `kd.train.NonFiniteLossError` naming
         the step and the losses, before anything computed from it is logged or checkpointed; `"skip"`: such
         an update is not applied (the state stays as it was, the data moves on) and is reported.
@@ -114,6 +118,7 @@ class Trainer:
     progress: Any = None
     profiler: Any = None
     on_nonfinite_loss: str = "stop"
+    steps_per_call: int | None = None
 
     # konfig hands the model over unbuilt: an NNX class is built here, with the run's RNG streams.
     __konfig_resolve_exclude_fields__ = ("model",)
@@ -273,20 +278,37 @@ class Trainer:
             logged: dict[str, Any] = {}
             last_log_time, last_log_step = time.perf_counter(), step
             bar = self.progress.start(total=stop, initial=step)
+            fused = fused_size(
+                self.steps_per_call, self.element_spec, log_metrics_every=self.log_metrics_every
+            )
             while step < stop:
-                batch = self.sharding.step_input(_next(data, step))
-                step += 1
-                log_metrics = _due(step, self.log_metrics_every, last_step)
-                log_summaries = bool(self.train_summaries) and _due(step, self.log_summaries_every, last_step)
+                # One call group: fused updates up to the next step that logs, evaluates or saves (or `stop`);
+                # a step that returns metrics or summaries runs on its own.
+                n = steps_until_boundary(step, stop=stop, limit=fused, is_boundary=self._is_boundary)
+                end = step + n
+                log_metrics = _due(end, self.log_metrics_every, last_step)
+                log_summaries = bool(self.train_summaries) and _due(end, self.log_summaries_every, last_step)
+                in_fused = n - 1 if (log_metrics or log_summaries or fused == 1) else n
                 if profiler is not None:
-                    profiler.before_step(step)
-                state, aux = self.trainstep.step(
-                    state, batch, return_metrics=log_metrics, return_summaries=log_summaries
-                )
-                watch.add(step, aux.loss_states)
+                    for s in range(step + 1, end + 1):
+                        profiler.before_step(s)
+                if in_fused:
+                    batches = [_next(data, step + i) for i in range(in_fused)]
+                    stacked = self.sharding.step_inputs(stack_batches(batches, fused))
+                    state, losses = self.trainstep.fused_steps(state, stacked, in_fused)
+                    watch.add_fused(step + 1, in_fused, losses)
+                    step += in_fused
+                if step < end:
+                    batch = self.sharding.step_input(_next(data, step))
+                    step += 1
+                    state, aux = self.trainstep.step(
+                        state, batch, return_metrics=log_metrics, return_summaries=log_summaries
+                    )
+                    watch.add(step, aux.loss_states)
                 if profiler is not None:
-                    profiler.after_step(step, state)
-                bar.step()
+                    for s in range(end - n + 1, end + 1):
+                        profiler.after_step(s, state)
+                bar.step(n)
                 preempted = preemption.requested
                 save = step == stop or preempted or checkpointer.should_save(step)
                 if log_metrics or log_summaries or save or self._evals_due(step, last_step):
@@ -371,6 +393,16 @@ class Trainer:
                 stacklevel=3,
             )
         return state, data, info
+
+    def _is_boundary(self, step: int) -> bool:
+        """Whether `step` logs, evaluates or checkpoints: a fused call group ends there."""
+        last_step = self.num_train_steps
+        return (
+            _due(step, self.log_metrics_every, last_step)
+            or (bool(self.train_summaries) and _due(step, self.log_summaries_every, last_step))
+            or self._evals_due(step, last_step)
+            or self.checkpointer.should_save(step)
+        )
 
     def _evals_due(self, step: int, last_step: int) -> bool:
         return any(e.run.should_run(step, last_step=last_step) for e in self.evals.values())
@@ -468,6 +500,11 @@ def _check_fields(trainer: Trainer) -> None:
         value = getattr(trainer, field)
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             problems.append(f"{field}: expected a positive int, got {value!r}")
+    value = trainer.steps_per_call
+    if value is not None and (type(value) is not int or not 1 <= value <= MAX_STEPS_PER_CALL * 8):
+        problems.append(
+            f"steps_per_call: expected None or an int in [1, {MAX_STEPS_PER_CALL * 8}], got {value!r}"
+        )
     if trainer.on_nonfinite_loss not in NONFINITE_POLICIES:
         problems.append(f"on_nonfinite_loss: expected 'stop' or 'skip', got {trainer.on_nonfinite_loss!r}")
     if not isinstance(trainer.rng_streams, RngStreams):

@@ -1,0 +1,116 @@
+"""Fused steps: K updates per compiled call give the same bits as K single steps, and logs, evaluations and
+checkpoints still happen at exactly the steps asked for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jax
+import kd
+import numpy as np
+import pytest
+import train_fixtures as lib
+
+FIELDS = dict(
+    model=lib.BatchNormed(),  # batch statistics: a collection updated every step
+    train_ds=lib.Regression(num_batches=5),
+    num_train_steps=23,
+    log_metrics_every=6,
+    eval_ds=lib.Regression(num_epochs=1, seed=3),
+    evals={"eval": kd.evals.Evaluator(run=kd.evals.EveryNSteps(7))},
+)
+
+
+def _run(tmp_path: Path | None = None, **fields):
+    writer = kd.writers.InMemoryWriter()
+    trainer = lib.make_trainer(**{**FIELDS, "writer": writer, **fields})
+    if tmp_path is not None:
+        trainer = lib.make_trainer(
+            **{**FIELDS, "writer": writer, **fields},
+            workdir=str(tmp_path),
+            checkpointer=kd.ckpts.Checkpointer(save_interval_steps=5, max_to_keep=None),
+        )
+    state, logged = trainer.train()
+    return trainer, state, writer
+
+
+def _assert_same_bits(a, b) -> None:
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+@pytest.mark.parametrize("steps_per_call", [None, 4, 64])
+def test_fused_steps_give_the_bits_of_single_steps(steps_per_call):
+    _, single, _ = _run(steps_per_call=1)
+    _, fused, _ = _run(steps_per_call=steps_per_call)
+
+    assert int(fused.step) == int(single.step) == 23
+    _assert_same_bits(
+        (fused.params, fused.collections, fused.opt_state),
+        (single.params, single.collections, single.opt_state),
+    )
+
+
+def test_the_trainer_fuses_by_default_and_compiles_the_fused_call_once():
+    trainer, _, _ = _run()
+
+    traces = {variant: n for variant, n in trainer.trainstep.num_traces.items() if variant[0] != "eval"}
+    assert traces == {("fused", False): 1, (False, False): 1}  # the fused call, and the logging steps' step
+
+
+def test_logs_and_evaluations_land_on_the_steps_asked_for():
+    _, _, single = _run(steps_per_call=1)
+    _, _, fused = _run(steps_per_call=4)
+
+    assert [s for s, _ in fused.scalars["losses/total"]] == [1, 6, 12, 18, 23]
+    assert [s for s, _ in fused.scalars["eval/losses/total"]] == [0, 7, 14, 21, 23]
+    assert fused.scalars["losses/total"] == single.scalars["losses/total"]
+    assert fused.scalars["eval/losses/total"] == single.scalars["eval/losses/total"]
+
+
+def test_checkpoints_land_on_the_steps_asked_for(tmp_path):
+    _run(tmp_path, steps_per_call=8)
+
+    with kd.ckpts.Checkpointer(workdir=str(tmp_path), save_interval_steps=5, read_only=True) as ckpt:
+        assert ckpt.all_steps() == (5, 10, 15, 20, 23)
+        data_position = [
+            ckpt.restore(lib.make_trainer(**FIELDS).state_specs, step=s).data_state for s in (5, 10)
+        ]
+    assert data_position == [{"position": 5}, {"position": 10}]
+
+
+def test_a_resumed_fused_run_ends_as_an_uninterrupted_one(tmp_path):
+    _, straight, _ = _run(steps_per_call=1)
+    _run(tmp_path, stop_after_steps=11)
+    _, resumed, _ = _run(tmp_path)
+
+    _assert_same_bits((resumed.params, resumed.opt_state), (straight.params, straight.opt_state))
+
+
+def test_a_nan_inside_a_fused_call_names_its_step():
+    poisoned = lib.PoisonedRegression(num_batches=5, poisoned=(8,))  # the batch of step 9
+
+    with pytest.raises(kd.train.NonFiniteLossError, match=r"^step 9: the loss is not finite"):
+        _run(train_ds=poisoned, steps_per_call=16, evals={})
+
+
+def test_skip_inside_a_fused_call_keeps_the_state_as_single_steps_do():
+    poisoned = lib.PoisonedRegression(num_batches=5, poisoned=(3, 8))
+    fields = dict(train_ds=poisoned, on_nonfinite_loss="skip", evals={})
+    _, single, _ = _run(steps_per_call=1, **fields)
+    _, fused, _ = _run(steps_per_call=16, **fields)
+
+    _assert_same_bits((fused.params, fused.opt_state), (single.params, single.opt_state))
+
+
+def test_the_progress_bar_counts_every_fused_step(capsys):
+    lib.make_trainer(**FIELDS, progress=kd.train.Progress(enabled=True), steps_per_call=8).train()
+
+    assert "23/23" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", [0, -1, 2.5, True])
+def test_steps_per_call_must_be_a_positive_int(value):
+    with pytest.raises(kd.train.ConfigError, match=r"steps_per_call: expected None or an int"):
+        lib.make_trainer(steps_per_call=value)
