@@ -3,7 +3,6 @@ checkpoints still happen at exactly the steps asked for."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import jax
@@ -24,14 +23,13 @@ FIELDS = dict(
 
 def _run(tmp_path: Path | None = None, **fields):
     writer = kd.writers.InMemoryWriter()
-    trainer = lib.make_trainer(**{**FIELDS, "writer": writer, **fields})
+    saving = {}
     if tmp_path is not None:
-        trainer = lib.make_trainer(
-            **{**FIELDS, "writer": writer, **fields},
-            workdir=str(tmp_path),
-            checkpointer=kd.ckpts.Checkpointer(save_interval_steps=5, max_to_keep=None),
+        saving = dict(
+            workdir=str(tmp_path), checkpointer=kd.ckpts.Checkpointer(save_interval_steps=5, max_to_keep=None)
         )
-    state, logged = trainer.train()
+    trainer = lib.make_trainer(**{**FIELDS, "writer": writer, **saving, **fields})
+    state, _ = trainer.train()
     return trainer, state, writer
 
 
