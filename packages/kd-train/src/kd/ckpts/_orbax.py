@@ -13,13 +13,26 @@ it once complete, so a listed step is always whole.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
-import orbax.checkpoint as ocp
 from etils import epath
+
+if TYPE_CHECKING:
+    import orbax.checkpoint as ocp
+
+
+@functools.cache
+def _ocp() -> Any:
+    """orbax.checkpoint, imported on first use: `import kd.train` does not pay for it (~230 modules)."""
+    import orbax.checkpoint
+
+    return orbax.checkpoint
+
 
 STEP_PREFIX = "ckpt"
 STATE = "state"
@@ -47,16 +60,16 @@ def open_manager(
     directory: epath.Path, *, json_names: Iterable[str], asynchronous: bool, read_only: bool = False
 ) -> ocp.CheckpointManager:
     """An orbax CheckpointManager over `directory` that keeps every step (kd.ckpts decides deletions)."""
-    options = ocp.CheckpointManagerOptions(
+    options = _ocp().CheckpointManagerOptions(
         max_to_keep=None,
         step_prefix=STEP_PREFIX,
         enable_async_checkpointing=asynchronous,
         create=not read_only,
         read_only=read_only,
     )
-    handlers: dict[str, Any] = {STATE: ocp.StandardCheckpointHandler()}
-    handlers.update({name: ocp.JsonCheckpointHandler() for name in json_names})
-    return ocp.CheckpointManager(directory, options=options, item_handlers=handlers)
+    handlers: dict[str, Any] = {STATE: _ocp().StandardCheckpointHandler()}
+    handlers.update({name: _ocp().JsonCheckpointHandler() for name in json_names})
+    return _ocp().CheckpointManager(directory, options=options, item_handlers=handlers)
 
 
 def steps(manager: ocp.CheckpointManager) -> list[int]:
@@ -72,10 +85,10 @@ def save(
     manager: ocp.CheckpointManager, step: int, *, state: Any, json_items: Mapping[str, Mapping[str, Any]]
 ) -> bool:
     """Starts writing `step` (in the background when the manager is asynchronous); waits for the previous save."""
-    items: dict[str, Any] = {STATE: ocp.args.StandardSave(state)}
-    items.update({name: ocp.args.JsonSave(dict(value)) for name, value in json_items.items()})
+    items: dict[str, Any] = {STATE: _ocp().args.StandardSave(state)}
+    items.update({name: _ocp().args.JsonSave(dict(value)) for name, value in json_items.items()})
     with jax.transfer_guard("allow"):  # saving copies the arrays to host on purpose
-        return bool(manager.save(int(step), args=ocp.args.Composite(**items), force=True))
+        return bool(manager.save(int(step), args=_ocp().args.Composite(**items), force=True))
 
 
 def item_names(manager: ocp.CheckpointManager, step: int) -> set[str]:
@@ -101,9 +114,9 @@ def restore(
     """`(state, {json name: value})` of `step`: the state has the template's tree, shapes, dtypes and shardings."""
     present = item_names(manager, step)
     names = [name for name in json_names if name in present]
-    items: dict[str, Any] = {STATE: ocp.args.StandardRestore(jax.tree.map(_restore_target, template))}
-    items.update({name: ocp.args.JsonRestore() for name in names})
-    restored = manager.restore(int(step), args=ocp.args.Composite(**items))
+    items: dict[str, Any] = {STATE: _ocp().args.StandardRestore(jax.tree.map(_restore_target, template))}
+    items.update({name: _ocp().args.JsonRestore() for name in names})
+    restored = manager.restore(int(step), args=_ocp().args.Composite(**items))
     return restored[STATE], {name: restored[name] for name in names}
 
 
@@ -111,12 +124,14 @@ def restore_json(manager: ocp.CheckpointManager, step: int, name: str) -> dict[s
     """One JSON item of `step`, or None when that step has none."""
     if name not in item_names(manager, step):
         return None
-    return manager.restore(int(step), args=ocp.args.Composite(**{name: ocp.args.JsonRestore()}))[name]
+    return manager.restore(int(step), args=_ocp().args.Composite(**{name: _ocp().args.JsonRestore()}))[name]
 
 
 def restore_raw(manager: ocp.CheckpointManager, step: int) -> Any:
     """The saved state without a template: dataclasses and named tuples as dicts, tuples as lists."""
-    return manager.restore(int(step), args=ocp.args.Composite(**{STATE: ocp.args.StandardRestore()}))[STATE]
+    return manager.restore(int(step), args=_ocp().args.Composite(**{STATE: _ocp().args.StandardRestore()}))[
+        STATE
+    ]
 
 
 def delete(manager: ocp.CheckpointManager, step: int) -> None:
@@ -133,5 +148,8 @@ def close(manager: ocp.CheckpointManager) -> None:
 
 
 def source_directory() -> str:
-    """orbax's installed folder (its log records are recognised by their file paths)."""
-    return os.path.dirname(ocp.__file__) + os.sep
+    """orbax's installed folder (its log records are recognised by their file paths), found without importing it."""
+    spec = importlib.util.find_spec("orbax.checkpoint")
+    if spec is None or not spec.submodule_search_locations:
+        return os.sep + "orbax-checkpoint-not-installed" + os.sep
+    return os.path.join(next(iter(spec.submodule_search_locations)), "")
