@@ -137,7 +137,7 @@ def test_evaluator_averages_over_every_example_of_every_batch():
         metrics={"mean_y": kd.metrics.Average(values="batch.y")},
     )
     state = trainer.init_state()
-    values = evaluator.evaluate(state, step=0).compute()
+    values = evaluator.evaluate(state, step=0)
     params = jax.device_get(state.params)
     x, y = (np.concatenate([b[k] for b in batches]) for k in ("x", "y"))
     np.testing.assert_allclose(values["losses/l2"], np.mean((_mlp(params, x) - y) ** 2), rtol=1e-5)
@@ -146,7 +146,7 @@ def test_evaluator_averages_over_every_example_of_every_batch():
 
 def test_evaluator_uses_the_trainer_losses_by_default():
     trainer, evaluator = _evaluator(ds=Counting(_batches([4])))
-    assert set(evaluator.evaluate(trainer.init_state(), step=0).compute()) == {"losses/l2", "losses/total"}
+    assert set(evaluator.evaluate(trainer.init_state(), step=0)) == {"losses/l2", "losses/total"}
 
 
 def test_evaluator_runs_the_model_in_eval_mode():
@@ -156,7 +156,7 @@ def test_evaluator_runs_the_model_in_eval_mode():
         train_losses={"id": lib.MSE(preds="preds", targets="batch.x")},
         evals={"val": kd.evals.Evaluator(ds=Counting(_batches([8])))},
     )
-    values = trainer.evals["val"].evaluate(trainer.init_state(), step=0).compute()
+    values = trainer.evals["val"].evaluate(trainer.init_state(), step=0)
     assert values["losses/id"] == 0.0
 
 
@@ -215,7 +215,7 @@ def test_cache_reads_the_evaluation_data_once_and_gives_the_same_values():
     values = [value for _, value in trainer.writer.scalars["e/losses/l2"]]
     assert counting.passes == 1 and len(values) == 3  # steps 0, 2, 4: one read of the data
     state = trainer.init_state()
-    assert trainer.evals["e"].evaluate(state, 0).compute() == trainer.evals["e"].evaluate(state, 0).compute()
+    assert trainer.evals["e"].evaluate(state, 0) == trainer.evals["e"].evaluate(state, 0)
 
 
 def test_an_evaluator_name_is_the_prefix_of_its_values():

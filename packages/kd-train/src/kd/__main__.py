@@ -1,4 +1,4 @@
-"""`python -m kd`: the `kd-train` command (train, inspect, plot, diff)."""
+"""`python -m kd`: the `kd-train` command (train, inspect, eval, plot, diff)."""
 
 import sys
 

@@ -1,4 +1,4 @@
-"""kd.cli: the `kd-train` command (also `python -m kd`): train, inspect, plot, diff.
+"""kd.cli: the `kd-train` command (also `python -m kd`): train, inspect, eval, plot, diff.
 
 kd-train --cfg=examples/digits.py --cfg.num_train_steps=300 --cfg.workdir=/tmp/run
 """

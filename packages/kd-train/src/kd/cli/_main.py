@@ -1,17 +1,21 @@
-"""`kd-train`: train a config, inspect it, plot runs, diff runs.
+"""`kd-train`: train a config, inspect it, evaluate its checkpoints, plot runs, diff runs.
 
     kd-train --cfg=examples/digits.py --cfg.num_train_steps=300 --cfg.workdir=/tmp/run
     kd-train --cfg=examples/digits.py --sweep=lr            # each item of sweep_lr() in /tmp/run/<item>
     kd-train inspect --cfg=examples/digits.py              # shapes, parameters, FLOPs, memory; no training
+    kd-train eval --workdir=/tmp/run --evals=val      # each checkpoint of the run, as it appears
     kd-train plot /tmp/run_a /tmp/run_b --out=curves.png
     kd-train diff /tmp/run_a /tmp/run_b
 
-Exit codes: 0 done; 2 a config or usage error, printed as one paragraph (no traceback).
+Exit codes: 0 done; 2 a config or usage error, printed as one paragraph (no traceback); 1 `eval` gave up
+waiting (--timeout_seconds).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import json
 import os
 import re
 import sys
@@ -27,12 +31,16 @@ from ._errors import CliError
 USAGE = """\
 usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NAME]|all] [--profile] [--force]
        kd-train inspect --cfg=CONFIG.py [--cfg.PATH=VALUE ...]
+       kd-train eval --workdir=WORKDIR [--evals=NAME[,NAME]] [--poll_seconds=S] [--timeout_seconds=S]
+                     [--cfg.PATH=VALUE ...]
        kd-train plot WORKDIR [WORKDIR ...] [--out=FILE.png] [--metrics=GLOB[,GLOB]]
        kd-train diff WORKDIR_A WORKDIR_B
 
   train    trains the config (a kd.train.Trainer); the default command
   inspect  resolves the config and prints its context paths, parameter table, and the compiled
            step's FLOPs and memory, without training
+  eval     evaluates each checkpoint of a run (its config.json, its evaluators) once, as it appears,
+           into WORKDIR/eval_metrics.jsonl; stops when the run is DONE and all are evaluated
   plot     renders the logged curves of one or several runs to a PNG
   diff     shows what differs between two runs' configs
 
@@ -220,7 +228,7 @@ def _done_line(steps: int, seconds: float, logged: dict[str, Any]) -> str:
     return f"done: {steps} steps in {seconds:.1f}s" + (f"; {shown}" if shown else "")
 
 
-# ---------------------------------------------------------------- inspect, plot, diff
+# ---------------------------------------------------------------- inspect
 
 
 def _inspect(argv: list[str]) -> int:
@@ -234,6 +242,104 @@ def _inspect(argv: list[str]) -> int:
     cfg.workdir = None  # inspecting writes nothing
     print(inspect_report(_resolve(cfg)), flush=True)
     return 0
+
+
+# ---------------------------------------------------------------- eval
+
+_RUN_CONFIG = "WORKDIR/config.json"  # what `eval` reads instead of a --cfg=FILE
+
+
+def _eval(argv: list[str]) -> int:
+    source, args, overrides, rest = konfig.split_flags(argv, default=_RUN_CONFIG)
+    if source != _RUN_CONFIG or args:
+        raise CliError(
+            "eval: the config is the run's own (WORKDIR/config.json), so --cfg=FILE and --cfg.__args__ are not "
+            "taken; change its fields with --cfg.PATH=VALUE, e.g. --cfg.evals.val.num_batches=10"
+        )
+    parser = _Parser(prog="kd-train eval", add_help=False)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--evals", default=None)
+    parser.add_argument("--poll_seconds", type=float, default=10.0)
+    parser.add_argument("--timeout_seconds", type=float, default=None)
+    opts = parser.parse_args(rest)
+    if opts.poll_seconds < 0:
+        raise CliError(f"--poll_seconds: expected a number of seconds >= 0, got {opts.poll_seconds:g}")
+    if opts.timeout_seconds is not None and opts.timeout_seconds <= 0:
+        raise CliError(f"--timeout_seconds: expected a number of seconds > 0, got {opts.timeout_seconds:g}")
+    from ._workdirs import run_file
+
+    path = run_file(opts.workdir, "config.json", "kd-train writes it when a run starts; was it trained here?")
+    cfg = konfig.from_json(path.read_text())
+    konfig.apply_overrides(cfg, overrides, from_strings=True)
+    cfg.workdir = opts.workdir  # the folder the run is in now (it may have been moved)
+    names = None if opts.evals is None else [n.strip() for n in opts.evals.split(",") if n.strip()]
+    _check_eval_names(cfg.get("evals"), names, path)
+    import kd
+    from kd.evals._standalone import EVAL_METRICS_FILE, evaluate_checkpoints
+
+    _config_folder_on_path(opts.workdir)
+    trainer = _resolve(cfg)
+    try:
+        results = evaluate_checkpoints(
+            trainer, evals=names, poll_seconds=opts.poll_seconds, timeout_seconds=opts.timeout_seconds
+        )
+    except TimeoutError as e:
+        print(f"error: {e}", file=sys.stderr, flush=True)
+        return 1
+    except Exception as e:
+        if not isinstance(e, (kd.train.ConfigError, kd.ckpts.CheckpointStructureError)):
+            e._kd_raised_in_training = True  # type: ignore[attr-defined]  # an evaluation crash keeps its traceback
+        raise
+    steps = ", ".join(map(str, sorted(results))) or "none new"
+    print(
+        f"eval: {len(results)} checkpoint(s) evaluated (steps {steps}) -> "
+        f"{os.path.join(opts.workdir, EVAL_METRICS_FILE)}",
+        flush=True,
+    )
+    return 0
+
+
+def _check_eval_names(evals: Any, names: list[str] | None, config_path: Any) -> None:
+    """Fails early (before JAX is imported) on a config without evaluators or an unknown --evals name."""
+    available = [str(k) for k in (evals or {})] if hasattr(evals, "keys") or evals is None else None
+    if available is None:
+        return  # not a plain dict of evaluators (e.g. a reference): the Trainer checks it when resolved
+    if not available:
+        raise CliError(
+            f"eval: the run's config ({config_path}) has no evaluators (cfg.evals is empty), so there is nothing "
+            'to evaluate its checkpoints with; add one to the config, e.g. cfg.evals = {"val": '
+            "kd.evals.Evaluator(ds=..., num_batches=...)}, and train it again"
+        )
+    if names is not None and not names:
+        raise CliError(f"--evals: expected evaluator names, got none; the config's evaluators: {available}")
+    for name in names or ():
+        if name not in available:
+            close = difflib.get_close_matches(name, available, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise CliError(
+                f"--evals: no evaluator named {name!r} in the run's config; {hint}its evaluators: {available}"
+            )
+
+
+def _config_folder_on_path(workdir: str) -> None:
+    """The folder of the config file the run trained from goes on `sys.path`, as it did for the training
+    (`kd-train --cfg=examples/digits.py` names modules beside it); read from `run.json`, best effort."""
+    try:
+        with open(os.path.join(workdir, "run.json")) as f:
+            argv = list(json.load(f)["argv"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    for index, arg in enumerate(argv):
+        source = arg[len("--cfg=") :] if arg.startswith("--cfg=") else None
+        if arg == "--cfg" and index + 1 < len(argv):
+            source = argv[index + 1]
+        if source and source.endswith(".py") and os.path.isfile(source):
+            folder = os.path.dirname(os.path.abspath(source))
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
+
+
+# ---------------------------------------------------------------- plot, diff
 
 
 def _plot(argv: list[str]) -> int:
@@ -263,6 +369,7 @@ def _diff(argv: list[str]) -> int:
 _COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "train": _train,
     "inspect": _inspect,
+    "eval": _eval,
     "plot": _plot,
     "diff": _diff,
 }

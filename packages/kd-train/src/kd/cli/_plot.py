@@ -1,4 +1,5 @@
-"""`kd-train plot`: the curves logged in runs' `metrics.jsonl`, one panel per metric, runs overlaid.
+"""`kd-train plot`: the curves logged in runs' `metrics.jsonl` (and `eval_metrics.jsonl`), one panel per
+metric, runs overlaid.
 
     path = plot_runs(["/tmp/run_a", "/tmp/run_b"], metrics=["losses/*"])  # /tmp/run_a/metrics.png
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["RunCurves", "metrics_figure", "plot_runs", "read_metrics"]
 
 METRICS_FILE = "metrics.jsonl"
+EVAL_METRICS_FILE = "eval_metrics.jsonl"  # kd-train eval's (kd.evals.EVAL_METRICS_FILE)
 DEFAULT_PLOT_NAME = "metrics.png"
 _NOT_METRICS = frozenset({"step", "wall_time"})
 _INSTALL_HINT = "pip install 'kd-train[plot]'"
@@ -46,23 +48,39 @@ class RunCurves:
 
 
 def read_metrics(workdir: str | os.PathLike[str]) -> dict[str, tuple[list[float], list[float]]]:
-    """Reads `<workdir>/metrics.jsonl` into `{metric: (steps, values)}`, steps ascending.
+    """Reads a run's curves into `{metric: (steps, values)}`, steps ascending.
 
-    Every numeric key except `step` and `wall_time` is a metric; `null` (NaN when written) and
-    non-numeric values are skipped. A step logged twice (a resumed run) keeps its last value. A
-    truncated last line (a killed run) is skipped with a warning on stderr; any other line that is not
-    a JSON object with a numeric `step` is a `CliError` naming `file:line`.
+    They come from `<workdir>/metrics.jsonl`, then from `eval_metrics.jsonl` beside it when present
+    (written by `kd-train eval`). Every numeric key except `step` and `wall_time` is a metric; `null`
+    (NaN when written) and non-numeric values are skipped. A step logged twice (a resumed run) keeps its
+    last value. A truncated last line (a killed run) is skipped with a warning on stderr; any other line
+    that is not a JSON object with a numeric `step` is a `CliError` naming `file:line`.
 
     Usage: `steps, values = read_metrics("/tmp/run")["losses/total"]`.
     """
     path = _metrics_path(workdir)
+    by_metric: dict[str, dict[float, float]] = {}
+    last = _read_jsonl(path, by_metric)
+    eval_path = path.with_name(EVAL_METRICS_FILE)
+    if eval_path.is_file():
+        _read_jsonl(eval_path, by_metric)
+    if not by_metric:
+        found = "an empty file" if last < 0 else "lines holding only step, wall_time, nulls or non-numbers"
+        raise CliError(
+            f'{path}: expected numeric metrics to plot (such as "losses/total": 0.3), found {found} '
+            f"(has the run logged a step yet?)."
+        )
+    return {name: _sorted_curve(points) for name, points in by_metric.items()}
+
+
+def _read_jsonl(path: pathlib.Path, by_metric: dict[str, dict[float, float]]) -> int:
+    """Adds the metrics of the JSON-lines file `path` to `by_metric`; returns the index of its last line."""
     try:
         text = path.read_bytes().decode("utf-8", errors="replace")
     except OSError as e:
         raise CliError(f"{path}: cannot read the run's metrics ({e.strerror or e}).") from e
     lines = text.splitlines()
     last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
-    by_metric: dict[str, dict[float, float]] = {}
     for index, line in enumerate(lines):
         if not line.strip():
             continue
@@ -95,13 +113,7 @@ def read_metrics(workdir: str | os.PathLike[str]) -> dict[str, tuple[list[float]
             if name in _NOT_METRICS or not _is_number(value) or not math.isfinite(value):
                 continue
             by_metric.setdefault(name, {})[step] = float(value)
-    if not by_metric:
-        found = "an empty file" if last < 0 else "lines holding only step, wall_time, nulls or non-numbers"
-        raise CliError(
-            f'{path}: expected numeric metrics to plot (such as "losses/total": 0.3), found {found} '
-            f"(has the run logged a step yet?)."
-        )
-    return {name: _sorted_curve(points) for name, points in by_metric.items()}
+    return last
 
 
 def metrics_figure(

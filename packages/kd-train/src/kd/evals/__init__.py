@@ -1,6 +1,8 @@
-"""kd.evals: evaluators run by the Trainer on a schedule (Kauldron's names).
+"""kd.evals: evaluators run by the Trainer on a schedule (Kauldron's names), or on a run's checkpoints.
 
 cfg.evals = {"eval": kd.evals.Evaluator(run=kd.evals.EveryNSteps(100), num_batches=None)}
+values = trainer.evals["eval"].evaluate(state=state, step=100)  # {"losses/total": ..., ...}
+kd.evals.evaluate_checkpoints(trainer)  # each checkpoint of trainer.workdir, as `kd-train eval` does
 """
 
 from ._evaluator import Evaluator as Evaluator
@@ -8,5 +10,15 @@ from ._run_strategies import EveryNSteps as EveryNSteps
 from ._run_strategies import Final as Final
 from ._run_strategies import Once as Once
 from ._run_strategies import RunStrategy as RunStrategy
+from ._standalone import EVAL_METRICS_FILE as EVAL_METRICS_FILE
+from ._standalone import evaluate_checkpoints as evaluate_checkpoints
 
-__all__ = ["Evaluator", "EveryNSteps", "Final", "Once", "RunStrategy"]
+__all__ = [
+    "EVAL_METRICS_FILE",
+    "Evaluator",
+    "EveryNSteps",
+    "Final",
+    "Once",
+    "RunStrategy",
+    "evaluate_checkpoints",
+]

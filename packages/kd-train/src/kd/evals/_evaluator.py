@@ -27,7 +27,8 @@ from kd.train import ConfigError, KeyPathError, ShapeMismatchError, TrainStep
 class Evaluator:
     """Runs `num_batches` batches of `ds` (all of one epoch when None) with the model in eval mode.
 
-    Usage: `aux = evaluator.evaluate(state, step=1000)`; `aux.compute()` gives `{"losses/total": ..., ...}`.
+    Usage: `evaluator.evaluate(state=state, step=1000)` -> `{"losses/total": 0.12, "metrics/accuracy": 0.9}`;
+    `evaluator.evaluate_states(state, step)` gives the merged `AuxState` (summaries included).
 
     Attributes (Kauldron's): `name` is the prefix of the logged values (default: the key in `Trainer.evals`);
     `cache` keeps the evaluation batches in memory after the first pass; `discard_opt` is accepted for
@@ -83,8 +84,13 @@ class Evaluator:
         except kontext.UnresolvedKeysError as e:  # the model's own input keys, on the evaluation batches
             raise KeyPathError(f"{where}: model inputs: {e}") from None
 
-    def evaluate(self, state: Any, step: int) -> Any:
-        """The merged `AuxState` of every evaluated batch."""
+    def evaluate(self, state: Any, step: int) -> dict[str, Any]:
+        """The computed values over the evaluated batches: `{"losses/<name>": ..., "losses/total": ...,
+        "metrics/<name>": ...}` (floats, or arrays for metrics that give one). Nothing is written."""
+        return self.evaluate_states(state, step).compute()
+
+    def evaluate_states(self, state: Any, step: int) -> Any:
+        """The merged `AuxState` of every evaluated batch (`.compute()`, `.compute_summaries()`)."""
         if self.ds is None:
             raise ConfigError("Evaluator.ds: no evaluation data (set `ds=` or the Trainer's `eval_ds`)")
         merged = None

@@ -421,7 +421,7 @@ class Trainer:
 
     def _evaluate(self, name: str, evaluator: Any, state: TrainState, step: int) -> dict[str, Any]:
         name = getattr(evaluator, "name", None) or name
-        aux = evaluator.evaluate(state, step)
+        aux = evaluator.evaluate_states(state, step)
         values = {f"{name}/{key}": value for key, value in aux.compute().items()}
         self.writer.write_scalars(step, values)
         summaries = aux.compute_summaries()

@@ -1,0 +1,289 @@
+"""`evaluate_checkpoints`: the evaluators of a run, on each of its checkpoints, in a process of their own.
+
+    trainer = konfig.resolve(konfig.from_json(open("/tmp/run/config.json").read()))
+    values = kd.evals.evaluate_checkpoints(trainer, evals=["val"], poll_seconds=30)  # {step: {"val/...": ...}}
+
+It follows `<workdir>/checkpoints` while the run trains (or after it finished): each checkpoint, oldest
+first, is restored and evaluated once, and the values go to `<workdir>/eval_metrics.jsonl` (and the
+terminal, and TensorBoard when the run writes there). It stops once the run's DONE marker is written and
+every checkpoint present has been evaluated. `kd-train eval --workdir=...` is the command line of it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import difflib
+import json
+import math
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import jax
+import numpy as np
+from etils import epath
+
+from kd import ckpts, writers
+from kd.train import ConfigError
+from kd.train._run_record import DONE_FILE
+
+EVAL_METRICS_FILE = "eval_metrics.jsonl"
+"""What `evaluate_checkpoints` writes by default: `<workdir>/eval_metrics.jsonl`, rows as in `metrics.jsonl`."""
+
+
+def evaluate_checkpoints(
+    trainer: Any,
+    *,
+    evals: Sequence[str] | None = None,
+    poll_seconds: float = 10.0,
+    timeout_seconds: float | None = None,
+    writer: writers.Writer | None = None,
+) -> dict[int, dict[str, Any]]:
+    """Evaluates every checkpoint of `trainer`'s run as it appears; returns `{step: values written}`.
+
+    Usage: `kd.evals.evaluate_checkpoints(trainer, evals=["val"], timeout_seconds=3600)`.
+
+    Each checkpoint (oldest first, each once) is restored onto the Trainer's state template and every
+    chosen evaluator runs on it, whatever its `run` strategy; its values are written as
+    `<evaluator name>/<key>` at the checkpoint's step. Between rounds it waits `poll_seconds` for new
+    checkpoints; it returns once `<workdir>/DONE` exists and every checkpoint present was evaluated
+    (at once, for a run that had finished already). Steps whose values `<workdir>/eval_metrics.jsonl`
+    already holds (for that evaluator) are skipped, so an evaluation that was stopped continues where it
+    was. A checkpoint deleted before it could be read (the run's `max_to_keep`) is skipped with a note.
+
+    Args:
+      trainer: a `kd.train.Trainer` with a workdir and a `kd.ckpts.Checkpointer`.
+      evals: names of `trainer.evals` to run; None runs them all.
+      poll_seconds: seconds between looks at the checkpoint folder while the run is not done.
+      timeout_seconds: raise `TimeoutError` after waiting this long without a new checkpoint (and no DONE);
+        None waits as long as it takes.
+      writer: where the values go; default: the terminal, `<workdir>/eval_metrics.jsonl`, and the run's
+        `kd.writers.TensorBoardWriter` when its writer has one.
+
+    Returns:
+      The values this call wrote, by step (scalars as floats, other values as numpy arrays); skipped
+      steps are not in it.
+
+    Raises:
+      kd.train.ConfigError: no workdir, no checkpointer, no evaluator, or an unknown name in `evals`.
+      TimeoutError: `timeout_seconds` passed without a new checkpoint while the run was not done.
+    """
+    if trainer.workdir is None:
+        raise ConfigError(
+            "evaluate_checkpoints: Trainer.workdir is not set; it is where the checkpoints to evaluate are"
+        )
+    checkpointer = trainer.checkpointer
+    if isinstance(checkpointer, ckpts.NoopCheckpointer) or not all(
+        callable(getattr(checkpointer, m, None)) for m in ("all_steps", "reload", "restore")
+    ):
+        raise ConfigError(
+            f"evaluate_checkpoints: Trainer.checkpointer is {type(checkpointer).__name__}, which keeps no "
+            "checkpoints; the run needs a kd.ckpts.Checkpointer(save_interval_steps=...) to be evaluated"
+        )
+    # Read-only: a normal Checkpointer would clean up the training job's save in flight and apply retention.
+    checkpointer = dataclasses.replace(checkpointer, read_only=True, enable_async_checkpointing=False)
+    chosen = select_evaluators(trainer.evals, evals)
+    workdir = epath.Path(trainer.workdir)
+    own_writer = writer is None
+    if writer is None:
+        writer = default_writer(trainer)
+    done_before = evaluated_steps(workdir / EVAL_METRICS_FILE, [_prefix(n, e) for n, e in chosen.items()])
+    template = _state_template(trainer)
+    results: dict[int, dict[str, Any]] = {}
+    seen: set[int] = set()
+    finished: set[int] = set()
+    skipped_before = 0
+    idle_since = time.monotonic()
+    try:
+        while True:
+            run_done = (workdir / DONE_FILE).exists()  # before listing: DONE comes after the last save
+            steps = _listed_steps(checkpointer)
+            if set(steps) - seen:
+                seen.update(steps)
+                idle_since = time.monotonic()
+            for step in steps:
+                if step in finished:
+                    continue
+                finished.add(step)
+                todo = {n: e for n, e in chosen.items() if _prefix(n, e) not in done_before.get(step, ())}
+                if not todo:
+                    skipped_before += 1
+                    continue
+                state = _restore(checkpointer, template, step)
+                if state is None:
+                    continue
+                results[step] = _evaluate(todo, state, step, writer)
+                writer.flush()
+                idle_since = time.monotonic()
+            if run_done:
+                break
+            waited = time.monotonic() - idle_since
+            if timeout_seconds is not None and waited >= timeout_seconds:
+                raise TimeoutError(
+                    f"evaluate_checkpoints: no new checkpoint in {getattr(checkpointer, 'directory', workdir)} for "
+                    f"{waited:.1f}s (timeout_seconds={timeout_seconds:g}) and the run has no {DONE_FILE} "
+                    f"marker; evaluated steps: {_steps_text(results)}. Is the training still running?"
+                )
+            time.sleep(poll_seconds)
+    finally:
+        if own_writer:
+            writer.close()
+        else:
+            writer.flush()
+        checkpointer.close()
+    if skipped_before:
+        _note(f"{skipped_before} checkpoint(s) already evaluated in {workdir / EVAL_METRICS_FILE}: skipped")
+    return results
+
+
+def select_evaluators(evaluators: Mapping[str, Any], names: Iterable[str] | None) -> dict[str, Any]:
+    """`{name: evaluator}` of `names` (all when None); a `ConfigError` for an unknown name or none at all.
+
+    Usage: `select_evaluators(trainer.evals, ["val"])`. Works on a config's `cfg.evals` too (only the
+    keys are read), so a command line can check names before resolving the config.
+    """
+    available = list(evaluators or {})
+    if not available:
+        raise ConfigError(
+            "evals: the config has no evaluator to run (cfg.evals is empty); add one, e.g. "
+            'cfg.evals = {"val": kd.evals.Evaluator(ds=..., num_batches=...)}'
+        )
+    if names is None:
+        return {name: evaluators[name] for name in available}
+    names = [names] if isinstance(names, str) else list(names)
+    if not names:
+        raise ConfigError(
+            f"evals: expected at least one evaluator name, got none (the config's: {available})"
+        )
+    for name in names:
+        if name not in evaluators:
+            close = difflib.get_close_matches(name, available, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(
+                f"evals: no evaluator named {name!r}; {hint}the config's evaluators: {available}"
+            )
+    return {name: evaluators[name] for name in dict.fromkeys(names)}
+
+
+def default_writer(trainer: Any) -> writers.Writer:
+    """The terminal, `<workdir>/eval_metrics.jsonl`, and the run's TensorBoard writer if it has one."""
+    chosen: list[writers.Writer] = [
+        writers.PrintWriter(),
+        writers.JsonlWriter(workdir=trainer.workdir, filename=EVAL_METRICS_FILE),
+    ]
+    chosen.extend(_tensorboard_writers(trainer.writer))
+    return writers.MultiWriter(writers=chosen)
+
+
+def evaluated_steps(path: epath.PathLike, prefixes: Sequence[str]) -> dict[int, set[str]]:
+    """`{step: prefixes with values at that step}` in a JSON-lines metrics file (empty when there is none).
+
+    A row counts for an evaluator when it has a key `<prefix>/...`; the longest prefix wins, so
+    evaluators `val` and `val/hard` are told apart. Lines that are not whole JSON rows are ignored.
+    """
+    path = epath.Path(path)
+    if not path.exists():
+        return {}
+    longest_first = sorted(set(prefixes), key=len, reverse=True)
+    found: dict[int, set[str]] = {}
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        step = row.get("step") if isinstance(row, dict) else None
+        if not isinstance(step, (int, float)) or isinstance(step, bool) or not math.isfinite(step):
+            continue
+        for key in row:
+            owner = next((p for p in longest_first if key.startswith(p + "/")), None)
+            if owner is not None:
+                found.setdefault(int(step), set()).add(owner)
+    return found
+
+
+def _prefix(name: str, evaluator: Any) -> str:
+    """What the values of `evaluator` are logged under (its `name` field wins, as in the Trainer)."""
+    return getattr(evaluator, "name", None) or name
+
+
+def _tensorboard_writers(writer: Any) -> list[writers.Writer]:
+    if isinstance(writer, writers.TensorBoardWriter):
+        return [writer]
+    if isinstance(writer, writers.MultiWriter):
+        return [found for inner in writer.writers for found in _tensorboard_writers(inner)]
+    return []
+
+
+def _state_template(trainer: Any) -> Any:
+    """`trainer.state_specs` with the shardings the Trainer places its state with."""
+    specs = trainer.state_specs
+    shardings = trainer.sharding.state_shardings(specs)
+    return jax.tree.map(lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), specs, shardings)
+
+
+_RESTORE_ATTEMPTS = 3
+
+
+def _listed_steps(checkpointer: Any) -> tuple[int, ...]:
+    """The complete checkpoints on disk now; none while the run has not made its checkpoint folder yet."""
+    checkpointer.reload()
+    try:
+        return checkpointer.all_steps()
+    except FileNotFoundError:  # read_only and no `<workdir>/checkpoints` yet
+        return ()
+
+
+def _restore(checkpointer: Any, template: Any, step: int) -> Any:
+    """The state saved at `step`, or None when the checkpoint was deleted before (or while) it was read."""
+    for attempt in range(_RESTORE_ATTEMPTS):
+        try:
+            state, _ = checkpointer.restore(template, step=step)
+            return state
+        except Exception:
+            checkpointer.reload()
+            if step not in checkpointer.all_steps():
+                break
+            if attempt == _RESTORE_ATTEMPTS - 1:
+                raise  # still there: a real error, e.g. a state that does not fit the config
+            time.sleep(0.5)  # a deletion in progress (its folder is removed file by file) finishes first
+    _note(f"step {step}: its checkpoint was deleted (max_to_keep) before it could be read; skipped")
+    return None
+
+
+def _evaluate(evaluators: Mapping[str, Any], state: Any, step: int, writer: writers.Writer) -> dict[str, Any]:
+    """Runs each evaluator on `state`; writes and returns `{"<name>/<key>": value}` (all in one row)."""
+    values: dict[str, Any] = {}
+    summaries: dict[str, Any] = {}
+    for name, evaluator in evaluators.items():
+        prefix = _prefix(name, evaluator)
+        aux = evaluator.evaluate_states(state, step)
+        values.update({f"{prefix}/{key}": _host(value) for key, value in aux.compute().items()})
+        summaries.update({f"{prefix}/{key}": value for key, value in aux.compute_summaries().items()})
+    writer.write_scalars(step, values)
+    if summaries:
+        writer.write_summaries(step, summaries)
+    return values
+
+
+def _host(value: Any) -> Any:
+    array = np.asarray(value)
+    return float(array) if array.ndim == 0 else array
+
+
+def _steps_text(results: Mapping[int, Any]) -> str:
+    return ", ".join(map(str, sorted(results))) or "none"
+
+
+def _note(line: str) -> None:
+    print(f"eval: {line}", file=sys.stderr, flush=True)
+
+
+__all__ = [
+    "EVAL_METRICS_FILE",
+    "default_writer",
+    "evaluate_checkpoints",
+    "evaluated_steps",
+    "select_evaluators",
+]
