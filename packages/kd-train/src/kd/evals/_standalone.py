@@ -12,7 +12,6 @@ every checkpoint present has been evaluated. `kd-train eval --workdir=...` is th
 from __future__ import annotations
 
 import dataclasses
-
 import difflib
 import json
 import math
