@@ -38,7 +38,7 @@ def _assert_same_bits(a, b) -> None:
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
-@pytest.mark.parametrize("steps_per_call", [None, 4, 64])
+@pytest.mark.parametrize("steps_per_call", [2, 4, 64])
 def test_fused_steps_give_the_bits_of_single_steps(steps_per_call):
     _, single, _ = _run(steps_per_call=1)
     _, fused, _ = _run(steps_per_call=steps_per_call)
@@ -50,11 +50,18 @@ def test_fused_steps_give_the_bits_of_single_steps(steps_per_call):
     )
 
 
-def test_the_trainer_fuses_by_default_and_compiles_the_fused_call_once():
-    trainer, _, _ = _run()
+def test_the_fused_call_compiles_once_for_every_call_length():
+    trainer, _, _ = _run(steps_per_call=4)  # calls of 1 to 4 updates between the logging steps
 
     traces = {variant: n for variant, n in trainer.trainstep.num_traces.items() if variant[0] != "eval"}
     assert traces == {("fused", False): 1, (False, False): 1}  # the fused call, and the logging steps' step
+
+
+def test_on_cpu_the_default_is_one_update_per_call():
+    trainer, _, _ = _run()
+
+    assert ("fused", False) not in trainer.trainstep.num_traces
+    assert kd.train.Trainer.__dataclass_fields__["steps_per_call"].default is None
 
 
 def test_logs_and_evaluations_land_on_the_steps_asked_for():
@@ -80,8 +87,8 @@ def test_checkpoints_land_on_the_steps_asked_for(tmp_path):
 
 def test_a_resumed_fused_run_ends_as_an_uninterrupted_one(tmp_path):
     _, straight, _ = _run(steps_per_call=1)
-    _run(tmp_path, stop_after_steps=11)
-    _, resumed, _ = _run(tmp_path)
+    _run(tmp_path, stop_after_steps=11, steps_per_call=4)
+    _, resumed, _ = _run(tmp_path, steps_per_call=4)
 
     _assert_same_bits((resumed.params, resumed.opt_state), (straight.params, straight.opt_state))
 

@@ -87,8 +87,9 @@ class Trainer:
       progress: `kd.train.Progress`: the terminal bar (default: shown when stderr is a terminal).
       profiler: `kd.train.Profiler` to trace a few steps into `<workdir>/profile`; None (default) traces nothing.
       steps_per_call: updates per compiled call (a `lax.scan` over stacked batches); None (default) chooses:
-        up to 128, within 64 MB of stacked batches, never past a step that logs, evaluates or checkpoints.
-        1 runs one jitted step per update. The parameters are the same bits either way.
+        1 on CPU (where a scan runs slower than single steps), on accelerators up to 128 within 64 MB of
+        stacked batches. A call never runs past a step that logs, evaluates or checkpoints. The parameters are
+        the same bits either way.
       on_nonfinite_loss: `"stop"` (default): a NaN or infinite loss raises `kd.train.NonFiniteLossError` naming
         the step and the losses, before anything computed from it is logged or checkpointed; `"skip"`: such
         an update is not applied (the state stays as it was, the data moves on) and is reported.
