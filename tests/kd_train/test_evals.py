@@ -234,3 +234,15 @@ class _CountingForCache:
     def __iter__(self):
         self.passes += 1
         return iter(self.ds)
+
+
+def test_the_eval_step_compiles_once_for_every_evaluation_of_a_run():
+    trainer = lib.make_trainer(
+        num_train_steps=6,
+        eval_ds=lib.Regression(num_epochs=1),
+        evals={"val": kd.evals.Evaluator(run=kd.evals.EveryNSteps(2))},
+    )
+
+    trainer.train()  # evaluates at steps 0, 2, 4 and 6
+
+    assert trainer.evals["val"].evalstep.num_traces[("eval", True)] == 1
