@@ -275,7 +275,8 @@ class Trainer:
             watch.skipped = int((run_info or {}).get("skipped_updates", 0))
             last_step = self.num_train_steps
             stop = last_step if self.stop_after_steps is None else min(last_step, self.stop_after_steps)
-            evaluated = self._run_evals(state, step, last_step) if step == 0 else {}
+            if step == 0:
+                self._run_evals(state, step, last_step)
             logged: dict[str, Any] = {}
             last_log_time, last_log_step = time.perf_counter(), step
             bar = self.progress.start(total=stop, initial=step)
