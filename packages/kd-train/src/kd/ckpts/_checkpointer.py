@@ -141,12 +141,9 @@ class Checkpointer(_base.BaseCheckpointer):
         """step -> value of `best_metric_path`, read from the kept checkpoints' info once, then kept up to date."""
         values = {}
         for step in _orbax.steps(self._manager):
-            info = self._read_info(step)
-            value = (
-                (info or {}).get("metrics", {}).get(self._best_key(info.get("metrics", {}) if info else {}))
-            )
-            if isinstance(value, (int, float)):
-                values[step] = float(value)
+            value = self._best_value((self._read_info(step) or {}).get("metrics", {}))
+            if value is not None:
+                values[step] = value
         return values
 
     # ---------------------------------------------------------------- restore
@@ -248,7 +245,7 @@ class Checkpointer(_base.BaseCheckpointer):
         self._apply_retention(upcoming=step)
         saved = _orbax.save(manager, step, state=state, json_items=json_items)
         if saved and self.best_metric_path is not None:
-            value = numbers.get(self._best_key(numbers))
+            value = self._best_value(numbers)
             if value is not None:
                 self._metric_by_step[step] = value
         return saved
@@ -351,6 +348,11 @@ class Checkpointer(_base.BaseCheckpointer):
             return _orbax.restore_json(self._manager, step, _INFO)
         except Exception:
             return None
+
+    def _best_value(self, numbers: Mapping[str, Any]) -> float | None:
+        """The value of `best_metric_path` among `numbers` (logged name -> number), None when absent."""
+        value = numbers.get(self._best_key(numbers))
+        return float(value) if isinstance(value, (int, float)) else None
 
     def _best_key(self, numbers: Mapping[str, Any]) -> str | None:
         """The logged name `best_metric_path` stands for: itself, or Kauldron's dotted form."""

@@ -56,6 +56,8 @@ class NonFiniteWatch:
             return
         pending, self._pending = self._pending, []
         host = jax.device_get([states for _, states in pending])
+        if _all_finite(host):  # the usual case: one vectorised test, no loss computed on the host
+            return
         bad: list[tuple[int, dict[str, float]]] = []
         for (step, _), states in zip(pending, host, strict=True):
             for offset, values in enumerate(_values(states)):
@@ -88,6 +90,13 @@ class NonFiniteWatch:
             "Lower the learning rate, clip the gradients or check the data; or set "
             "Trainer.on_nonfinite_loss='skip' to skip such updates."
         )
+
+
+def _all_finite(host_states: Any) -> bool:
+    """Whether every number in the loss states is finite (then so is every loss computed from them: a loss
+    state's `compute` divides a finite total by a count, and a zero count gives 0)."""
+    leaves = [np.ravel(np.asarray(leaf)) for leaf in jax.tree.leaves(host_states)]
+    return not leaves or bool(np.isfinite(np.concatenate(leaves)).all())
 
 
 def _values(states: Any) -> list[dict[str, float]]:
