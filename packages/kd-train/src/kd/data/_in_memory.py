@@ -116,10 +116,15 @@ class _InMemoryIterator:
         num_epochs = self._pipeline.num_epochs
         if num_epochs is not None and self._epoch >= num_epochs:
             raise StopIteration
-        indices = self._order.host_indices(self._epoch, self._index)
+        epoch, index = self._epoch, self._index
         self._index += 1
         if self._index == self._order.batches_per_epoch:
             self._epoch, self._index = self._epoch + 1, 0
+        if not self._order.shuffle:
+            # In order, a batch is a run of rows: a read-only view, no copy (the step copies it to the device).
+            positions = self._order.host_positions(index)
+            return jax.tree.map(lambda a: _read_only(a[positions.start : positions.stop]), self._examples)
+        indices = self._order.host_indices(epoch, index)
         return jax.tree.map(lambda a: a[indices], self._examples)
 
     def get_state(self) -> dict[str, int]:
@@ -136,3 +141,9 @@ class _InMemoryIterator:
                 f"(index < {per_epoch}) and num_epochs={num_epochs}"
             )
         self._epoch, self._index = epoch, index
+
+
+def _read_only(view: np.ndarray) -> np.ndarray:
+    # A batch shares the examples' memory: writing into it would change the data set.
+    view.flags.writeable = False
+    return view

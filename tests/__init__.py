@@ -1,0 +1,1 @@
+"""The suite: tests/<package>/ for each package, tests/integration/ across them."""

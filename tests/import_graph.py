@@ -1,0 +1,184 @@
+"""The import graph of a package, read from its source with `ast`: which of its modules import which.
+
+    graph = import_graph(Path("packages/konfig/src/konfig"), "konfig")
+    graph.cycles()        # [] when the imports go one way
+    graph.late_imports    # the imports made inside functions, each `(module, imported, line)`
+
+Every import of one of the package's own modules is an edge, wherever it is written: at the top of the
+module or inside a function (a late import): a late import hides a dependency from the file's head but
+does not remove it. Two kinds are left out: imports under `if TYPE_CHECKING:` (read by type checkers only,
+never run; kept in `type_only_imports`), and an import whose line carries the comment `# late import:`
+followed by the reason: the single deliberate back-edge a layer may keep (kept in `marked_back_edges`).
+
+Standard library only: the light packages' isolated environments run this too.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+LATE_IMPORT_MARK = "# late import:"
+
+
+@dataclasses.dataclass
+class ImportGraph:
+    """`edges[a]` is the set of the package's modules that module `a` imports."""
+
+    package: str
+    edges: dict[str, set[str]]
+    late_imports: list[tuple[str, str, int]]  # (module, imported, line) of imports inside functions
+    marked_back_edges: list[tuple[str, str, int]]  # the `# late import:` ones, left out of `edges`
+    type_only_imports: list[tuple[str, str, int]]  # under `if TYPE_CHECKING:`, left out of `edges`
+
+    def cycles(self) -> list[list[str]]:
+        """Each strongly connected group of more than one module (or a module importing itself), sorted."""
+        return [sorted(group) for group in _strongly_connected(self.edges) if _is_cycle(group, self.edges)]
+
+
+def import_graph(package_dir: Path, package: str) -> ImportGraph:
+    """The graph of `package` (its top-level folder `package_dir`, holding `__init__.py`)."""
+    modules = {_module_name(path, package_dir, package): path for path in sorted(package_dir.rglob("*.py"))}
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    late: list[tuple[str, str, int]] = []
+    marked: list[tuple[str, str, int]] = []
+    type_only: list[tuple[str, str, int]] = []
+    for name, path in modules.items():
+        source = path.read_text(encoding="utf-8")
+        lines = source.splitlines()
+        is_package = path.name == "__init__.py"
+        for node, in_function, for_types in _imports(ast.parse(source, filename=str(path))):
+            for target in _targets(node, name, is_package, modules):
+                if target == name and is_package:
+                    continue  # `from . import x` names the package itself only as the parent of x
+                if for_types:
+                    type_only.append((name, target, node.lineno))
+                    continue
+                if LATE_IMPORT_MARK in lines[node.lineno - 1]:
+                    marked.append((name, target, node.lineno))
+                    continue
+                edges[name].add(target)
+                if in_function:
+                    late.append((name, target, node.lineno))
+    return ImportGraph(
+        package=package, edges=edges, late_imports=late, marked_back_edges=marked, type_only_imports=type_only
+    )
+
+
+def _module_name(path: Path, package_dir: Path, package: str) -> str:
+    parts = [package, *path.relative_to(package_dir).with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(tree: ast.AST) -> list[tuple[ast.Import | ast.ImportFrom, bool, bool]]:
+    """Every import statement, with whether it sits inside a function and whether under `if TYPE_CHECKING:`."""
+    found: list[tuple[ast.Import | ast.ImportFrom, bool, bool]] = []
+
+    def visit(node: ast.AST, in_function: bool, for_types: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                found.append((child, in_function, for_types))
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for statement in child.body:
+                    visit(ast.Module(body=[statement], type_ignores=[]), inner, True)
+                for statement in child.orelse:
+                    visit(ast.Module(body=[statement], type_ignores=[]), inner, for_types)
+                continue
+            visit(child, inner, for_types)
+
+    visit(tree, False, False)
+    return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """`TYPE_CHECKING` or `typing.TYPE_CHECKING`."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _targets(
+    node: ast.Import | ast.ImportFrom, module: str, is_package: bool, modules: dict[str, Path]
+) -> list[str]:
+    """The package's modules that `node` loads, by their dotted names."""
+    if isinstance(node, ast.Import):
+        return [_owning_module(alias.name, modules) for alias in node.names if _owning_module(alias.name, modules)]
+    if node.level:  # relative: `.` is this module's package
+        base = module.split(".") if is_package else module.split(".")[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        source = ".".join(base + ([node.module] if node.module else []))
+    else:
+        source = node.module or ""
+    targets = []
+    owner = _owning_module(source, modules)
+    for alias in node.names:
+        submodule = f"{source}.{alias.name}"
+        if submodule in modules:  # `from pkg import _x`: the submodule _x
+            targets.append(submodule)
+        elif owner:
+            targets.append(owner)
+    return list(dict.fromkeys(targets))
+
+
+def _owning_module(dotted: str, modules: dict[str, Path]) -> str:
+    """The longest prefix of `dotted` that is one of the package's modules ('' when none is)."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in modules:
+            return candidate
+    return ""
+
+
+def _strongly_connected(edges: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's algorithm, iterative."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    groups: list[set[str]] = []
+    counter = 0
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = set()
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.add(member)
+                        if member == node:
+                            break
+                    groups.append(group)
+            elif child not in index:
+                index[child] = low[child] = counter
+                counter += 1
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(edges.get(child, ())))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return groups
+
+
+def _is_cycle(group: set[str], edges: dict[str, set[str]]) -> bool:
+    if len(group) > 1:
+        return True
+    (only,) = group
+    return only in edges.get(only, set())
