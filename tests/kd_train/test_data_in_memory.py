@@ -254,3 +254,19 @@ def test_builds_from_a_konfig_config():
 def test_examples_come_in_order_by_default_as_in_kauldron():
     pipeline = data.InMemoryPipeline(loader=_arange_loader(), batch_size=4, num_epochs=1)
     assert _ids(pipeline)[:2] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+
+
+def test_an_unshuffled_batch_shares_the_examples_memory_and_cannot_be_written():
+    examples = {"i": np.arange(10)}
+    batch = next(iter(data.InMemoryPipeline(loader=lambda: examples, batch_size=4)))
+    assert np.shares_memory(batch["i"], examples["i"])  # no copy per batch
+    with pytest.raises(ValueError, match="read-only"):
+        batch["i"][0] = 99
+    assert examples["i"][0] == 0 and examples["i"].flags.writeable  # the user's array is untouched
+
+
+def test_a_shuffled_batch_is_a_copy_the_user_may_write():
+    examples = {"i": np.arange(10)}
+    batch = next(iter(_pipeline(loader=lambda: examples)))
+    batch["i"][0] = 99
+    assert 99 not in examples["i"]

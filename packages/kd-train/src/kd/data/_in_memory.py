@@ -105,6 +105,7 @@ class _InMemoryIterator:
     def __init__(self, pipeline: InMemoryPipeline) -> None:
         self._pipeline = pipeline
         self._examples = pipeline.examples
+        self._leaves, self._treedef = jax.tree.flatten(self._examples)
         self._order = pipeline._epoch_order
         self._epoch = 0
         self._index = 0
@@ -122,10 +123,10 @@ class _InMemoryIterator:
             self._epoch, self._index = self._epoch + 1, 0
         if not self._order.shuffle:
             # In order, a batch is a run of rows: a read-only view, no copy (the step copies it to the device).
-            positions = self._order.host_positions(index)
-            return jax.tree.map(lambda a: _read_only(a[positions.start : positions.stop]), self._examples)
+            rows = self._order.host_positions(index)
+            return self._treedef.unflatten([_read_only(a[rows.start : rows.stop]) for a in self._leaves])
         indices = self._order.host_indices(epoch, index)
-        return jax.tree.map(lambda a: a[indices], self._examples)
+        return self._treedef.unflatten([a[indices] for a in self._leaves])
 
     def get_state(self) -> dict[str, int]:
         return _iterator.epoch_state(self._epoch, self._index)

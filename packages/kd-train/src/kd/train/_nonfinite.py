@@ -55,7 +55,7 @@ class NonFiniteWatch:
         if not self._pending:
             return
         pending, self._pending = self._pending, []
-        host = jax.device_get([states for _, states in pending])
+        host = _to_host([states for _, states in pending])
         if _all_finite(host):  # the usual case: one vectorised test, no loss computed on the host
             return
         bad: list[tuple[int, dict[str, float]]] = []
@@ -90,6 +90,15 @@ class NonFiniteWatch:
             "Lower the learning rate, clip the gradients or check the data; or set "
             "Trainer.on_nonfinite_loss='skip' to skip such updates."
         )
+
+
+def _to_host(tree: Any) -> Any:
+    """The tree's arrays as numpy arrays. On CPU one `np.asarray` per leaf: for a hundred steps' scalars 8x
+    cheaper than `jax.device_get` (measured: 0.46 ms against 3.7 ms for 200), whose per-array copy requests
+    pay off only where a copy crosses to an accelerator."""
+    if jax.default_backend() == "cpu":
+        return jax.tree.map(np.asarray, tree)
+    return jax.device_get(tree)
 
 
 def _all_finite(host_states: Any) -> bool:
