@@ -1,4 +1,5 @@
-"""kd.sharding.ShardingStrategy: names or Shardings for the batch and the state, checked at construction."""
+"""kd.sharding.ShardingStrategy on one device: names, specs or Shardings for the batch and the state, checked at
+construction (tests/integration/test_sharded_training.py runs them on 8 simulated devices)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,13 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 def test_defaults_split_the_batch_and_replicate_the_state():
     strategy = kd.sharding.ShardingStrategy()
-    assert strategy.ds == kd.sharding.FIRST_DIM == "first_dim"
-    assert strategy.params == strategy.collections == strategy.opt_state == kd.sharding.REPLICATED
+    assert strategy.batch == strategy.ds == kd.sharding.FIRST_DIM == "first_dim"
+    assert strategy.params == strategy.collections == kd.sharding.REPLICATED
+    assert strategy.opt_state is None  # laid out like the parameter each optimizer leaf mirrors
+
+
+def test_ds_is_kauldrons_older_name_for_batch():
+    assert kd.sharding.ShardingStrategy(ds=kd.sharding.REPLICATED).batch == kd.sharding.REPLICATED
 
 
 def test_named_shardings_split_the_first_axis_or_replicate():
@@ -26,7 +32,7 @@ def test_named_shardings_split_the_first_axis_or_replicate():
     assert kd.sharding.first_dim().mesh.devices.size == jax.device_count()
 
 
-@pytest.mark.parametrize("field", ["ds", "params", "collections", "opt_state"])
+@pytest.mark.parametrize("field", ["batch", "ds", "params", "collections", "opt_state"])
 def test_bad_name_raises_naming_the_field_and_the_choices(field):
     with pytest.raises(ValueError, match=f"ShardingStrategy.{field}:") as info:
         kd.sharding.ShardingStrategy(**{field: "rows"})
@@ -34,11 +40,20 @@ def test_bad_name_raises_naming_the_field_and_the_choices(field):
     assert "'first_dim'" in message and "'replicated'" in message and "'rows'" in message
 
 
-def test_unhashable_value_raises_the_same_message():
-    with pytest.raises(
-        ValueError, match=r"ShardingStrategy.ds: expected one of \['first_dim', 'replicated'\]"
-    ):
-        kd.sharding.ShardingStrategy(ds=["first_dim"])
+def test_a_misspelt_name_gets_the_near_miss():
+    with pytest.raises(ValueError, match="did you mean 'replicated'"):
+        kd.sharding.ShardingStrategy(params="replicatd")
+
+
+def test_a_tuple_naming_an_unknown_mesh_axis_fails_when_the_mesh_is_built():
+    strategy = kd.sharding.ShardingStrategy(batch=("dta",), mesh={"data": -1})
+    with pytest.raises(ValueError, match=r"ShardingStrategy.batch: .*'dta'.*did you mean 'data'"):
+        strategy.batch_sharding  # noqa: B018
+
+
+def test_a_value_that_is_no_sharding_names_the_field():
+    with pytest.raises(ValueError, match=r"ShardingStrategy.params: expected .* got 3"):
+        kd.sharding.ShardingStrategy(params=3)
 
 
 def test_put_batch_gives_jax_arrays_with_the_batch_sharding():
@@ -68,7 +83,9 @@ def test_state_shardings_takes_a_sharding_instance_per_part():
     state = lib.make_trainer().init_state()
     shardings = strategy.state_shardings(state)
     assert all(s is own for s in jax.tree.leaves(shardings.params))
-    assert all(isinstance(s, NamedSharding) for s in jax.tree.leaves(shardings.opt_state))
+    adam = shardings.opt_state[0]
+    assert all(s is own for s in jax.tree.leaves((adam.mu, adam.nu)))  # mirrors the parameters
+    assert isinstance(adam.count, NamedSharding) and adam.count.spec == PartitionSpec()
     assert isinstance(shardings.step, NamedSharding) and shardings.step.spec == PartitionSpec()
 
 

@@ -24,10 +24,11 @@ import kontext
 import numpy as np
 from etils import epath
 
+from kd import _path_trie
 from kd.ckpts import _checkpointer, _errors, _structure
 
 _T = TypeVar("_T")
-Parts = tuple[Any, ...]  # the parts of a kontext path: str names, int indices
+Parts = _path_trie.Parts
 
 _DEFAULT_NEW_TO_OLD = {"params": "params", "collections": "collections"}
 _LATEST = -1
@@ -191,7 +192,7 @@ def load_partial(
     restored_globs = [
         kontext.GlobPath.from_str(g) for g in _checked_globs("ignore_restored_keys", ignore_restored_keys)
     ]
-    model, ckpt = _Tree.of(state), _Tree.of(restored)
+    model, ckpt = _path_trie.PathTrie.of(state), _path_trie.PathTrie.of(restored)
     mapping_problems: list[tuple[str, str]] = []
     requests: dict[int, tuple[Parts, Parts]] = {}  # model leaf -> (checkpoint path, path below the key)
     in_scope: dict[int, Parts] = {}  # checkpoint leaf below a mapped path -> its path below that path
@@ -229,7 +230,7 @@ def load_partial(
             continue
         if j is None and _matches_any(model.paths[i], rel, model_globs):
             continue
-        looked_for = "" if model.paths[i] == old_parts else f" (looked for '{_text(old_parts)}')"
+        looked_for = "" if model.paths[i] == old_parts else f" (looked for '{_path_trie.text(old_parts)}')"
         if j is not None:
             stored = _structure._describe(ckpt.leaves[j])
             what = (
@@ -239,14 +240,14 @@ def load_partial(
             what = f"an array in the model but a sub-tree in the checkpoint{looked_for}"
         else:
             if unread is None:  # a leaf the checkpoint names differently is one nothing reads
-                unread = [_text(p) for k, p in enumerate(ckpt.paths) if k not in consumed]
+                unread = [_path_trie.text(p) for k, p in enumerate(ckpt.paths) if k not in consumed]
             what = (
-                f"in the model but not in the checkpoint{looked_for}{_did_you_mean(_text(old_parts), unread)}"
+                f"in the model but not in the checkpoint{looked_for}{_did_you_mean(_path_trie.text(old_parts), unread)}"
             )
-        leaf_problems.append((_text(model.paths[i]), what))
+        leaf_problems.append((_path_trie.text(model.paths[i]), what))
 
     unused_problems = [
-        (_text(ckpt.paths[j]), "in the checkpoint below a mapped path, but loaded into nothing")
+        (_path_trie.text(ckpt.paths[j]), "in the checkpoint below a mapped path, but loaded into nothing")
         for j in sorted(in_scope)
         if j not in consumed and not _matches_any(ckpt.paths[j], in_scope[j], restored_globs)
     ]
@@ -263,115 +264,6 @@ def load_partial(
 
 
 # ---------------------------------------------------------------------------------------------- trees
-
-
-def _is_empty_node(x: Any) -> bool:
-    # Kept as nodes so that a path to an empty sub-tree (`collections` = {}) still exists.
-    return x is None or (isinstance(x, (Mapping, list, tuple)) and len(x) == 0)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Tree:
-    """A tree's leaves by path, and a trie of the paths (nested dicts, a leaf is its index) for globs.
-
-    Leaf indices follow `jax.tree.flatten`'s order. Empty sub-trees (`{}`, `None`, `EmptyState()`) are
-    empty dicts in the trie: they exist as paths but hold no leaf.
-    """
-
-    paths: list[Parts]
-    leaves: list[Any]
-    trie: dict[Any, Any]
-    by_key: dict[tuple[str, ...], int]
-
-    @classmethod
-    def of(cls, tree: Any) -> _Tree:
-        tree_ = cls([], [], {}, {})
-        for jax_path, leaf in jax.tree_util.tree_flatten_with_path(tree, is_leaf=_is_empty_node)[0]:
-            parts = kontext.Path.from_jax_path(jax_path).parts
-            node = tree_.trie
-            for part in parts[:-1]:
-                node = node.setdefault(part, {})
-            if _is_empty_node(leaf):
-                if parts:
-                    node.setdefault(parts[-1], {})
-                continue
-            index = len(tree_.leaves)
-            if parts:
-                node[parts[-1]] = index
-            tree_.by_key[_key(parts)] = index
-            tree_.paths.append(parts)
-            tree_.leaves.append(leaf)
-        return tree_
-
-    def node(self, parts: Parts) -> Any:
-        """The trie node at `parts` (a dict, or a leaf's index), None if there is none."""
-        node: Any = self.trie
-        for part in parts:
-            if not isinstance(node, dict):
-                return None
-            child = node.get(part)
-            if child is None:  # orbax writes dict keys as strings: "0" and 0 are the same key on disk
-                child = next((v for k, v in node.items() if str(k) == str(part)), None)
-            if child is None:
-                return None
-            node = child
-        return node
-
-    def leaf_at(self, parts: Parts) -> int | None:
-        return self.by_key.get(_key(parts))
-
-    def select(self, path: kontext.GlobPath) -> list[tuple[int, Parts]] | None:
-        """[(leaf index, its path below `path`'s fixed prefix)] of the leaves `path` names, in tree order.
-
-        None when `path` names nothing (an existing empty sub-tree names something: no leaves).
-        """
-        prefix = path.first_non_glob_parent.parts
-        if len(prefix) == len(path.parts):
-            node = self.node(prefix)
-            if node is None:
-                return None
-            return [(i, self.paths[i][len(prefix) :]) for i in _leaves_under(node)]
-        try:
-            matches = path.match(self.trie)
-        except kontext.PathNotFoundError:
-            return None
-        if not matches:
-            return None
-        found = sorted({i for m in matches for i in _leaves_under(self.node(m.parts))})
-        return [(i, self.paths[i][len(prefix) :]) for i in found]
-
-    def node_paths(self) -> list[str]:
-        """Every path of the trie (sub-trees and leaves), for suggestions."""
-        out, stack = [], [((), self.trie)]
-        while stack:
-            parts, node = stack.pop()
-            if parts:
-                out.append(_text(parts))
-            if isinstance(node, dict):
-                stack.extend(((*parts, k), v) for k, v in node.items())
-        return out
-
-
-def _leaves_under(node: Any) -> list[int]:
-    if not isinstance(node, dict):
-        return [node]
-    out, stack = [], [node]
-    while stack:
-        current = stack.pop()
-        for child in current.values():
-            if isinstance(child, dict):
-                stack.append(child)
-            else:
-                out.append(child)
-    return out
-
-
-def _key(parts: Parts) -> tuple[str, ...]:
-    return tuple(str(p) for p in parts)
-
-
-def _text(parts: Parts) -> str:
-    return str(kontext.Path(*parts)) if parts else "<the whole state>"
 
 
 def _matches_any(parts: Parts, rel: Parts, globs: Sequence[kontext.GlobPath]) -> bool:
@@ -463,14 +355,14 @@ def _did_you_mean(target: str, candidates: Sequence[str]) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
-def _not_in(path: kontext.GlobPath, tree: _Tree, what: str, role: str) -> str:
+def _not_in(path: kontext.GlobPath, tree: _path_trie.PathTrie, what: str, role: str) -> str:
     """Why `path` names nothing in `tree`: "not in the model (a new_to_old key); did you mean ...?"."""
     prefix = path.first_non_glob_parent.parts
     if len(prefix) < len(path.parts) and tree.node(prefix) is not None:
-        return f"matches nothing in the {what} below '{_text(prefix)}' ({role})"
+        return f"matches nothing in the {what} below '{_path_trie.text(prefix)}' ({role})"
     if len(prefix) < len(path.parts):
-        return f"'{_text(prefix)}' is not in the {what} ({role}){_did_you_mean(_text(prefix), tree.node_paths())}"
-    return f"not in the {what} ({role}){_did_you_mean(_text(prefix), tree.node_paths())}"
+        return f"'{_path_trie.text(prefix)}' is not in the {what} ({role}){_did_you_mean(_path_trie.text(prefix), tree.node_paths())}"
+    return f"not in the {what} ({role}){_did_you_mean(_path_trie.text(prefix), tree.node_paths())}"
 
 
 def _message(problems: Sequence[tuple[str, str]], source: str) -> str:

@@ -1,12 +1,13 @@
 """kd.sharding: how batches and the train state are laid out over devices (JAX's own sharding).
 
-trainer = kd.train.Trainer(..., sharding=kd.sharding.ShardingStrategy(ds=kd.sharding.FIRST_DIM))
+trainer = kd.train.Trainer(..., sharding=kd.sharding.ShardingStrategy(params=kd.sharding.FSDPSharding()))
 """
 
+from ._fsdp import FSDPSharding as FSDPSharding
 from ._strategy import FIRST_DIM as FIRST_DIM
 from ._strategy import REPLICATED as REPLICATED
 from ._strategy import ShardingStrategy as ShardingStrategy
 from ._strategy import first_dim as first_dim
 from ._strategy import replicated as replicated
 
-__all__ = ["FIRST_DIM", "REPLICATED", "ShardingStrategy", "first_dim", "replicated"]
+__all__ = ["FIRST_DIM", "REPLICATED", "FSDPSharding", "ShardingStrategy", "first_dim", "replicated"]

@@ -60,10 +60,13 @@ class TrainStep:
 
     # ---------------------------------------------------------------- init
 
-    def init(self, element_spec: Any) -> TrainState:
-        """A fresh state (step 0) from the shapes of one batch; no batch is pulled."""
-        if self._jitted_init is None:
-            self._jitted_init = jax.jit(self._init)
+    def init(self, element_spec: Any, shardings: Any = None) -> TrainState:
+        """A fresh state (step 0) from the shapes of one batch; no batch is pulled.
+
+        With `shardings` (a TrainState of Shardings) each array is created where it belongs, split or
+        replicated: the whole state never exists on one device first."""
+        if self._jitted_init is None or shardings is not None:
+            self._jitted_init = jax.jit(self._init, out_shardings=shardings)
         return self._jitted_init(_zeros_like_spec(element_spec))
 
     def _init(self, batch: Any) -> TrainState:
@@ -134,7 +137,9 @@ class TrainStep:
         )
         fn = self._jitted.get(variant)
         if fn is None:
-            fn = self._jitted[variant] = jax.jit(lambda s, b: self._step(s, b, *variant), donate_argnums=(0,))
+            fn = self._jitted[variant] = jax.jit(
+                lambda s, b: self._step(s, b, *variant), donate_argnums=(0,), out_shardings=_kept(state)
+            )
         return fn(state, batch)
 
     def fused_steps(self, state: TrainState, batches: Any, num_steps: int) -> tuple[TrainState, Any]:
@@ -148,7 +153,7 @@ class TrainStep:
         one compile. `state` is donated.
         """
         if self._jitted_fused is None:
-            self._jitted_fused = jax.jit(self._fused_steps, donate_argnums=(0,))
+            self._jitted_fused = jax.jit(self._fused_steps, donate_argnums=(0,), out_shardings=_kept(state))
         return self._jitted_fused(state, batches, jnp.asarray(num_steps, jnp.int32))
 
     def _fused_steps(self, state: TrainState, batches: Any, num_steps: jax.Array) -> tuple[TrainState, Any]:
@@ -291,3 +296,11 @@ def _collect_paths(tree: Any, out: list[Any]) -> None:
 
 def _zeros_like_spec(spec: Any) -> Any:
     return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), spec)
+
+
+def _kept(state: TrainState) -> Any:
+    """`out_shardings` for a step: on several devices the new state keeps the old one's layout (the rest is
+    left to XLA); on one device nothing is pinned."""
+    if jax.device_count() == 1:
+        return None
+    return (jax.tree.map(lambda x: x.sharding, state), None)

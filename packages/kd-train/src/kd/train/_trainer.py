@@ -184,11 +184,14 @@ class Trainer:
 
     def init_state(self) -> TrainState:
         """A fresh state placed on the devices (`init_transform` applied)."""
-        state = self.trainstep.init(self.element_spec)
+        shardings = self.sharding.state_shardings(self.state_specs)
+        state = self.trainstep.init(self.element_spec, shardings)  # created in place, split or replicated
         transform = self.init_transform
-        if transform is not None:  # a kd.ckpts.InitTransform (`.transform(state)`) or a plain function
-            state = transform.transform(state) if hasattr(transform, "transform") else transform(state)
-        return jax.device_put(state, self.sharding.state_shardings(state))
+        if transform is None:
+            return state
+        # a kd.ckpts.InitTransform (`.transform(state)`) or a plain function
+        state = transform.transform(state) if hasattr(transform, "transform") else transform(state)
+        return jax.device_put(state, shardings)
 
     def check(self) -> None:
         """Traces the train step and every evaluator abstractly: bad keys and shapes fail here, before any

@@ -1,0 +1,81 @@
+"""Sharded training on 8 simulated CPU devices: data parallel, rule-sharded and FSDP layouts each train like
+one device, keep their layout through the jitted steps, and a checkpoint resumes on another mesh.
+
+Each run is a fresh process (tests/integration/sharded/run.py): the device count is fixed when JAX starts.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+RUN = Path(__file__).parent / "sharded" / "run.py"
+STEPS = 30
+
+
+def _run(*args: str) -> dict:
+    proc = subprocess.run(
+        [sys.executable, str(RUN), "--steps", str(STEPS), *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def one_device() -> dict:
+    return _run("--devices", "1", "--layout", "dp")
+
+
+def _assert_same_curve(run: dict, reference: dict) -> None:
+    assert run["losses"].keys() == reference["losses"].keys()
+    for step, loss in reference["losses"].items():
+        assert run["losses"][step] == pytest.approx(loss, rel=1e-4, abs=1e-6), step
+
+
+def test_data_parallel_splits_the_batch_and_replicates_the_state(one_device):
+    run = _run("--devices", "8", "--layout", "dp")
+    assert run["devices"] == 8 and run["mesh"] == {"devices": 8}
+    assert set(run["params"].values()) == set(run["mu"].values()) == {"()"}
+    _assert_same_curve(run, one_device)
+
+
+def test_rules_split_the_kernels_they_match_along_the_model_axis(one_device):
+    run = _run("--devices", "8", "--layout", "rules")
+    assert run["mesh"] == {"data": 4, "model": 2}
+    assert run["params"]["model/layers_0/kernel"] == "(None, 'model')"  # "params.**.layers_0.kernel"
+    assert run["params"]["model/layers_2/kernel"] == "('model', None)"
+    assert run["params"]["model/layers_4/kernel"] == run["params"]["model/layers_0/bias"] == "()"
+    assert run["mu"] == run["params"]  # adam's moments follow the parameters they mirror
+    _assert_same_curve(run, one_device)
+
+
+def test_fsdp_splits_each_array_along_its_largest_divisible_dimension(one_device):
+    run = _run("--devices", "8", "--layout", "fsdp")
+    # 2 -> 32 -> 32 -> 1: kernels (2, 32), (32, 32), (32, 1); the (1,) bias cannot be split over 8.
+    assert run["params"]["model/layers_0/kernel"] == "(None, 'devices')"
+    assert run["params"]["model/layers_2/kernel"] == "('devices',)"
+    assert run["params"]["model/layers_4/kernel"] == "('devices',)"
+    assert run["params"]["model/layers_0/bias"] == "('devices',)"
+    assert run["params"]["model/layers_4/bias"] == "()"
+    assert run["mu"] == run["params"]
+    _assert_same_curve(run, one_device)
+
+
+def test_a_checkpoint_of_eight_fsdp_devices_resumes_on_two_devices_with_another_mesh(one_device, tmp_path):
+    first = _run("--devices", "8", "--layout", "fsdp", "--workdir", str(tmp_path), "--stop", "20")
+    assert first["step"] == 20
+    resumed = _run("--devices", "2", "--layout", "rules", "--workdir", str(tmp_path))
+    assert resumed["step"] == STEPS and resumed["mesh"] == {"data": 1, "model": 2}
+    assert resumed["params"]["model/layers_0/kernel"] == "(None, 'model')"  # laid out anew on restore
+    assert sorted(resumed["losses"], key=int) == ["25", "30"]  # only the steps after the checkpoint
+    for step in ("25", "30"):
+        assert resumed["losses"][step] == pytest.approx(one_device["losses"][step], rel=1e-4, abs=1e-6)
