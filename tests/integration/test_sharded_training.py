@@ -7,6 +7,7 @@ Each run is a fresh process (tests/integration/sharded/run.py): the device count
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,30 @@ def test_a_checkpoint_of_eight_fsdp_devices_resumes_on_two_devices_with_another_
     assert sorted(resumed["losses"], key=int) == ["25", "30"]  # only the steps after the checkpoint
     for step in ("25", "30"):
         assert resumed["losses"][step] == pytest.approx(one_device["losses"][step], rel=1e-4, abs=1e-6)
+
+
+def test_inspect_prints_each_arrays_sharding_on_eight_devices():
+    strategy = "py::kd.sharding.ShardingStrategy(params=kd.sharding.FSDPSharding(min_size_to_shard_mb=0))"
+    code = "import sys; from kd.cli import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "inspect",
+            "--cfg=examples/mlp_regression.py",
+            f"--cfg.sharding={strategy}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+        env={**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"},
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    table = proc.stdout.split("== Sharding")[1].split("==\n", 1)[1].split("\n\n")[0]
+    assert "mesh: devices 8 (8 devices)" in table
+    rows = {line.split()[0]: line for line in table.splitlines() if line.startswith(("params", "opt"))}
+    assert "P('devices',)  512 B" in rows["params.model.layers_2.kernel"]  # 32x32 float32 over 8
+    assert "P(None, 'devices')" in rows["opt_state[0].mu.model.layers_0.kernel"]
+    assert "params.model.layers_4.bias" not in rows  # (1,) cannot be split: counted as replicated

@@ -132,3 +132,18 @@ def test_a_first_dim_state_keeps_scalars_and_indivisible_leaves_whole():
     state = lib.make_trainer(sharding=strategy).init_state()  # adam's scalar count must not be split
     assert int(state.opt_state[0].count) == 0
     assert state.params["hidden"]["kernel"].shape == (2, 16)
+
+
+def test_a_trainer_sharding_that_is_no_strategy_names_the_field_and_the_cli_spelling():
+    with pytest.raises(
+        Exception, match=r"sharding: expected a kd.sharding.ShardingStrategy, got 'kd.sharding.*py::"
+    ):
+        lib.make_trainer(sharding="kd.sharding.ShardingStrategy()")
+
+
+def test_inspect_lists_each_split_array_with_its_spec_and_bytes_per_device():
+    from kd.train._inspect import sharding_table
+
+    table = sharding_table(lib.make_trainer())
+    assert "mesh: devices 1 (1 devices); batches split along 'devices'" in table
+    assert "arrays replicated" in table  # one device: nothing is split, nothing listed

@@ -270,8 +270,42 @@ def inspect_report(trainer: Trainer) -> str:
                 parameter_table(specs.collections, label="values"),
             )
         )
+    sections.append(("Sharding (where each array of the train state lives)", sharding_table(trainer)))
     sections.append(("Compiled train step (one update, no metrics)", _cost_summary(step_cost(trainer))))
     return "\n\n".join(f"== {title} ==\n{body}" for title, body in sections)
+
+
+def sharding_table(trainer: Trainer) -> str:
+    """The mesh, then each split array of the state with its PartitionSpec and bytes per device.
+
+    Usage: `print(sharding_table(trainer))`. Replicated arrays are counted, not listed.
+    """
+    strategy = trainer.sharding
+    mesh = strategy.device_mesh
+    specs = trainer.state_specs
+    shardings = strategy.state_shardings(specs)
+    rows, replicated, per_device = [("Array", "Shape", "PartitionSpec", "Per device")], 0, 0
+    flat_specs = kontext.flatten_with_path(specs)
+    for (path, leaf), sharding in zip(flat_specs.items(), jax.tree.leaves(shardings), strict=True):
+        local = sharding.shard_shape(leaf.shape) if hasattr(sharding, "shard_shape") else leaf.shape
+        nbytes = int(np.prod(local, dtype=np.int64)) * _itemsize(leaf)
+        per_device += nbytes
+        spec = getattr(sharding, "spec", None)
+        if spec is not None and not any(entry is not None for entry in spec):
+            replicated += 1
+            continue
+        rows.append(
+            (path, _shape_dtype(leaf), str(spec if spec is not None else sharding), human_bytes(nbytes))
+        )
+    axes = " x ".join(f"{name} {size}" for name, size in mesh.shape.items())
+    lines = [
+        f"mesh: {axes} ({mesh.devices.size} devices); batches split along {strategy.data_axis!r}",
+        f"train state per device: {human_bytes(per_device)} of {human_bytes(_nbytes(jax.tree.leaves(specs)))}",
+    ]
+    if len(rows) > 1:
+        lines += _aligned(rows)
+    lines.append(f"{replicated} arrays replicated (a full copy on every device)")
+    return "\n".join(lines)
 
 
 def _run_summary(trainer: Trainer) -> str:

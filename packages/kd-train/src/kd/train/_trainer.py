@@ -510,6 +510,13 @@ def _check_fields(trainer: Trainer) -> None:
         problems.append(
             f"steps_per_call: expected None or an int in [1, {MAX_STEPS_PER_CALL * 8}], got {value!r}"
         )
+    if not isinstance(trainer.sharding, sharding.ShardingStrategy):
+        hint = (
+            " (on the command line a call is written 'py::kd.sharding.ShardingStrategy(...)')"
+            if isinstance(trainer.sharding, str)
+            else ""
+        )
+        problems.append(f"sharding: expected a kd.sharding.ShardingStrategy, got {trainer.sharding!r}{hint}")
     if trainer.on_nonfinite_loss not in NONFINITE_POLICIES:
         problems.append(f"on_nonfinite_loss: expected 'stop' or 'skip', got {trainer.on_nonfinite_loss!r}")
     if not isinstance(trainer.rng_streams, RngStreams):
