@@ -103,7 +103,11 @@ def test_inspect_prints_each_arrays_sharding_on_eight_devices():
     assert proc.returncode == 0, proc.stderr[-4000:]
     table = proc.stdout.split("== Sharding")[1].split("==\n", 1)[1].split("\n\n")[0]
     assert "mesh: devices 8 (8 devices)" in table
-    rows = {line.split()[0]: line for line in table.splitlines() if line.startswith(("params", "opt"))}
-    assert "P('devices',)  512 B" in rows["params.model.layers_2.kernel"]  # 32x32 float32 over 8
+    rows = {
+        line.split()[0]: " ".join(line.split())
+        for line in table.splitlines()
+        if line.startswith(("params", "opt"))
+    }
+    assert "P('devices',) 512 B" in rows["params.model.layers_2.kernel"]  # 32x32 float32 over 8
     assert "P(None, 'devices')" in rows["opt_state[0].mu.model.layers_0.kernel"]
     assert "params.model.layers_4.bias" not in rows  # (1,) cannot be split: counted as replicated
