@@ -199,3 +199,16 @@ def test_a_crash_inside_the_training_loop_keeps_its_traceback(tmp_path):
     )
     assert result.returncode == 1
     assert "Traceback" in result.stderr and "ValueError: exploded in the loop" in result.stderr
+
+
+def test_stopping_earlier_or_later_is_the_same_run(run_dir):
+    again = run_dir.parent / "stopped"
+    shutil.copytree(run_dir, again)
+    result = kd_train(
+        f"--cfg={EXAMPLE}",
+        "--cfg.num_train_steps=60",
+        "--cfg.log_metrics_every=20",
+        "--cfg.stop_after_steps=40",
+        f"--cfg.workdir={again}",
+    )
+    assert result.returncode == 0, result.stderr  # not refused as "another config"

@@ -26,10 +26,12 @@ from typing import Any
 
 import konfig
 
+from . import _distributed
 from ._errors import CliError
 
 USAGE = """\
 usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NAME]|all] [--profile] [--force]
+                       [--coordinator_address=HOST:PORT --num_processes=N --process_id=I]
        kd-train inspect --cfg=CONFIG.py [--cfg.PATH=VALUE ...]
        kd-train eval --workdir=WORKDIR [--evals=NAME[,NAME]] [--poll_seconds=S] [--timeout_seconds=S]
                      [--cfg.PATH=VALUE ...]
@@ -45,6 +47,8 @@ usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NA
   diff     shows what differs between two runs' configs
 
 Config flags are konfig's: --cfg.a.b=VALUE, py:: values, ** globs (see konfig's README).
+Several hosts: run the same command on each with --coordinator_address (process 0's host:port),
+--num_processes and --process_id, or JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES and JAX_PROCESS_ID.
 """
 
 # Errors that mean "the config or the command line is wrong": printed as one paragraph, exit 2.
@@ -111,11 +115,19 @@ def _train(argv: list[str]) -> int:
     parser.add_argument("--sweep", default=None)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--force", action="store_true")
+    _distributed.add_flags(parser)
     opts = parser.parse_args(rest)
+    hosts = _distributed.settings(opts)
     runs = _runs(source, args, overrides, opts.sweep)
+    base = _given_workdir(runs[0][1])
+    if base is None and hosts is not None:
+        raise CliError(
+            f"{hosts['num_processes']} processes train one run into one workdir: give the same "
+            "--cfg.workdir=PATH (a folder all of them can reach) to each"
+        )
+    _distributed.initialize(hosts)
     import kd  # noqa: F401  (after the flags are known good: importing JAX takes a moment)
 
-    base = _given_workdir(runs[0][1])
     if base is None:
         base = tempfile.mkdtemp(prefix="kd-train-")
         print(f"workdir: {base} (a fresh temporary folder; choose one with --cfg.workdir=PATH)", flush=True)
@@ -139,7 +151,10 @@ def _train(argv: list[str]) -> int:
             return (
                 143  # preempted (SIGTERM): the loop said where it stopped; 128 + SIGTERM, as if killed by it
             )
-        print(_done_line(int(state.step), time.perf_counter() - start, logged), flush=True)
+        import jax
+
+        if jax.process_index() == 0:
+            print(_done_line(int(state.step), time.perf_counter() - start, logged), flush=True)
     return 0
 
 
@@ -180,6 +195,9 @@ def _folder_name(item_name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._=,+-]+", "_", item_name).strip("._") or "item"
 
 
+_SAME_RUN_FIELDS = ("cfg.workdir", "cfg.stop_after_steps")
+
+
 def _refuse_other_run(workdir: str, config_json: str) -> None:
     """A workdir holding another config's run is not mixed with this one (unless --force)."""
     path = os.path.join(workdir, "config.json")
@@ -189,8 +207,9 @@ def _refuse_other_run(workdir: str, config_json: str) -> None:
 
     with open(path) as f:
         existing = f.read()
-    # The workdir field itself may differ: a run folder that was moved or copied is still that run.
-    differences = [d for d in config_differences(existing, config_json) if d != "cfg.workdir"]
+    # The workdir field itself may differ: a run folder that was moved or copied is still that run; and
+    # where this invocation stops (`stop_after_steps`) is not part of what the run is.
+    differences = [d for d in config_differences(existing, config_json) if d not in _SAME_RUN_FIELDS]
     if differences:
         shown = ", ".join(differences[:8]) + (
             f" (+{len(differences) - 8} more)" if len(differences) > 8 else ""

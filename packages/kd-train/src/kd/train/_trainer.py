@@ -253,7 +253,7 @@ class Trainer:
         before anything computed from it is logged or saved, or skips that update (`on_nonfinite_loss`).
         """
         self.check()
-        writer, checkpointer = self.writer, self.checkpointer
+        writer, checkpointer = self._active_writer, self.checkpointer
         config_json = getattr(self, "_config_json", None)
         if config_json is not None:
             writer.write_config(config_json)
@@ -370,6 +370,11 @@ class Trainer:
             write_run_end(self.workdir, step=step, seconds=time.perf_counter() - started)
         return state, logged
 
+    @property
+    def _active_writer(self) -> Any:
+        """`writer` on process 0; on the other hosts one that writes nothing (all compute, one writes)."""
+        return self.writer if jax.process_index() == 0 else _SILENT_WRITER
+
     def _restore_or_init(self) -> tuple[TrainState, Any, dict[str, Any] | None]:
         """`(state, data iterator, run info)`: the latest complete checkpoint's, positioned at the batch after
         it, or a fresh state, the first batch and None."""
@@ -428,11 +433,16 @@ class Trainer:
         name = getattr(evaluator, "name", None) or name
         aux = evaluator.evaluate_states(state, step)
         values = {f"{name}/{key}": value for key, value in aux.compute().items()}
-        self.writer.write_scalars(step, values)
+        self._active_writer.write_scalars(step, values)
         summaries = aux.compute_summaries()
         if summaries:
-            self.writer.write_summaries(step, {f"{name}/{key}": value for key, value in summaries.items()})
+            self._active_writer.write_summaries(
+                step, {f"{name}/{key}": value for key, value in summaries.items()}
+            )
         return values
+
+
+_SILENT_WRITER = writers.Writer()
 
 
 def _due(step: int, every: int, last_step: int) -> bool:
