@@ -1,11 +1,13 @@
 """Two real processes on localhost train one run together (`jax.distributed` over loopback, gloo between
-the CPU processes), checkpoint it into one workdir, and a single process with another device count resumes it.
+the CPU processes): they resume a one-device run's checkpoint, checkpoint it into the shared workdir, and a
+single process with another device count finishes it, every logged loss that of an uninterrupted run.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -51,12 +53,8 @@ def _train(workdir: Path, *extra: str, devices: int = 1) -> subprocess.Completed
     )
 
 
-def test_two_processes_train_checkpoint_and_resume_on_another_device_count(tmp_path):
-    reference = _train(tmp_path / "reference")
-    assert reference.returncode == 0, reference.stderr[-3000:]
-    expected = _losses(tmp_path / "reference")
-
-    workdir, port = tmp_path / "run", _free_port()
+def _two_processes(workdir: Path, *extra: str) -> list[tuple[str, str]]:
+    port = _free_port()
     hosts = [
         subprocess.Popen(
             [
@@ -65,7 +63,7 @@ def test_two_processes_train_checkpoint_and_resume_on_another_device_count(tmp_p
                 "kd",
                 *ARGS,
                 f"--cfg.workdir={workdir}",
-                "--cfg.stop_after_steps=20",
+                *extra,
                 f"--coordinator_address=127.0.0.1:{port}",
                 "--num_processes=2",
                 f"--process_id={i}",
@@ -79,24 +77,41 @@ def test_two_processes_train_checkpoint_and_resume_on_another_device_count(tmp_p
         for i in range(2)
     ]
     outputs = []
-    for host in hosts:
-        try:
+    try:
+        for host in hosts:
             outputs.append(host.communicate(timeout=240))
-        finally:
+    finally:
+        for host in hosts:
             host.kill()
     for host, (_, err) in zip(hosts, outputs, strict=True):
         assert host.returncode == 0, err[-3000:]
-    (out0, _), (out1, _) = outputs
+    return outputs
+
+
+def test_two_processes_resume_a_run_checkpoint_it_and_one_process_finishes_it(tmp_path):
+    reference = _train(tmp_path / "reference")
+    assert reference.returncode == 0, reference.stderr[-3000:]
+    expected = _losses(tmp_path / "reference")
+
+    workdir = tmp_path / "run"
+    first = _train(workdir, "--cfg.stop_after_steps=10")  # one process, one device
+    assert first.returncode == 0, first.stderr[-3000:]
+    checkpoints = workdir / "checkpoints"
+    # A save that a killed job left half-written: the hosts must agree to ignore it and one removes it.
+    shutil.copytree(checkpoints / "ckpt_10", checkpoints / "ckpt_20.orbax-checkpoint-tmp-1")
+
+    (out0, err0), (out1, err1) = _two_processes(workdir, "--cfg.stop_after_steps=20")
+    assert "Ignoring the incomplete checkpoint" in err0 and "Ignoring the incomplete checkpoint" in err1
     assert "step 20 |" in out0 and "done: 20 steps" in out0  # process 0 logs ...
     assert "step 20 |" not in out1 and "done:" not in out1  # ... and only process 0
-    assert sorted(p.name for p in (workdir / "checkpoints").iterdir()) == ["ckpt_10", "ckpt_20"]
+    assert sorted(p.name for p in checkpoints.iterdir()) == ["ckpt_10", "ckpt_20"]
     together = _losses(workdir)
-    assert sorted(together) == [1, 5, 10, 15, 20]
-    for step, loss in together.items():  # 2 hosts x 2 devices, each host its half of the batch
+    assert sorted(together) == [1, 5, 10, 15, 20]  # 15 and 20 from 2 hosts x 2 devices, half a batch each
+    for step, loss in together.items():
         assert loss == pytest.approx(expected[step], rel=1e-4, abs=1e-6), step
 
-    resumed = _train(workdir, devices=1)  # one process, one device: the checkpoint of four laid out anew
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    last = _train(workdir, devices=1)  # one process again: the checkpoint of four devices laid out anew
+    assert last.returncode == 0, last.stderr[-3000:]
     final = _losses(workdir)
     assert sorted(final) == [1, 5, 10, 15, 20, 25, 30]
     for step in (25, 30):

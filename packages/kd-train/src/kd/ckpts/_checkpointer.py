@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import jax
 from etils import epath
 
 from kd._root_ref import ROOT_CFG_REF, RootRef
@@ -123,7 +124,10 @@ class Checkpointer(_base.BaseCheckpointer):
                 _errors.CheckpointWarning,
                 stacklevel=3,
             )
-            _orbax.remove_directory(leftover)
+            if jax.process_index() == 0:  # one host changes the shared folder, the others wait for it
+                _orbax.remove_directory(leftover)
+        if not self.read_only:
+            _orbax.barrier("kd_ckpts_open")
         _quiet.hold()
         try:
             return _orbax.open_manager(
@@ -329,12 +333,14 @@ class Checkpointer(_base.BaseCheckpointer):
             return
         source = _orbax.step_directory(self.directory, step)
         target_folder = epath.Path(self.workdir) / UNREADABLE_FOLDER_NAME
-        target_folder.mkdir(parents=True, exist_ok=True)
         target = target_folder / source.name
         suffix = 1
         while target.exists():
             target, suffix = target_folder / f"{source.name}.{suffix}", suffix + 1
-        source.rename(target)
+        if jax.process_index() == 0:  # every host found it unreadable; one moves it
+            target_folder.mkdir(parents=True, exist_ok=True)
+            source.rename(target)
+        _orbax.barrier(f"kd_ckpts_set_aside_{step}")
         _orbax.reload(self._manager)
         self.__dict__.pop("_metric_by_step", None)
         warnings.warn(

@@ -52,6 +52,12 @@ def incomplete_directories(directory: epath.Path) -> list[epath.Path]:
     return sorted(p for p in directory.iterdir() if _TMP_MARK in p.name)
 
 
+def barrier(name: str) -> None:
+    """Waits until every process reaches the barrier `name` (nothing to wait for in a single process)."""
+    if jax.process_count() > 1:
+        _ocp().multihost.sync_global_processes(name)
+
+
 def remove_directory(path: epath.Path) -> None:
     """Deletes a folder and what it holds (a leftover of an incomplete save)."""
     path.rmtree(missing_ok=True)
