@@ -55,7 +55,7 @@ def test_rules_split_the_kernels_they_match_along_the_model_axis(one_device):
     assert run["params"]["model/layers_0/kernel"] == "(None, 'model')"  # "params.**.layers_0.kernel"
     assert run["params"]["model/layers_2/kernel"] == "('model', None)"
     assert run["params"]["model/layers_4/kernel"] == run["params"]["model/layers_0/bias"] == "()"
-    assert run["mu"] == run["params"]  # adam's moments follow the parameters they mirror
+    assert run["mu"] == run["params"] == run["init_params"]  # adam's moments mirror the parameters
     _assert_same_curve(run, one_device)
 
 
@@ -67,6 +67,7 @@ def test_fsdp_splits_each_array_along_its_largest_divisible_dimension(one_device
     assert run["params"]["model/layers_4/kernel"] == "('devices',)"
     assert run["params"]["model/layers_0/bias"] == "('devices',)"
     assert run["params"]["model/layers_4/bias"] == "()"
+    assert run["init_params"] == run["params"]  # created split, and kept so by every step
     assert run["mu"] == run["params"]
     _assert_same_curve(run, one_device)
 

@@ -50,6 +50,7 @@ cfg.stop_after_steps = args.stop
 if args.workdir:
     cfg.checkpointer = kd.ckpts.Checkpointer(save_interval_steps=10)
 trainer = konfig.resolve(cfg)
+init_params = trainer.init_state().params  # as created: already laid out
 state, logged = trainer.train()
 
 
@@ -67,6 +68,7 @@ print(
             "step": int(state.step),
             "losses": {str(s): v for s, v in trainer.writer.scalars["losses/l2"]},
             "params": specs(state.params),
+            "init_params": specs(init_params),
             "mu": specs(state.opt_state[0].mu),
             "mesh": dict(trainer.sharding.device_mesh.shape),
         }
