@@ -147,3 +147,89 @@ def test_inspect_lists_each_split_array_with_its_spec_and_bytes_per_device():
     table = sharding_table(lib.make_trainer())
     assert "mesh: devices 1 (1 devices); batches split along 'devices'" in table
     assert "arrays replicated" in table  # one device: nothing is split, nothing listed
+
+
+def _specs(trainer, strategy):
+    shardings = strategy.state_shardings(trainer.state_specs)
+    return jax.tree.map(lambda s: tuple(s.spec), shardings, is_leaf=lambda x: isinstance(x, NamedSharding))
+
+
+def test_a_rule_matching_no_array_names_it_and_the_near_miss():
+    strategy = kd.sharding.ShardingStrategy(rules={"params.hiden.kernel": PartitionSpec()})
+    with pytest.raises(
+        ValueError, match=r"rules\['params.hiden.kernel'\] matches no array.*'params.hidden.kernel'"
+    ):
+        strategy.state_shardings(lib.make_trainer().state_specs)
+
+
+def test_a_rule_naming_an_axis_the_mesh_lacks_is_refused():
+    strategy = kd.sharding.ShardingStrategy(
+        mesh={"data": 1}, rules={"params.**.kernel": PartitionSpec(None, "model")}
+    )
+    with pytest.raises(ValueError, match=r"names the axis 'model', not one of the mesh's \['data'\]"):
+        strategy.state_shardings(lib.make_trainer().state_specs)
+
+
+def test_a_spec_longer_than_the_arrays_rank_names_the_path():
+    strategy = kd.sharding.ShardingStrategy(rules={"params.hidden.bias": PartitionSpec(None, None)})
+    with pytest.raises(
+        ValueError, match=r"at params.hidden.bias: .* has 2 entries but the array has shape \(16,\)"
+    ):
+        strategy.state_shardings(lib.make_trainer().state_specs)
+
+
+def test_the_first_matching_rule_wins():
+    trainer = lib.make_trainer()
+    strategy = kd.sharding.ShardingStrategy(
+        rules={
+            "params.hidden.kernel": PartitionSpec(None, None),
+            "params.**.kernel": PartitionSpec("devices"),
+        }
+    )
+    specs = _specs(trainer, strategy)
+    assert specs.params["hidden"]["kernel"] == (None, None)
+    assert all(
+        spec == ("devices",)
+        for name, module in specs.params.items()
+        if name != "hidden"
+        for spec in [module["kernel"]]
+    )
+
+
+def test_a_part_may_be_a_function_of_its_tree_returning_specs():
+    trainer = lib.make_trainer()
+    strategy = kd.sharding.ShardingStrategy(
+        params=lambda tree: jax.tree.map(
+            lambda leaf: PartitionSpec("devices") if leaf.ndim == 2 else PartitionSpec(), tree
+        )
+    )
+    specs = _specs(trainer, strategy)
+    assert specs.params["hidden"]["kernel"] == ("devices",) and specs.params["hidden"]["bias"] == ()
+    assert specs.opt_state[0].mu["hidden"]["kernel"] == ("devices",)  # mirrored
+
+
+def test_a_mesh_of_the_wrong_size_says_how_many_devices_there_are():
+    strategy = kd.sharding.ShardingStrategy(mesh={"data": 2, "model": 2})
+    with pytest.raises(ValueError, match=r"multiply to 4 devices but there are 1; give one axis -1"):
+        strategy.device_mesh  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    ("mesh", "message"),
+    [
+        ({"data": 0}, "size >= 1"),
+        ({"a": -1, "b": -1}, "at most one axis can be -1"),
+        ("data", "expected a dict"),
+    ],
+)
+def test_a_malformed_mesh_is_refused_at_construction(mesh, message):
+    with pytest.raises(ValueError, match=message):
+        kd.sharding.ShardingStrategy(mesh=mesh)
+
+
+def test_fsdp_keeps_small_arrays_whole_and_splits_the_largest_divisible_dimension():
+    fsdp = kd.sharding.FSDPSharding(min_size_to_shard_mb=1)
+    assert fsdp.spec((1024, 1024), "float32", axis="data", axis_size=8) == PartitionSpec("data")
+    assert fsdp.spec((512, 2048), "float32", axis="data", axis_size=8) == PartitionSpec(None, "data")
+    assert fsdp.spec((1023, 2047), "float32", axis="data", axis_size=8) == PartitionSpec()  # none divides
+    assert fsdp.spec((256, 256), "float32", axis="data", axis_size=8) == PartitionSpec()  # 256 KiB <= 1 MiB
