@@ -7,8 +7,9 @@
 Every import of one of the package's own modules is an edge, wherever it is written: at the top of the
 module or inside a function (a late import): a late import hides a dependency from the file's head but
 does not remove it. Two kinds are left out: imports under `if TYPE_CHECKING:` (read by type checkers only,
-never run; kept in `type_only_imports`), and an import whose line carries the comment `# late import:`
-followed by the reason: the single deliberate back-edge a layer may keep (kept in `marked_back_edges`).
+never run; kept in `type_only_imports`), and an import inside a function whose lines carry the comment
+`# late import:` followed by the reason: the single deliberate back-edge a layer may keep (kept in
+`marked_back_edges`). A mark at the top of a module counts for nothing: it would hide an import-time cycle.
 
 Standard library only: the light packages' isolated environments run this too.
 """
@@ -55,7 +56,7 @@ def import_graph(package_dir: Path, package: str) -> ImportGraph:
                 if for_types:
                     type_only.append((name, target, node.lineno))
                     continue
-                if LATE_IMPORT_MARK in lines[node.lineno - 1]:
+                if in_function and _marked(lines, node):
                     marked.append((name, target, node.lineno))
                     continue
                 edges[name].add(target)
@@ -64,6 +65,13 @@ def import_graph(package_dir: Path, package: str) -> ImportGraph:
     return ImportGraph(
         package=package, edges=edges, late_imports=late, marked_back_edges=marked, type_only_imports=type_only
     )
+
+
+def _marked(lines: list[str], node: ast.stmt) -> bool:
+    """Whether an import's lines carry `# late import: <reason>` (with a reason)."""
+    text = "\n".join(lines[node.lineno - 1 : (node.end_lineno or node.lineno)])
+    _, mark, reason = text.partition(LATE_IMPORT_MARK)
+    return bool(mark) and bool(reason.split("\n")[0].strip())
 
 
 def _module_name(path: Path, package_dir: Path, package: str) -> str:
@@ -106,7 +114,10 @@ def _targets(
 ) -> list[str]:
     """The package's modules that `node` loads, by their dotted names."""
     if isinstance(node, ast.Import):
-        return [_owning_module(alias.name, modules) for alias in node.names if _owning_module(alias.name, modules)]
+        found = [
+            _owning_module(alias.name, modules) for alias in node.names if _owning_module(alias.name, modules)
+        ]
+        return _with_parent_packages(found, module, modules)
     if node.level:  # relative: `.` is this module's package
         base = module.split(".") if is_package else module.split(".")[:-1]
         base = base[: len(base) - (node.level - 1)]
@@ -121,7 +132,24 @@ def _targets(
             targets.append(submodule)
         elif owner:
             targets.append(owner)
-    return list(dict.fromkeys(targets))
+    return _with_parent_packages(targets, module, modules)
+
+
+def _with_parent_packages(targets: list[str], module: str, modules: dict[str, Path]) -> list[str]:
+    """`targets`, each after the packages above it that loading it runs too, less those above `module`.
+
+    Importing `pkg.sub.leaf` runs `pkg/sub/__init__.py` first; the packages above `module` (and `module`
+    itself) are already being imported when `module` runs, so they are no dependency of it.
+    """
+    parts = module.split(".")
+    running = {".".join(parts[:end]) for end in range(1, len(parts) + 1)}
+    out = []
+    for target in targets:
+        names = target.split(".")
+        parents = (".".join(names[:end]) for end in range(1, len(names)))
+        out += [parent for parent in parents if parent in modules and parent not in running]
+        out.append(target)
+    return list(dict.fromkeys(out))
 
 
 def _owning_module(dotted: str, modules: dict[str, Path]) -> str:

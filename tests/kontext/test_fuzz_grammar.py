@@ -24,7 +24,8 @@ from kontext import (
     get_by_path,
     set_by_path,
 )
-from kontext_strategies import counted_glob_work, deep_chains, path_texts, small_trees, wildcard_heavy_parts
+
+from .strategies import counted_glob_work, deep_chains, path_texts, small_trees, wildcard_heavy_parts
 
 KONTEXT_ERRORS = (PathSyntaxError, GlobPathError, PathNotFoundError, PathMutationError)
 
@@ -42,7 +43,7 @@ def work_bound(n_parts: int, tree: object) -> int:
     return 4 * (n_parts + 1) * count_nodes(tree)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(path_texts)
 def test_any_text_parses_or_raises_a_syntax_error(text: str) -> None:
     try:
@@ -59,7 +60,7 @@ def test_any_text_parses_or_raises_a_syntax_error(text: str) -> None:
         assert Path.from_str(text).parts == glob.parts
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(path_texts, small_trees | deep_chains)
 def test_functions_taking_a_path_string_give_a_result_or_a_kontext_error_in_bounded_work(
     text: str, tree: object
@@ -138,7 +139,7 @@ def _routes(node: object, rest: tuple[object, ...], prefix: tuple[object, ...], 
         _routes(child, tail, (*prefix, head), found)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(small_trees | deep_chains, wildcard_heavy_parts)
 def test_glob_match_finds_the_paths_of_every_route_in_the_same_order_once_each(
     tree: object, parts: tuple[object, ...]

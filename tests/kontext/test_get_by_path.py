@@ -10,7 +10,8 @@ import kontext
 import pytest
 from hypothesis import given
 from kontext import Path, PathNotFoundError, flatten_with_path, get_by_path
-from kontext_strategies import trees
+
+from .strategies import trees
 
 Pair = collections.namedtuple("Pair", ["first", "second"])
 

@@ -12,7 +12,7 @@ import re
 import warnings
 from collections.abc import Callable
 
-import kontext._glob
+import kontext._parser
 import pytest
 from kontext import (
     GlobPath,
@@ -25,7 +25,8 @@ from kontext import (
     get_by_path,
     set_by_path,
 )
-from kontext_strategies import counted_glob_work
+
+from .strategies import counted_glob_work
 
 
 def chain(depth: int, leaf: object = 1, key: str = "a") -> dict:

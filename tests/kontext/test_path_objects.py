@@ -7,7 +7,8 @@ import pickle
 import pytest
 from hypothesis import given
 from kontext import GlobPath, GlobPathError, Path, Wildcard
-from kontext_strategies import path_parts
+
+from .strategies import path_parts
 
 
 def test_equal_paths_written_differently_are_equal_and_hash_alike() -> None:

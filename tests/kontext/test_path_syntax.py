@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from kontext import GlobPath, Path, PathSyntaxError, Wildcard
-from kontext_strategies import glob_path_parts, path_parts
+
+from .strategies import glob_path_parts, path_parts
 
 
 @pytest.mark.parametrize(

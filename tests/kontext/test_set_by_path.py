@@ -20,7 +20,8 @@ from kontext import (
     get_by_path,
     set_by_path,
 )
-from kontext_strategies import identifiers, ints, texts
+
+from .strategies import identifiers, ints, texts
 
 
 def _params() -> dict:

@@ -8,6 +8,9 @@ Usage::
     kwargs = kontext.resolve_from_keyed_obj(context, loss, func=loss.get_values)
 """
 
+from ._by_path import filter_by_path as filter_by_path
+from ._by_path import get_by_path as get_by_path
+from ._by_path import set_by_path as set_by_path
 from ._errors import GlobPathError as GlobPathError
 from ._errors import KeySignatureError as KeySignatureError
 from ._errors import PathIndexError as PathIndexError
@@ -16,14 +19,11 @@ from ._errors import PathNotFoundError as PathNotFoundError
 from ._errors import PathSyntaxError as PathSyntaxError
 from ._errors import RequiredKeyError as RequiredKeyError
 from ._errors import UnresolvedKeysError as UnresolvedKeysError
-from ._filter import filter_by_path as filter_by_path
 from ._flatten import flatten_with_path as flatten_with_path
-from ._glob import GlobPath as GlobPath
-from ._glob import set_by_path as set_by_path
 from ._parser import Wildcard as Wildcard
 from ._paths import AbstractPath as AbstractPath
+from ._paths import GlobPath as GlobPath
 from ._paths import Path as Path
-from ._paths import get_by_path as get_by_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -20,7 +20,9 @@ def flatten_with_path(
 ) -> dict[str, Any]:
     """Flattens a tree into ``{path: leaf}``, in the tree's own order.
 
-    Usage: ``flatten_with_path({"a": [1, {"b": 2}]}) == {"a[0]": 1, "a[1].b": 2}``.
+    Usage:
+      >>> flatten_with_path({"a": [1, {"b": 2}]})
+      {'a[0]': 1, 'a[1].b': 2}
 
     Dicts and other mappings (ConfigDict, FrozenDict), lists, tuples, named tuples and dataclasses are
     recursed into; registered JAX pytree nodes too, under their own key paths, when JAX is imported.

@@ -1,4 +1,8 @@
-"""``GlobPath`` (``*`` one level, ``**`` any depth), matching it against a tree, and ``set_by_path``."""
+"""The glob walk: the nodes a path with ``*`` / ``**`` matches in a tree, and writing a value at each of them.
+
+Usage: ``match_nodes({"a": {"w": 1}}, ("a", Wildcard.STAR))`` gives ``[(("a", "w"), 1)]``;
+``set_parts(tree, ("a", "b"), 0, "a.b")`` writes ``tree["a"]["b"] = 0`` and returns ``["a.b"]``.
+"""
 
 from __future__ import annotations
 
@@ -6,39 +10,12 @@ from ._children import _ARRAY_KINDS, _ATOMS, _is_array, children_of, describe_av
 from ._errors import GlobPathError, PathIndexError, PathMutationError, PathNotFoundError
 from ._lookup import MISSING, not_found, step
 from ._parser import DOUBLE_STAR, STAR, Wildcard, format_parts
-from ._paths import AbstractPath, Path, to_parts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from ._paths import Context
-
 Match = tuple  # (concrete parts, node)
-
-
-class GlobPath(AbstractPath):
-    """A path that may contain ``*`` (exactly one level) and ``**`` (zero or more levels).
-
-    Usage: ``set_by_path(params, GlobPath.from_str("**.bias"), 0.0)``.
-    """
-
-    __slots__ = ()
-    _GLOB_OK = True
-
-    @property
-    def first_non_glob_parent(self) -> Path:
-        """The longest wildcard-free prefix: ``GlobPath.from_str("a.b.*.c")`` gives ``Path("a.b")``."""
-        prefix = []
-        for part in self.parts:
-            if type(part) is Wildcard:
-                break
-            prefix.append(part)
-        return Path._trusted(tuple(prefix))
-
-    def match(self, context: Context) -> list[Path]:
-        """The concrete paths of ``context`` this glob matches, in tree order."""
-        return [Path._trusted(parts) for parts, _ in match_nodes(context, self.parts)]
 
 
 def match_nodes(
@@ -231,29 +208,11 @@ def _prefix_id(ids: dict[tuple[object, ...], int], parent: int, part: object) ->
     return found
 
 
-def set_by_path(obj: Context, path: Any, value: Any) -> list[str]:
-    """Sets ``value`` at every place ``path`` (a glob) matches inside ``obj``, in place.
+def set_parts(obj: Any, parts: tuple[object, ...], value: Any, text: str) -> list[str]:
+    """Sets ``value`` at every place ``parts`` match in ``obj``; the canonical paths written, in tree order.
 
-    Usage: ``set_by_path(tree, "**.bias", 0.0)`` returns ``["dense.bias", "out.bias"]``.
-
-    Dict-like nodes get the key set, lists the index (which must exist), dataclasses and objects the
-    attribute. A path without wildcards before its last part may create a new dict key; after a
-    wildcard only existing keys are written and non-matching branches are skipped (the result may be
-    empty). Matching happens before any write; a match inside a sub-tree being replaced is not reported.
-
-    Returns:
-      The canonical paths that were written, in tree order.
-
-    Raises:
-      GlobPathError: the path ends with a wildcard.
-      PathMutationError: a write into a leaf, a tuple or a frozen / immutable object.
-      PathNotFoundError: a step before the last does not exist (``PathIndexError``: list index out of range).
+    ``text`` is the path as the caller wrote it, for error messages. The rules: ``set_by_path``'s.
     """
-    parts = to_parts(path, glob_ok=True)
-    return set_parts(obj, parts, value, format_parts(parts))
-
-
-def set_parts(obj: Context, parts: tuple[object, ...], value: Any, text: str) -> list[str]:
     if not parts:
         raise PathMutationError("Cannot set the empty path: it names the tree itself.")
     last = parts[-1]

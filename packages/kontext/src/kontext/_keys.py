@@ -166,7 +166,9 @@ def resolve_from_keyed_obj(
 def resolve_from_keypaths(context: Context, key_paths: dict[str, Any]) -> dict[str, Any]:
     """``{name: value}`` for ``{name: path or tree of paths}``; every missing path reported at once.
 
-    Usage: ``resolve_from_keypaths({"batch": {"x": 1}}, {"x": "batch.x"}) == {"x": 1}``.
+    Usage:
+      >>> resolve_from_keypaths({"batch": {"x": 1}}, {"x": "batch.x"})
+      {'x': 1}
     """
     return _resolve(context, key_paths, "")
 

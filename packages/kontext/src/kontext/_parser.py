@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import sys
 
+from ._errors import GlobPathError, PathSyntaxError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -142,8 +144,6 @@ class _Parser:
         self.depth = 0  # Of the tuple being read.
 
     def error(self, expected: str, position: int | None = None) -> Exception:
-        from ._errors import PathSyntaxError
-
         return PathSyntaxError(self.text, self.pos if position is None else position, expected)
 
     def parse(self) -> tuple[object, ...]:
@@ -422,8 +422,6 @@ def check_part(part: Any, glob_ok: bool) -> Any:
     if kind is Wildcard:
         if glob_ok:
             return part
-        from ._errors import GlobPathError
-
         raise GlobPathError(f"Wildcard {part} is not allowed in a Path; use kontext.GlobPath.")
     if kind is slice:
         for bound in (part.start, part.stop, part.step):

@@ -1,8 +1,14 @@
-"""``Path``: a parsed, hashable, ordered string path such as ``"interms.encoder.__call__[0][..., :3]"``."""
+"""The path types: ``Path`` (concrete) and ``GlobPath`` (with ``*`` / ``**``), parsed, hashable and ordered.
+
+Usage: ``Path.from_str("interms.encoder.__call__[0][..., :3]")``. ``to_parts`` reads any form of path (a
+string, a path object, a tuple of parts, a JAX key path, a path builder) into its parts.
+"""
 
 from __future__ import annotations
 
+from ._children import part_from_jax_key
 from ._errors import GlobPathError
+from ._glob import match_nodes, set_parts
 from ._lookup import lookup, not_found
 from ._parser import Wildcard, check_part, format_parts, parse_parts
 
@@ -52,8 +58,6 @@ class AbstractPath:
     @classmethod
     def from_jax_path(cls: type[_P], jax_path: Sequence[Any]) -> _P:
         """From a JAX key path (``jax.tree_util.tree_flatten_with_path``); JAX is never imported here."""
-        from ._children import part_from_jax_key
-
         return cls(*(part_from_jax_key(entry) for entry in jax_path))
 
     def __str__(self) -> str:
@@ -120,15 +124,15 @@ class AbstractPath:
 
     def set_in(self, context: Context, value: Any) -> list[str]:
         """Sets ``value`` at this path inside ``context`` (in place); returns the changed paths."""
-        from ._glob import set_parts
-
         return set_parts(context, self.parts, value, str(self))
 
 
 class Path(AbstractPath):
     """A concrete path (no wildcards).
 
-    Usage: ``Path.from_str("batch.image").get_from({"batch": {"image": 1}}) == 1``.
+    Usage:
+      >>> Path.from_str("batch.image").get_from({"batch": {"image": 1}})
+      1
     """
 
     __slots__ = ()
@@ -144,6 +148,32 @@ class Path(AbstractPath):
         if default is not ...:
             return default
         raise not_found(context, self.parts, value, failed)
+
+
+class GlobPath(AbstractPath):
+    """A path that may contain ``*`` (exactly one level) and ``**`` (zero or more levels).
+
+    Usage:
+      >>> GlobPath.from_str("*.bias").match({"dense": {"bias": 0}, "out": {"bias": 1}})
+      [Path('dense.bias'), Path('out.bias')]
+    """
+
+    __slots__ = ()
+    _GLOB_OK = True
+
+    @property
+    def first_non_glob_parent(self) -> Path:
+        """The longest wildcard-free prefix: ``GlobPath.from_str("a.b.*.c")`` gives ``Path("a.b")``."""
+        prefix = []
+        for part in self.parts:
+            if type(part) is Wildcard:
+                break
+            prefix.append(part)
+        return Path._trusted(tuple(prefix))
+
+    def match(self, context: Context) -> list[Path]:
+        """The concrete paths of ``context`` this glob matches, in tree order."""
+        return [Path._trusted(parts) for parts, _ in match_nodes(context, self.parts)]
 
 
 def _sort_key(parts: tuple[Part, ...]) -> tuple[Any, ...]:
@@ -168,8 +198,6 @@ def to_parts(path: Any, glob_ok: bool = False) -> tuple[Part, ...]:
         parts = path.parts
     elif kind is tuple:
         if path and type(path[0]).__module__.startswith("jax"):
-            from ._children import part_from_jax_key
-
             path = tuple(part_from_jax_key(entry) for entry in path)
         parts = tuple(check_part(part, glob_ok) for part in path)
     elif hasattr(kind, "__kontext_path__"):
@@ -186,33 +214,3 @@ def to_parts(path: Any, glob_ok: bool = False) -> tuple[Part, ...]:
             f"Path {format_parts(parts)!r} contains a wildcard; use set_by_path/filter_by_path for globs."
         )
     return parts
-
-
-def get_by_path(obj: Context, path: Any, default: Any = ...) -> Any:
-    """The value at ``path`` in ``obj``; at each step item access is tried first, then attribute access.
-
-    Usage: ``get_by_path({"a": [{"b": 1}]}, "a[0].b") == 1``.
-
-    Args:
-      obj: the tree: dicts, lists, tuples, named tuples, dataclasses, flax structs, ConfigDicts, objects.
-      path: a path string, a ``Path``, a tuple of parts, a JAX key path or a path builder; ``None``
-        returns ``None`` (or ``default``), for optional keys.
-      default: returned when the path does not exist; without it a ``PathNotFoundError`` is raised.
-
-    Raises:
-      PathNotFoundError: (a ``KeyError``) naming the path, the failing step, what was available there
-        and the closest existing paths.
-    """
-    if path is None:
-        return None if default is ... else default
-    parts = parse_parts(path) if type(path) is str else to_parts(path)
-    value, failed = lookup(obj, parts)
-    if failed < 0:
-        return value
-    if type(parts[failed]) is Wildcard:  # A mistake even with a default: it could never be found.
-        raise GlobPathError(
-            f"get_by_path got the glob {format_parts(parts)!r}; use kontext.filter_by_path to select by wildcard."
-        )
-    if default is not ...:
-        return default
-    raise not_found(obj, parts, value, failed)

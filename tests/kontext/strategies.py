@@ -9,6 +9,7 @@ import kontext._glob
 import pytest
 from hypothesis import strategies as st
 from kontext import Wildcard
+from kontext._parser import format_parts
 
 identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
 ints = st.integers(min_value=-(10**6), max_value=10**6)
@@ -83,8 +84,6 @@ _hostile_chunks = st.sampled_from(
 
 @st.composite
 def _spliced_paths(draw: st.DrawFn) -> str:
-    from kontext._parser import format_parts
-
     text = format_parts(draw(glob_path_parts))
     for _ in range(draw(st.integers(min_value=0, max_value=3))):
         at = draw(st.integers(min_value=0, max_value=len(text)))

@@ -1,10 +1,14 @@
-"""``filter_by_path``: the sub-tree of the nodes a glob matches."""
+"""``get_by_path``, ``set_by_path``, ``filter_by_path``: reading, writing and selecting in a tree by path.
+
+Usage: ``set_by_path(tree, "**.bias", 0.0)``, then ``get_by_path(tree, "dense.bias") == 0.0``.
+"""
 
 from __future__ import annotations
 
-from ._glob import match_nodes
-from ._lookup import step
-from ._parser import format_parts
+from ._errors import GlobPathError
+from ._glob import match_nodes, set_parts
+from ._lookup import lookup, not_found, step
+from ._parser import Wildcard, format_parts, parse_parts
 from ._paths import to_parts
 
 TYPE_CHECKING = False
@@ -13,13 +17,77 @@ if TYPE_CHECKING:
 
     from ._paths import Context
 
+
+def get_by_path(obj: Context, path: Any, default: Any = ...) -> Any:
+    """The value at ``path`` in ``obj``; at each step item access is tried first, then attribute access.
+
+    Usage:
+      >>> get_by_path({"a": [{"b": 1}]}, "a[0].b")
+      1
+      >>> get_by_path({"a": [{"b": 1}]}, "a[0].c", default=None) is None
+      True
+
+    Args:
+      obj: the tree: dicts, lists, tuples, named tuples, dataclasses, flax structs, ConfigDicts, objects.
+      path: a path string, a ``Path``, a tuple of parts, a JAX key path or a path builder; ``None``
+        returns ``None`` (or ``default``), for optional keys.
+      default: returned when the path does not exist; without it a ``PathNotFoundError`` is raised.
+
+    Raises:
+      PathNotFoundError: (a ``KeyError``) naming the path, the failing step, what was available there
+        and the closest existing paths.
+    """
+    if path is None:
+        return None if default is ... else default
+    parts = parse_parts(path) if type(path) is str else to_parts(path)
+    value, failed = lookup(obj, parts)
+    if failed < 0:
+        return value
+    if type(parts[failed]) is Wildcard:  # A mistake even with a default: it could never be found.
+        raise GlobPathError(
+            f"get_by_path got the glob {format_parts(parts)!r}; use kontext.filter_by_path to select by wildcard."
+        )
+    if default is not ...:
+        return default
+    raise not_found(obj, parts, value, failed)
+
+
+def set_by_path(obj: Context, path: Any, value: Any) -> list[str]:
+    """Sets ``value`` at every place ``path`` (a glob) matches inside ``obj``, in place.
+
+    Usage:
+      >>> tree = {"dense": {"kernel": 1, "bias": 2}, "out": {"bias": 3}}
+      >>> set_by_path(tree, "**.bias", 0.0)
+      ['dense.bias', 'out.bias']
+      >>> tree["out"]
+      {'bias': 0.0}
+
+    Dict-like nodes get the key set, lists the index (which must exist), dataclasses and objects the
+    attribute. A path without wildcards before its last part may create a new dict key; after a
+    wildcard only existing keys are written and non-matching branches are skipped (the result may be
+    empty). Matching happens before any write; a match inside a sub-tree being replaced is not reported.
+
+    Returns:
+      The canonical paths that were written, in tree order.
+
+    Raises:
+      GlobPathError: the path ends with a wildcard.
+      PathMutationError: a write into a leaf, a tuple or a frozen / immutable object.
+      PathNotFoundError: a step before the last does not exist (``PathIndexError``: list index out of range).
+    """
+    parts = to_parts(path, glob_ok=True)
+    return set_parts(obj, parts, value, format_parts(parts))
+
+
 _WHOLE = object()  # Marks a matched node: kept entirely.
 
 
 def filter_by_path(obj: Context, path: Any) -> Context:
     """Keeps only what ``path`` (a glob) matches, with the containers leading to it.
 
-    Usage: ``filter_by_path({"a": {"w": 1, "b": 2}, "c": 3}, "*.w") == {"a": {"w": 1}}``.
+    Usage:
+      >>> filter_by_path({"a": {"w": 1, "b": 2}, "c": 3}, "*.w")
+      {'a': {'w': 1}}
 
     Dicts keep their type and key order; lists and tuples keep their matched items in order (the others
     are dropped, so indices may shift); any other container (named tuple, dataclass, object) becomes a
