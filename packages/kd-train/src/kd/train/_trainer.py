@@ -289,7 +289,11 @@ class Trainer:
             while step < stop:
                 # One call group: fused updates up to the next step that logs, evaluates or saves (or `stop`);
                 # a step that returns metrics or summaries runs on its own.
-                n = steps_until_boundary(step, stop=stop, limit=fused, is_boundary=self._is_boundary)
+                n = (
+                    1
+                    if fused == 1
+                    else steps_until_boundary(step, stop=stop, limit=fused, is_boundary=self._is_boundary)
+                )
                 end = step + n
                 log_metrics = _due(end, self.log_metrics_every, last_step)
                 log_summaries = bool(self.train_summaries) and _due(end, self.log_summaries_every, last_step)
