@@ -5,13 +5,10 @@ import asyncio
 import threading
 
 import ktyping
-import numpy as np
 from ktyping import Float
 from ktyping._scope import stack
 
-
-def f32(*shape: int) -> np.ndarray:
-    return np.zeros(shape, np.float32)
+from .arrays import f32
 
 
 def test_tasks_suspended_inside_blocks_keep_their_own_dims() -> None:

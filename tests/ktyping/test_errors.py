@@ -178,7 +178,7 @@ def test_typeddict_failure_names_the_key() -> None:
 
 
 def test_generic_annotations_are_described_as_written() -> None:
-    from ktyping._format import describe
+    from ktyping._describe import describe
 
     assert describe(tuple[Float["b"], Int["n"]]) == "tuple[Float['b'], Int['n']]"
     assert describe(dict[str, list[Float["n"]]]) == "dict[str, list[Float['n']]]"
@@ -292,7 +292,7 @@ def test_unknown_name_in_a_spec_value_suggests_an_argument() -> None:
 
 def test_prng_key_failures_are_explained() -> None:
     from ktyping import PRNGKey
-    from ktyping._format import explain
+    from ktyping._explain import explain
 
     assert explain(PRNGKey, np.zeros((5, 2), np.uint32), [{}], None) == (
         "holds keys of shape (5,), but PRNGKey is one key (shape ())"

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from ktyping import Float, KTypeCheckError, Shape, ShapeSpecSyntaxError
 from ktyping import _spec as spec_module
 from ktyping import isinstance as kt_isinstance
-from ktyping._spec import Spec, parse_spec
+from ktyping._spec import Spec
+from ktyping._spec_cache import parse_spec
 
 # ----------------------------------------------------------------------------- any text
 
@@ -34,7 +35,7 @@ texts = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(texts, st.lists(st.integers(0, 4), max_size=6))
 def test_any_text_is_a_spec_or_a_spec_syntax_error(text: str, shape: list[int]) -> None:
     try:
@@ -176,7 +177,7 @@ match_cases = given(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @match_cases
 def test_matching_agrees_with_the_reference(tokens: list[str], shape: tuple[int, ...], cands: list) -> None:
     calls = check_against_reference(tokens, shape, cands, memoise_all=False)
@@ -184,7 +185,7 @@ def test_matching_agrees_with_the_reference(tokens: list[str], shape: tuple[int,
     assert calls <= (len(tokens) + 1) * spec_module._PLAIN_PATHS
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @match_cases
 def test_memoised_matching_agrees_with_the_reference_in_polynomial_work(
     tokens: list[str], shape: tuple[int, ...], cands: list

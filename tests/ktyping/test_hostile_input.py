@@ -10,7 +10,8 @@ from ktyping import Float, KTypeCheckError, Shape, ShapeSpecSyntaxError, check_t
 from ktyping import _spec as spec_module
 from ktyping import isinstance as kt_isinstance
 from ktyping._format import compact
-from ktyping._spec import Spec, parse_spec
+from ktyping._spec import Spec
+from ktyping._spec_cache import parse_spec
 
 
 @pytest.fixture

@@ -5,14 +5,11 @@ import asyncio
 import threading
 
 import ktyping
-import numpy as np
 import pytest
 from ktyping import Float, KTypeCheckError
 from ktyping._scope import stack
 
-
-def f32(*shape: int) -> np.ndarray:
-    return np.zeros(shape, np.float32)
+from .arrays import f32
 
 
 @ktyping.typechecked

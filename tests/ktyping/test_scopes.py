@@ -5,9 +5,7 @@ import numpy as np
 import pytest
 from ktyping import AmbiguousDimensionError, Float, Int, KTypeCheckError, NoActiveScopeError
 
-
-def f32(*shape: int) -> np.ndarray:
-    return np.zeros(shape, np.float32)
+from .arrays import f32
 
 
 def test_manual_scope_binds_dims_across_checks() -> None:
@@ -169,10 +167,10 @@ def test_spec_values_in_a_block_see_its_current_locals() -> None:
 
 
 def test_checking_annotations_built_from_f_strings_keeps_caches_bounded() -> None:
-    from ktyping import _checkers
+    from ktyping import _compile
 
     with ktyping.typechecked():
         for i in range(5000):
             ktyping.check_type(np.zeros((1, i % 3 + 1)), Float[f"b {i % 3 + 1}|{i}"])
-    assert len(_checkers._CACHE) <= 4096
+    assert len(_compile._CACHE) <= 4096
     assert len(Float._kt_subscripts) <= 1024

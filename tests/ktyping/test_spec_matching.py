@@ -3,7 +3,8 @@
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from ktyping._spec import PENDING, parse_spec
+from ktyping._spec import PENDING
+from ktyping._spec_cache import parse_spec
 
 
 def match(spec: str, shape: tuple, cands: list | None = None) -> list[dict]:

@@ -1,10 +1,11 @@
 """The shape spec language: what parses, into what, and how syntax errors read."""
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from ktyping import ShapeSpecSyntaxError
-from ktyping._spec import BinOp, Call, Const, Name, PyExpr, SingleDim, VariadicDim, VarRef, parse_spec
+from ktyping._spec import BinOp, Call, Const, Name, PyExpr, SingleDim, VariadicDim, VarRef
+from ktyping._spec_cache import parse_spec
 
 
 def test_dims_are_separated_by_whitespace() -> None:
@@ -150,7 +151,13 @@ dims = st.one_of(
 
 @given(st.lists(dims, max_size=6))
 def test_every_grammatical_spec_parses_into_one_dim_per_token(tokens: list[str]) -> None:
-    spec = parse_spec(" ".join(tokens))
+    try:
+        spec = parse_spec(" ".join(tokens))
+    except ShapeSpecSyntaxError as e:
+        # The grammar can write a constant divisor of 0 (`(3%(1-1))`): a syntax error by design.
+        if "not 0" not in e.expected and "divides by zero" not in e.expected:
+            raise
+        assume(False)
     assert [str(d) for d in spec.dims] == tokens
 
 
@@ -163,8 +170,8 @@ def test_arbitrary_text_either_parses_or_raises_a_syntax_error(text: str) -> Non
 
 
 def test_spec_cache_is_bounded() -> None:
-    from ktyping import _spec
+    from ktyping import _spec_cache
 
-    for i in range(_spec._SPEC_CACHE_SIZE + 10):
+    for i in range(_spec_cache._SPEC_CACHE_SIZE + 10):
         parse_spec(f"b {i}")
-    assert len(_spec._SPEC_CACHE) <= _spec._SPEC_CACHE_SIZE
+    assert len(_spec_cache._SPEC_CACHE) <= _spec_cache._SPEC_CACHE_SIZE

@@ -11,13 +11,7 @@ import numpy as np
 import pytest
 from ktyping import Array, Float, Int, KTypeCheckError, Shape, UInt8
 
-
-def f32(*shape: int) -> np.ndarray:
-    return np.zeros(shape, np.float32)
-
-
-def i32(*shape: int) -> np.ndarray:
-    return np.zeros(shape, np.int32)
+from .arrays import f32, i32
 
 
 @ktyping.typechecked

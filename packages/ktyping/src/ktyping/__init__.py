@@ -10,12 +10,8 @@ Pure standard library at import time; numpy, jax and torch arrays are recognised
 duck typing (`.shape` and `.dtype`). See README.md for the spec language.
 """
 
-from ._array_types import PyTree as PyTree
 from ._array_types import Shape as Shape
-from ._checking import check_type as check_type
-from ._checking import dim as dim
-from ._checking import isinstance_ as isinstance
-from ._checking import shape as shape
+from ._compile import PyTree as PyTree
 from ._config import CONFIG as CONFIG
 from ._config import Config as Config
 from ._config import add_config_override as add_config_override
@@ -55,8 +51,12 @@ from ._families import UInt8 as UInt8
 from ._families import UInt16 as UInt16
 from ._families import UInt32 as UInt32
 from ._families import UInt64 as UInt64
+from ._in_scope import check_type as check_type
+from ._in_scope import dim as dim
+from ._in_scope import isinstance as isinstance
+from ._in_scope import shape as shape
 from ._scope import Scope as Scope
-from ._scope import current_scope as get_current_scope
+from ._scope import get_current_scope as get_current_scope
 
 __version__ = "0.1.0"
 

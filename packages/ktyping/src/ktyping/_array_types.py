@@ -1,10 +1,14 @@
-"""Array annotations: `Float["b n"]`, `(Float | UInt8)["h w 3|4"]`, `Scalar`, `Shape[...]`, `PyTree[T]`.
+"""Array annotations: `Float["b n"]`, `(Float | UInt8)["h w 3|4"]`, `Scalar`, `Shape[...]`.
 
-    >>> def f(x: Float["b n"], y: Int["b"]) -> Float["b"]: ...
+    >>> from ktyping import Float
+    >>> Float["b n"], Float["b n"] is Float["b n"]
+    (Float['b n'], True)
 
 Each annotation is a class whose metaclass implements `[...]`, `|` and `isinstance`.
 It carries a compiled `_kt_check(value, candidates, scope) -> candidates` (an empty list
-means the value does not match) used by the `@typechecked` hot path.
+means the value does not match) used by the `@typechecked` hot path. The concrete ones
+(`Float`, `Int`, ...) are made in `_families`; `PyTree[T]`, whose check compiles `T`, lives
+in `_compile`.
 """
 
 from __future__ import annotations
@@ -13,16 +17,17 @@ import sys
 
 from . import _dtypes
 from ._scope import current_candidates
-from ._spec import Spec, generate_function, parse_spec
+from ._spec import Spec, generate_function
+from ._spec_cache import parse_spec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, ClassVar
+    from typing import Any
 
     Check = Callable[[Any, list[dict[str, Any]], Any], list[dict[str, Any]]]
 
-__all__ = ["ArrayMeta", "PyTree", "Shape", "is_ktyping_annotation"]
+__all__ = ["ArrayMeta", "Shape", "array_type", "is_ktyping_annotation"]
 
 _NO: list = []
 
@@ -266,72 +271,6 @@ def array_type(
 ) -> Any:
     """Creates a new unsubscripted annotation such as `Float`."""
     return _make(name, family, None, kind, None, scalar_types, None)
-
-
-# ----------------------------------------------------------------------------- PyTree
-
-
-class _PyTreeMeta(type):
-    _kt_leaf: Any
-    _kt_check: Check
-    _kt_subscripts: dict[Any, Any]
-
-    def __getitem__(cls, leaf: Any) -> Any:
-        try:
-            return cls._kt_subscripts[leaf]
-        except (KeyError, TypeError):
-            pass
-        sub = _PyTreeMeta.__new__(
-            _PyTreeMeta, f"PyTree[{leaf!r}]", (cls,), {"__module__": "ktyping", "_kt_leaf": leaf}
-        )
-        _remember(cls._kt_subscripts, leaf, sub)
-        return sub
-
-    def __instancecheck__(cls, value: Any) -> bool:
-        from ._checkers import compile_annotation
-
-        cands, scope = current_candidates()
-        return bool(compile_annotation(cls)(value, cands, scope))
-
-    def __repr__(cls) -> str:
-        from ._format import describe
-
-        leaf = getattr(cls, "_kt_leaf", None)
-        return "PyTree" if leaf is None else f"PyTree[{describe(leaf)}]"
-
-
-class PyTree(metaclass=_PyTreeMeta):
-    """`PyTree[T]`: a nested list/tuple/dict (or any jax pytree) whose every leaf is a `T`.
-
-    Dims are shared across leaves: `PyTree[Float["b"]]` needs every leaf to have the same `b`.
-    """
-
-    _kt_leaf: Any = None
-    _kt_subscripts: ClassVar[dict[Any, Any]] = {}
-
-
-def tree_leaves(value: Any) -> list[Any]:
-    """Leaves of a pytree: jax's flattening when jax is already imported, else builtins."""
-    if "jax" in sys.modules:
-        import jax
-
-        return jax.tree_util.tree_leaves(value)
-    out: list[Any] = []
-    _flatten(value, out)
-    return out
-
-
-def _flatten(value: Any, out: list[Any]) -> None:
-    if value is None:
-        return
-    if isinstance(value, (list, tuple)):
-        for v in value:
-            _flatten(v, out)
-    elif isinstance(value, dict):
-        for k in sorted(value, key=repr):
-            _flatten(value[k], out)
-    else:
-        out.append(value)
 
 
 # ----------------------------------------------------------------------------- Shape

@@ -1,8 +1,12 @@
 """Switching checks off globally, per block or per module (Kauldron's names).
 
-    >>> ktyping.CONFIG.typechecking_enabled = False           # globally
-    >>> with ktyping.Config(typechecking_enabled=False): ...  # for a block
-    >>> ktyping.add_config_override(r"mylib\\..*", ktyping.Config(typechecking_enabled=False))
+    ktyping.CONFIG.typechecking_enabled = False           # globally
+    with ktyping.Config(typechecking_enabled=False): ...  # for a block
+    ktyping.add_config_override(r"mylib\\..*", ktyping.Config(typechecking_enabled=False))
+
+    >>> with Config(typechecking_enabled=False):
+    ...     get_config("mylib").typechecking_enabled
+    False
 
 Decorated functions cache their resolved config and re-resolve only when `VERSION`
 changes, so the hot path pays one integer comparison.

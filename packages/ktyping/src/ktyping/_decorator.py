@@ -1,12 +1,20 @@
 """`@typechecked`: checking arguments and return values of functions, methods, generators
 and dataclasses, one scope per call; also `with typechecked():` for a manual scope.
 
+    >>> from ktyping import Shape
     >>> @typechecked
-    ... def f(x: Float["b n"], y: Float["b"]) -> Float["n"]: ...
+    ... def first_row(shape: Shape["b n"]) -> Shape["n"]:
+    ...     return shape[1:]
+    >>> first_row((2, 3))
+    (3,)
 
 The first call builds a plan (resolved hints, compiled checks, parameter positions) that
 later calls reuse: a call costs one version comparison, then per annotated argument one
 positional or keyword lookup and the compiled check.
+
+Sections: function plans and the wrappers of plain functions, generators and coroutines;
+`with typechecked():` blocks; the public `typechecked`, which hands dataclasses to
+`_dataclasses` and every other class's methods to the function wrappers.
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ from __future__ import annotations
 import sys
 
 from . import _scope
-from ._checkers import compile_annotation, is_trivial, resolve_hints
+from ._compile import compile_annotation, is_trivial, resolve_hints
 from ._config import VERSION, enabled_for
 from ._errors import KTypeCheckError
 from ._scope import Scope
@@ -33,7 +41,7 @@ if TYPE_CHECKING:
     T = TypeVar("T")
     Check = Callable[[Any, list[dict[str, Any]], Any], list[dict[str, Any]]]
 
-__all__ = ["check_dataclass_fields", "typechecked"]
+__all__ = ["typechecked"]
 
 _EMPTY: Any = object()
 _CO_GENERATOR = 0x20
@@ -138,7 +146,9 @@ class _FunctionPlan:
 
         `item` locates the value inside a `*args` / `**kwargs` argument (`[1]`, `['w']`).
         """
-        from ._format import compact, describe, explain, format_candidates
+        from ._describe import describe
+        from ._explain import explain
+        from ._format import compact, format_candidates
 
         what = {"return": "return value", "yield": "yielded value"}.get(failing, f"argument {failing}{item}")
         lines = [
@@ -412,133 +422,7 @@ def _coroutine_wrapper(fn: Callable[..., Any], box: list) -> Callable[..., Any]:
     return coroutine_wrapper
 
 
-# ----------------------------------------------------------------------------- dataclasses
-
-
-class _DataclassPlan:
-    __slots__ = ("cls", "enabled", "fields", "globals", "hints", "version")
-
-    def __init__(self, cls: type) -> None:
-        import dataclasses
-
-        self.cls = cls
-        self.globals = vars(sys.modules[cls.__module__]) if cls.__module__ in sys.modules else {}
-        self.hints = resolve_hints(cls, getattr(cls, "__ktyping_localns__", None))
-        fields = []
-        for f in dataclasses.fields(cls):
-            hint = self.hints.get(f.name, _EMPTY)
-            if hint is _EMPTY:
-                continue
-            check = compile_annotation(hint)
-            if not is_trivial(check):
-                fields.append((f.name, check, hint))
-        self.fields = tuple(fields)
-        self.version = -1
-        self.enabled = True
-
-    def origin(self) -> str:
-        import inspect
-
-        try:
-            where = f"{inspect.getsourcefile(self.cls)}:{inspect.getsourcelines(self.cls)[1]}"
-        except (OSError, TypeError):
-            where = getattr(sys.modules.get(self.cls.__module__), "__file__", "<unknown>")
-        return f"dataclass {self.cls.__qualname__!r} at {where}"
-
-    def fail(
-        self, obj: Any, failing: str, value: Any, annotation: Any, cands: list, scope: Scope
-    ) -> KTypeCheckError:
-        """The error for field `failing` of `obj`, to be raised."""
-        from ._format import compact, describe, explain, format_candidates
-
-        lines = [
-            f"field {failing} = {compact(value)} {explain(annotation, value, cands, scope)}",
-            f"  (required by {describe(annotation)})",
-            "",
-            f"Origin: {self.origin()}",
-            "",
-            "Fields:",
-        ]
-        for name, _, hint in self.fields:
-            marker = ">" if name == failing else " "
-            lines.append(f"{marker} {name}: {describe(hint)} = {compact(getattr(obj, name, '<missing>'))}")
-        lines += ["", "Dim assignments:", format_candidates(cands)]
-        return KTypeCheckError("\n".join(lines))
-
-
-_DATACLASS_PLANS: dict[type, _DataclassPlan] = {}
-
-
-def check_dataclass_fields(obj: Any, raise_error: bool = True) -> bool:
-    """Checks the fields of a decorated dataclass instance in a scope of its own."""
-    cls = type(obj).__ktyping_dataclass__
-    plan = _DATACLASS_PLANS.get(cls)
-    if plan is None:
-        plan = _DATACLASS_PLANS[cls] = _DataclassPlan(cls)
-    version = VERSION[0]
-    if plan.version != version:
-        plan.enabled = enabled_for(cls.__module__)
-        plan.version = version
-    if not plan.enabled:
-        return True
-    scope = Scope(plan)
-    scope.arguments = _FieldsView(obj)
-    cands = scope.cands
-    for name, check, hint in plan.fields:
-        value = getattr(obj, name, _EMPTY)
-        if value is _EMPTY:  # an `init=False` field not set yet
-            continue
-        new = check(value, cands, scope)
-        if not new:
-            if raise_error:
-                raise plan.fail(obj, name, value, hint, cands, scope)
-            return False
-        cands = new
-    scope.cands = cands
-    return True
-
-
-class _FieldsView(dict):
-    """Arguments for `{...}` specs in dataclass fields: `self` and every field by name."""
-
-    def __init__(self, obj: Any) -> None:
-        super().__init__(self=obj)
-        self._obj = obj
-
-    def __missing__(self, key: str) -> Any:
-        try:
-            return getattr(self._obj, key)
-        except AttributeError:
-            raise KeyError(key) from None
-
-
-# Pytree dataclasses (flax.struct, chex) are rebuilt through `__init__` when JAX unflattens
-# them: under vmap with per-example shapes, or with placeholder leaves (`jax.tree.map(lambda
-# x: None, ...)`). Those rebuilds are not the user's constructions and are not checked.
-_PYTREE_LIBRARIES = ("jax.", "jaxlib.", "flax.", "chex.", "equinox.")
-
-
-def _built_by_pytree_library(frame: Any) -> bool:
-    module = frame.f_globals.get("__name__", "")
-    return module.startswith(_PYTREE_LIBRARIES)
-
-
-def _wrap_dataclass(cls: type, localns: dict[str, Any] | None) -> type:
-    import functools
-
-    cls.__ktyping_dataclass__ = cls  # type: ignore[attr-defined]
-    if localns is not None:
-        cls.__ktyping_localns__ = localns  # type: ignore[attr-defined]
-    original_init = cls.__init__  # type: ignore[misc]
-
-    @functools.wraps(original_init)
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        original_init(self, *args, **kwargs)
-        if type(self) is cls and not _built_by_pytree_library(sys._getframe(1)):
-            check_dataclass_fields(self)
-
-    cls.__init__ = __init__  # type: ignore[misc]
-    return cls
+# ----------------------------------------------------------------------------- classes
 
 
 def _wrap_class(cls: type, localns: dict[str, Any] | None) -> type:
@@ -724,7 +608,9 @@ def _typechecked(obj: Any, localns: dict[str, Any] | None) -> Any:
         )
     if isinstance(obj, type):
         if "__dataclass_fields__" in vars(obj):
-            return _wrap_dataclass(obj, localns)
+            from ._dataclasses import wrap_dataclass  # loaded with the first decorated dataclass
+
+            return wrap_dataclass(obj, localns)
         if hasattr(obj, "__required_keys__"):  # TypedDict: already scoped where used
             return obj
         return _wrap_class(obj, localns)

@@ -4,8 +4,10 @@ A family is a set of dtype names (`"float32"`, `"bfloat16"`, ...). An array's dt
 name is read by duck typing: `dtype.name` when present (numpy, jax), else `str(dtype)`
 with a `torch.` prefix removed (`torch.float32` -> `float32`).
 
-    >>> FLOAT.accepts(np.dtype("float32"))
-    True
+    FLOAT.accepts(np.dtype("float32"))  # True
+
+    >>> FLOAT.accepts_name("bfloat16"), INT.accepts_name("float32")
+    (True, False)
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
-"""Exception types raised by ktyping.
+"""Exception types raised by ktyping: the bottom layer, imported by every module that raises.
 
->>> raise KTypeCheckError("argument x = np.f32[2 3] ...")
+>>> print(ShapeSpecSyntaxError("b n+", 4, "a dim name"))
+invalid shape spec 'b n+' at column 4: expected a dim name
+    b n+
+       ^
 """
 
 from __future__ import annotations
@@ -45,3 +48,11 @@ class AmbiguousDimensionError(KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
+
+
+class ValueTooLargeError(KTypeCheckError):
+    """A product or power in a dim expression is beyond `MAX_VALUE` (raised as it is computed).
+
+    Internal: spec matching turns it into a `KTypeCheckError` naming the spec, the parser into a
+    `ShapeSpecSyntaxError`.
+    """

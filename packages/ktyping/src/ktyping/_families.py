@@ -1,6 +1,7 @@
 """The concrete annotations: `Array`, `Float`, `Int32`, `Scalar`, `PRNGKey`, ...
 
     >>> Float["b n"], (Float | UInt8)["h w 3|4"], ScalarInt, PRNGKey["b"]
+    (Float['b n'], (Float | UInt8)['h w 3|4'], ScalarInt, PRNGKey['b'])
 
 `Int` is signed or unsigned; bfloat16 and the float8 formats count as `Float`.
 """

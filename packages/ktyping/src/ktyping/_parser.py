@@ -14,7 +14,7 @@ that divide by zero or exceed 2**64 (`9**9**8`), and nesting deeper than `MAX_NE
 
 from __future__ import annotations
 
-from ._errors import ShapeSpecSyntaxError
+from ._errors import ShapeSpecSyntaxError, ValueTooLargeError
 from ._spec import (
     _FUNCS,
     MAX_VALUE,
@@ -28,7 +28,6 @@ from ._spec import (
     PyExpr,
     SingleDim,
     Spec,
-    ValueTooLargeError,
     VariadicDim,
     VarRef,
 )
@@ -41,7 +40,7 @@ __all__ = ["MAX_NESTING", "parse"]
 
 
 def parse(source: str) -> Spec:
-    """Parses a shape spec string (use the cached `_spec.parse_spec`)."""
+    """Parses a shape spec string (use the cached `_spec_cache.parse_spec`)."""
     parser = _Parser(source)
     try:
         return parser.parse()

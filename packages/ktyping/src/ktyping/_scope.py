@@ -1,8 +1,10 @@
 """Scopes: the candidate dim assignments of one checked call, dataclass or block.
 
+    >>> import ktyping
     >>> with ktyping.typechecked():
-    ...     ktyping.check_type(x, Float["b n"])
+    ...     _ = ktyping.check_type((2, 3), ktyping.Shape["b n"])
     ...     ktyping.dim["n"]
+    3
 
 A scope holds a list of candidate assignments (`{"b": 2, "*batch": (4, 5)}`); every
 check keeps the candidates that stay consistent and fails when none is left.
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 
     SCOPE: ContextVar[Scope | None]
 
-__all__ = ["BLOCKS_USED", "SCOPE", "Scope", "current_candidates", "current_scope", "stack"]
+__all__ = ["BLOCKS_USED", "SCOPE", "Scope", "current_candidates", "get_current_scope", "stack"]
 
 
 class Scope:
@@ -94,7 +96,7 @@ def stack() -> list[Scope]:
     return [] if scope is None else [scope]
 
 
-def current_scope() -> Scope:
+def get_current_scope() -> Scope:
     """The innermost active scope; raises `NoActiveScopeError` when there is none."""
     scope = _module.SCOPE.get()
     if scope is None:

@@ -1,5 +1,6 @@
-"""The shape spec language: parsing `"*b h w c+1"` into dims, once per string.
+"""The shape spec language: the dims a spec such as `"*b h w c+1"` is made of, and matching shapes.
 
+    >>> from ktyping._spec_cache import parse_spec
     >>> spec = parse_spec("*b n n+1")
     >>> spec.match((4, 2, 3), [{}], None)
     [{'*b': (4,), 'n': 2}]
@@ -11,39 +12,20 @@ A spec is a whitespace separated list of dims:
 - `t?` optional (0 or 1 axis), `3|4` / `3|c` choices,
 - expressions `h*w`, `c+1`, `(c+1)//2`, `min(h,w)`, `prod(*b)`, `2**k`,
 - `{self.hidden}`: a Python expression over the call's bound arguments.
+
+`_parser` builds a `Spec` from text; `_spec_cache.parse_spec` parses each string once.
 """
 
 from __future__ import annotations
 
-from ._errors import KTypeCheckError
+from ._errors import KTypeCheckError, ValueTooLargeError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["MAX_VALUE", "PENDING", "STEP_BUDGET", "Spec", "ValueTooLargeError", "parse_spec", "size_text"]
-
-
-def parse_spec(source: str) -> Spec:
-    """Parses (and caches) a shape spec string; raises `ShapeSpecSyntaxError`.
-
-    The parser is imported on first use: importing ktyping does not compile it.
-    """
-    try:
-        return _SPEC_CACHE[source]
-    except KeyError:
-        pass
-    from ._parser import parse
-
-    if len(_SPEC_CACHE) >= _SPEC_CACHE_SIZE:  # specs built with f-strings could grow it forever
-        _SPEC_CACHE.clear()
-    spec = _SPEC_CACHE[source] = parse(source)
-    return spec
-
-
-_SPEC_CACHE: dict[str, Spec] = {}
-_SPEC_CACHE_SIZE = 4096
+__all__ = ["MAX_VALUE", "PENDING", "STEP_BUDGET", "Spec", "generate_function", "size_text"]
 
 # Key of an assignment holding constraints that could not be solved yet:
 # a tuple of (expression, axis size) pairs re-checked as more dims get bound.
@@ -124,10 +106,6 @@ class VarRef(Expr):
 
     def __str__(self) -> str:
         return "*" + self.name
-
-
-class ValueTooLargeError(KTypeCheckError):
-    """A product or power in a dim expression is beyond `MAX_VALUE` (raised as it is computed)."""
 
 
 def size_text(v: Any) -> str:
@@ -321,8 +299,6 @@ class PyExpr(Expr):
     def evaluate(self, a: Assignment, scope: Any) -> Any:
         arguments = scope.arguments if scope is not None else None
         if arguments is None:
-            from ._errors import KTypeCheckError
-
             raise KTypeCheckError(
                 f"shape spec value {{{self.source}}} needs the bound arguments of a "
                 "@typechecked call, but none is active"
@@ -335,8 +311,6 @@ class PyExpr(Expr):
 
     def _error(self, e: Exception, scope: Any, arguments: Any, globals_: dict[str, Any]) -> Exception:
         import difflib
-
-        from ._errors import KTypeCheckError
 
         name = getattr(e, "name", None)
         if isinstance(e, AttributeError) and getattr(e, "obj", None) is not None:
@@ -463,7 +437,7 @@ def _broadcast_equal(bound: tuple[Any, ...], axes: tuple[Any, ...]) -> tuple[Any
 
 
 class Spec:
-    """A parsed shape spec. Build with `parse_spec` (cached)."""
+    """A parsed shape spec. Build with `_spec_cache.parse_spec` (cached)."""
 
     __slots__ = (
         "_branching",

@@ -1,28 +1,47 @@
 """Compiling any annotation into a check `(value, candidates, scope) -> candidates`.
 
-    >>> check = compile_annotation(Float["b n"] | None)
-    >>> check(np.zeros((2, 3)), [{}], None)
+    >>> from ktyping import Shape
+    >>> check = compile_annotation(Shape["b n"] | None)
+    >>> check((2, 3), [{}], None)
     [{'b': 2, 'n': 3}]
 
 An empty result means the value does not match. Array annotations bind dims; unions keep
 the candidates of every member that matches; containers thread the candidates through
 their elements; decorated dataclasses and TypedDicts are checked in a scope of their own.
+
+Two kinds of annotation live here because their checks recurse into this compiler:
+`PyTree[T]` (each leaf is checked against `T`) and decorated dataclasses (each field is
+checked against its annotation, by the dataclass's plan; `@typechecked` wraps `__init__` in
+`_dataclasses`). A failing dataclass field is explained by `_explain`, which sits above this
+module and reruns its checks: that late import in `_DataclassPlan.fail` is the package's one
+back-edge, taken on the error path only.
 """
 
 from __future__ import annotations
 
 import sys
 
-from ._array_types import ArrayMeta, PyTree, tree_leaves
+from ._array_types import ArrayMeta, _remember
+from ._config import VERSION, enabled_for
+from ._errors import KTypeCheckError
+from ._scope import Scope, current_candidates
+from ._spec import _dedup
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, ClassVar
 
     Check = Callable[[Any, list[dict[str, Any]], Any], list[dict[str, Any]]]
 
-__all__ = ["compile_annotation", "is_trivial"]
+__all__ = [
+    "PyTree",
+    "check_dataclass_fields",
+    "compile_annotation",
+    "is_trivial",
+    "resolve_hints",
+    "tree_leaves",
+]
 
 _NO: list = []
 _CACHE: dict[Any, Check] = {}
@@ -112,8 +131,6 @@ def _union_check(checks: tuple[Check, ...], accepts_none: bool) -> Check:
                 elif got is not out:
                     out = out + got
         if len(out) > 1 and out is not cands:
-            from ._spec import _dedup
-
             out = _dedup(out)
         return out
 
@@ -160,8 +177,6 @@ def _class_check(cls: type) -> Check:
         def check_dataclass(value: Any, cands: list, scope: Any) -> list:
             if not isinstance(value, cls):
                 return _NO
-            from ._decorator import check_dataclass_fields
-
             return cands if check_dataclass_fields(value, raise_error=False) else _NO
 
         return check_dataclass
@@ -261,8 +276,6 @@ def _typeddict_check(tp: Any) -> Check:
             return _NO
         if not required <= value.keys():
             return _NO
-        from ._scope import Scope
-
         own = Scope()
         own.arguments = value
         inner: list = [{}]
@@ -302,3 +315,173 @@ def resolve_hints(obj: Any, localns: dict[str, Any] | None = None) -> dict[str, 
                 pass
         out[name] = hint
     return out
+
+
+# ----------------------------------------------------------------------------- PyTree
+
+
+class _PyTreeMeta(type):
+    _kt_leaf: Any
+    _kt_check: Check
+    _kt_subscripts: dict[Any, Any]
+
+    def __getitem__(cls, leaf: Any) -> Any:
+        try:
+            return cls._kt_subscripts[leaf]
+        except (KeyError, TypeError):
+            pass
+        sub = _PyTreeMeta.__new__(
+            _PyTreeMeta, f"PyTree[{leaf!r}]", (cls,), {"__module__": "ktyping", "_kt_leaf": leaf}
+        )
+        _remember(cls._kt_subscripts, leaf, sub)
+        return sub
+
+    def __instancecheck__(cls, value: Any) -> bool:
+        cands, scope = current_candidates()
+        return bool(compile_annotation(cls)(value, cands, scope))
+
+    def __repr__(cls) -> str:
+        from ._describe import describe
+
+        leaf = getattr(cls, "_kt_leaf", None)
+        return "PyTree" if leaf is None else f"PyTree[{describe(leaf)}]"
+
+
+class PyTree(metaclass=_PyTreeMeta):
+    """`PyTree[T]`: a nested list/tuple/dict (or any jax pytree) whose every leaf is a `T`.
+
+    Dims are shared across leaves: `PyTree[Float["b"]]` needs every leaf to have the same `b`.
+    """
+
+    _kt_leaf: Any = None
+    _kt_subscripts: ClassVar[dict[Any, Any]] = {}
+
+
+def tree_leaves(value: Any) -> list[Any]:
+    """Leaves of a pytree: jax's flattening when jax is already imported, else builtins."""
+    if "jax" in sys.modules:
+        import jax
+
+        return jax.tree_util.tree_leaves(value)
+    out: list[Any] = []
+    _flatten(value, out)
+    return out
+
+
+def _flatten(value: Any, out: list[Any]) -> None:
+    if value is None:
+        return
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            _flatten(v, out)
+    elif isinstance(value, dict):
+        for k in sorted(value, key=repr):
+            _flatten(value[k], out)
+    else:
+        out.append(value)
+
+
+# ----------------------------------------------------------------------------- decorated dataclasses
+# `@typechecked` marks the class (`__ktyping_dataclass__`) and wraps its `__init__` (`_dataclasses`);
+# its plan is built on the first check.
+
+_EMPTY: Any = object()
+
+
+class _DataclassPlan:
+    __slots__ = ("cls", "enabled", "fields", "globals", "hints", "version")
+
+    def __init__(self, cls: type) -> None:
+        import dataclasses
+
+        self.cls = cls
+        self.globals = vars(sys.modules[cls.__module__]) if cls.__module__ in sys.modules else {}
+        self.hints = resolve_hints(cls, getattr(cls, "__ktyping_localns__", None))
+        fields = []
+        for f in dataclasses.fields(cls):
+            hint = self.hints.get(f.name, _EMPTY)
+            if hint is _EMPTY:
+                continue
+            check = compile_annotation(hint)
+            if not is_trivial(check):
+                fields.append((f.name, check, hint))
+        self.fields = tuple(fields)
+        self.version = -1
+        self.enabled = True
+
+    def origin(self) -> str:
+        import inspect
+
+        try:
+            where = f"{inspect.getsourcefile(self.cls)}:{inspect.getsourcelines(self.cls)[1]}"
+        except (OSError, TypeError):
+            where = getattr(sys.modules.get(self.cls.__module__), "__file__", "<unknown>")
+        return f"dataclass {self.cls.__qualname__!r} at {where}"
+
+    def fail(
+        self, obj: Any, failing: str, value: Any, annotation: Any, cands: list, scope: Scope
+    ) -> KTypeCheckError:
+        """The error for field `failing` of `obj`, to be raised."""
+        from ._describe import describe
+        from ._explain import explain  # late import: _explain reruns these checks, so it sits above them
+        from ._format import compact, format_candidates
+
+        lines = [
+            f"field {failing} = {compact(value)} {explain(annotation, value, cands, scope)}",
+            f"  (required by {describe(annotation)})",
+            "",
+            f"Origin: {self.origin()}",
+            "",
+            "Fields:",
+        ]
+        for name, _, hint in self.fields:
+            marker = ">" if name == failing else " "
+            lines.append(f"{marker} {name}: {describe(hint)} = {compact(getattr(obj, name, '<missing>'))}")
+        lines += ["", "Dim assignments:", format_candidates(cands)]
+        return KTypeCheckError("\n".join(lines))
+
+
+_DATACLASS_PLANS: dict[type, _DataclassPlan] = {}
+
+
+def check_dataclass_fields(obj: Any, raise_error: bool = True) -> bool:
+    """Checks the fields of a decorated dataclass instance in a scope of its own."""
+    cls = type(obj).__ktyping_dataclass__
+    plan = _DATACLASS_PLANS.get(cls)
+    if plan is None:
+        plan = _DATACLASS_PLANS[cls] = _DataclassPlan(cls)
+    version = VERSION[0]
+    if plan.version != version:
+        plan.enabled = enabled_for(cls.__module__)
+        plan.version = version
+    if not plan.enabled:
+        return True
+    scope = Scope(plan)
+    scope.arguments = _FieldsView(obj)
+    cands = scope.cands
+    for name, check, hint in plan.fields:
+        value = getattr(obj, name, _EMPTY)
+        if value is _EMPTY:  # an `init=False` field not set yet
+            continue
+        new = check(value, cands, scope)
+        if not new:
+            if raise_error:
+                raise plan.fail(obj, name, value, hint, cands, scope)
+            return False
+        cands = new
+    scope.cands = cands
+    return True
+
+
+class _FieldsView(dict):
+    """Arguments for `{...}` specs in dataclass fields: `self` and every field by name."""
+
+    def __init__(self, obj: Any) -> None:
+        super().__init__(self=obj)
+        self._obj = obj
+
+    def __missing__(self, key: str) -> Any:
+        try:
+            return getattr(self._obj, key)
+        except AttributeError:
+            raise KeyError(key) from None

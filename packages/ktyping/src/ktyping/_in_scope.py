@@ -1,20 +1,32 @@
-"""Checks inside a scope: `check_type`, `isinstance`, and reading dims with `dim` / `shape`.
+"""What code inside a scope calls: `check_type`, `isinstance`, and reading dims with `dim` / `shape`.
 
->>> @typechecked
-... def f(x: Float["b n"]):
-...     y = check_type(encode(x), Float["b n d"])
-...     return np.zeros(shape("b n+1")), dim["d"]
+    @typechecked
+    def f(x: Float["b n"]):
+        y = check_type(encode(x), Float["b n d"])
+        return np.zeros(shape("b n+1")), dim["d"]
+
+    >>> import ktyping
+    >>> with ktyping.typechecked():
+    ...     _ = check_type((2, 3), ktyping.Shape["b n"])
+    ...     shape("n b+1"), dim["b"], isinstance((2, 4), ktyping.Shape["b n"])
+    ((3, 3), 2, False)
+
+The scope is the one `@typechecked` or `with typechecked():` made active (`_scope`).
+`isinstance` is defined under its public name: this module calls the builtin as
+`builtins.isinstance`.
 """
 
 from __future__ import annotations
 
+import builtins
 import sys
 
-from ._checkers import compile_annotation
+from ._compile import compile_annotation
 from ._config import enabled_for_caller
 from ._errors import AmbiguousDimensionError, KTypeCheckError
-from ._scope import current_candidates, current_scope
-from ._spec import PENDING, VariadicDim, parse_spec
+from ._scope import current_candidates, get_current_scope
+from ._spec import PENDING, VariadicDim
+from ._spec_cache import parse_spec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +35,7 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-__all__ = ["check_type", "dim", "isinstance_", "shape"]
+__all__ = ["check_type", "dim", "isinstance", "shape"]
 
 
 def check_type(value: T, annotation: Any) -> T:
@@ -35,7 +47,7 @@ def check_type(value: T, annotation: Any) -> T:
     """
     if not enabled_for_caller(1):
         return value
-    scope = current_scope()
+    scope = get_current_scope()
     new = compile_annotation(annotation)(value, scope.cands, scope)
     if not new:
         raise _error(value, annotation, scope)
@@ -44,7 +56,9 @@ def check_type(value: T, annotation: Any) -> T:
 
 
 def _error(value: Any, annotation: Any, scope: Any) -> KTypeCheckError:
-    from ._format import compact, describe, explain, format_candidates
+    from ._describe import describe
+    from ._explain import explain
+    from ._format import compact, format_candidates
 
     frame = sys._getframe(2)
     lines = [
@@ -59,7 +73,7 @@ def _error(value: Any, annotation: Any, scope: Any) -> KTypeCheckError:
     return KTypeCheckError("\n".join(lines))
 
 
-def isinstance_(value: Any, annotation: Any) -> bool:
+def isinstance(value: Any, annotation: Any) -> bool:
     """Like `isinstance`, for any annotation (`Float["b n"]`, `list[int]`, `int | None`).
 
     Uses the dims of the active scope if there is one, and never changes them.
@@ -101,30 +115,30 @@ class _DimView:
     """
 
     def __getitem__(self, name: str) -> Any:
-        return _lookup(current_scope().cands, name)
+        return _lookup(get_current_scope().cands, name)
 
     def __setitem__(self, name: str, value: Any) -> None:
-        scope = current_scope()
-        if isinstance(value, (tuple, list)) and not name.startswith("*"):
+        scope = get_current_scope()
+        if builtins.isinstance(value, (tuple, list)) and not name.startswith("*"):
             name = "*" + name
         elif name.startswith("*"):
             value = tuple(value)
         scope.cands = [{**a, name: value} for a in scope.cands]
 
     def __delitem__(self, name: str) -> None:
-        scope = current_scope()
+        scope = get_current_scope()
         keys = {name} if name.startswith("*") else {name, "*" + name}
         if not any(k in a for a in scope.cands for k in keys):
             _lookup(scope.cands, name)  # raises the KeyError with suggestions
         scope.cands = [{k: v for k, v in a.items() if k not in keys} for a in scope.cands]
 
     def __contains__(self, name: str) -> bool:
-        cands = current_scope().cands
+        cands = get_current_scope().cands
         return any(name in a or "*" + name in a for a in cands)
 
     def __iter__(self) -> Iterator[str]:
         seen: dict[str, None] = {}
-        for a in current_scope().cands:
+        for a in get_current_scope().cands:
             for k in a:
                 if k != PENDING:
                     seen[k] = None
@@ -134,7 +148,7 @@ class _DimView:
         from ._format import format_candidates
 
         try:
-            cands = current_scope().cands
+            cands = get_current_scope().cands
         except Exception:
             return "dims = <no active scope>"
         if len(cands) == 1:
@@ -148,7 +162,7 @@ dim = _DimView()
 
 def shape(spec: str) -> tuple[int, ...]:
     """The concrete shape a spec describes under the active scope: `np.zeros(shape("b n+1"))`."""
-    scope = current_scope()
+    scope = get_current_scope()
     parsed = parse_spec(spec)
     results = []
     for a in scope.cands:
@@ -157,8 +171,8 @@ def shape(spec: str) -> tuple[int, ...]:
             missing = [
                 str(d)
                 for d in parsed.dims
-                if (isinstance(d, VariadicDim) and (d.key is None or d.key not in a))
-                or (not isinstance(d, VariadicDim) and parsed.evaluate_dim(d, a, scope) is None)
+                if (builtins.isinstance(d, VariadicDim) and (d.key is None or d.key not in a))
+                or (not builtins.isinstance(d, VariadicDim) and parsed.evaluate_dim(d, a, scope) is None)
             ]
             raise KeyError(f"shape({spec!r}) needs dims that are not bound: {', '.join(missing) or spec}")
         if got not in results:

@@ -1,0 +1,1 @@
+"""ktyping's tests: one file per behaviour area, shared array builders in `arrays.py`."""

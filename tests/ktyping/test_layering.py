@@ -1,0 +1,92 @@
+"""ktyping's modules are layered: imports go one way, read from the source (`tests/import_graph.py`)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+from ..import_graph import import_graph
+
+SOURCE = Path(__file__).resolve().parents[2] / "packages" / "ktyping" / "src" / "ktyping"
+
+# Bottom to top: a module imports only modules listed before it (CONTRIBUTING.md has the same map).
+LAYERS = (
+    ("_errors", "_config", "_dtypes"),  # exceptions; settings; dtype families by name
+    ("_spec", "_parser", "_spec_cache"),  # the spec language; text -> Spec; parse_spec, once per string
+    ("_format", "_scope"),  # printing values and dim assignments; Scope and the active scope
+    ("_array_types", "_families", "_describe"),  # ArrayMeta, Shape; Float, Int, ...; printing annotations
+    ("_compile",),  # annotation -> check, PyTree, decorated dataclasses' field checks
+    ("_explain",),  # why a value fails its annotation
+    ("_dataclasses", "_decorator", "_in_scope"),  # @typechecked; check_type, isinstance, dim, shape
+    ("static", ""),  # ktyping.static and ktyping/__init__.py: the public API
+)
+ORDER = [f"ktyping.{name}" if name else "ktyping" for layer in LAYERS for name in layer]
+# The one import that goes up, on the error path: a failing dataclass field is explained by `_explain`,
+# which reruns the checks `_compile` makes.
+BACK_EDGE = ("ktyping._compile", "ktyping._explain")
+# Not loaded by `import ktyping`: the parser (first spec parsed), error reporting (first error or repr)
+# and the dataclass wrapper (first decorated dataclass). The late imports that load them save import time.
+LAZY = {
+    "ktyping._parser",
+    "ktyping._format",
+    "ktyping._describe",
+    "ktyping._explain",
+    "ktyping._dataclasses",
+}
+
+
+def _loaded_by_import() -> set[str]:
+    """The ktyping modules `import ktyping` loads, in a fresh interpreter."""
+    script = "import sys, ktyping\nprint(' '.join(m for m in sys.modules if m.split('.')[0] == 'ktyping'))"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return set(proc.stdout.split())
+
+
+def test_import_graph_has_no_cycle() -> None:
+    cycles = import_graph(SOURCE, "ktyping").cycles()
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(cycle) for cycle in cycles)
+
+
+def test_every_module_imports_only_modules_below_it() -> None:
+    graph = import_graph(SOURCE, "ktyping")
+    assert sorted(graph.edges) == sorted(ORDER), "a new module must be placed in LAYERS"
+    upward = [
+        f"{module} imports {target}"
+        for module, targets in graph.edges.items()
+        for target in sorted(targets)
+        if ORDER.index(target) >= ORDER.index(module)
+    ]
+    assert not upward
+
+
+def test_the_bottom_layer_imports_nothing_from_ktyping() -> None:
+    graph = import_graph(SOURCE, "ktyping")
+    assert {module: graph.edges[f"ktyping.{module}"] for module in LAYERS[0]} == {m: set() for m in LAYERS[0]}
+
+
+def test_the_only_marked_back_edge_is_explaining_a_dataclass_field() -> None:
+    marked = import_graph(SOURCE, "ktyping").marked_back_edges
+    assert [(module, target) for module, target, _ in marked] == [BACK_EDGE]
+
+
+def test_no_late_import_loads_a_module_that_import_ktyping_already_loads() -> None:
+    loaded = _loaded_by_import()
+    hiding = [late for late in import_graph(SOURCE, "ktyping").late_imports if late[1] in loaded]
+    assert not hiding, f"imports inside functions that save nothing, (module, imported, line): {hiding}"
+
+
+def test_import_ktyping_leaves_the_parser_error_reporting_and_dataclass_wrapper_unloaded() -> None:
+    loaded = _loaded_by_import()
+    assert {"ktyping._decorator", "ktyping._in_scope", "ktyping._compile"} <= loaded
+    assert not loaded & LAZY
+
+
+def test_every_module_docstring_says_what_it_is_for() -> None:
+    missing = []
+    for path in sorted(SOURCE.rglob("*.py")):
+        docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+        if not docstring or not docstring.splitlines()[0].strip():
+            missing.append(path.name)
+    assert not missing
