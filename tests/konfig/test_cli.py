@@ -9,14 +9,12 @@ import sys
 
 import konfig
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from konfig._override_paths import ANY, ANY_DEPTH, format_keys, parse_override_path
+from konfig._cli._override_paths import ANY, ANY_DEPTH, format_keys, parse_override_path
 
 EXAMPLES = pathlib.Path(__file__).parent / "example_configs"
 # The example configs capture `konfig_example_targets`, which must be importable.
-if str(EXAMPLES) not in sys.path:
-    sys.path.insert(0, str(EXAMPLES))
 HEADLINE = str(EXAMPLES / "headline.py")
 NO_ARGS = str(EXAMPLES / "no_args.py")
 
@@ -493,7 +491,6 @@ def _py_nodes(children):
     return kwargs.map(lambda kw: konfig.ConfigDict({"__qualname__": "types:SimpleNamespace", **kw}))
 
 
-@settings(deadline=None)
 @given(
     _py_nodes(
         st.recursive(

@@ -259,10 +259,10 @@ def test_captured_constant_is_stored_as_const_node():
 def restore_default_values():
     from konfig import _config_dict
 
-    saved = dict(_config_dict._DEFAULTS)
+    saved = dict(_config_dict.DEFAULTS)
     yield
-    _config_dict._DEFAULTS.clear()
-    _config_dict._DEFAULTS.update(saved)
+    _config_dict.DEFAULTS.clear()
+    _config_dict.DEFAULTS.update(saved)
 
 
 def test_register_default_values_fills_new_nodes(restore_default_values):

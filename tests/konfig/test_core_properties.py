@@ -8,9 +8,11 @@ import pickle
 import konfig
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from strategies import configs
+from konfig import _config_dict, _paths
 
-examples = settings(deadline=None, max_examples=20)
+from .strategies import configs
+
+examples = settings(max_examples=20)
 
 
 @examples
@@ -51,7 +53,7 @@ def test_repr_is_deterministic_across_copies(cfg):
 @examples
 @given(configs())
 def test_every_leaf_path_leads_back_to_its_value(cfg):
-    for path, value in konfig._paths.iter_leaves(cfg):
+    for path, value in _config_dict.iter_leaves(cfg):
         assert konfig.get_by_path(cfg, path) is value
 
 
@@ -75,4 +77,4 @@ def test_parse_path_reads_back_format_path(keys):
     path = tuple(keys)
     if path and path[0] == "cfg":
         path = ("x", *path)  # A leading `cfg` is the root name.
-    assert konfig._paths.parse_path(konfig._paths.format_path(path)) == path
+    assert _paths.parse_path(_paths.format_path(path)) == path

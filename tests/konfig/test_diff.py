@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import pathlib
-import sys
 
 import konfig
 
 EXAMPLES = pathlib.Path(__file__).parent / "example_configs"
-if str(EXAMPLES) not in sys.path:
-    sys.path.insert(0, str(EXAMPLES))
 
 with konfig.imports():
     import konfig_example_targets as targets

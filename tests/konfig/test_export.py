@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import collections
-import pathlib
-import sys
 
 import konfig
+import konfig_example_targets as t  # the real classes, not captured (example_configs/, on sys.path: conftest)
 import pytest
-
-EXAMPLES = pathlib.Path(__file__).parent / "example_configs"
-if str(EXAMPLES) not in sys.path:
-    sys.path.insert(0, str(EXAMPLES))
-
-import konfig_example_targets as t  # noqa: E402  (the real classes, not captured)
 
 
 def _experiment() -> t.Experiment:

@@ -63,7 +63,7 @@ def _has_nan(text: str) -> bool:
     return "NaN" in text
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, suppress_health_check=[HealthCheck.too_slow])
 @given(json_data())
 def test_any_json_loads_as_a_config_or_a_json_format_error_in_steps_bounded_by_its_size(data):
     text = json.dumps(data)
@@ -85,7 +85,7 @@ def test_any_json_loads_as_a_config_or_a_json_format_error_in_steps_bounded_by_i
         assert reloaded == cfg if isinstance(cfg, ConfigDict) else konfig.to_json(reloaded) == written
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(json_data())
 def test_any_plain_data_given_to_resolve_decodes_or_is_a_json_format_error(data):
     with _counted_decoder_steps() as steps:
@@ -108,7 +108,7 @@ def _cli_config() -> ConfigDict:
     return cfg
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(override_paths(), override_values)
 def test_any_override_sets_a_value_or_is_a_konfig_error(path, value):
     cfg = _cli_config()
@@ -131,7 +131,7 @@ def config_file(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(path)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(path=override_paths(), value=override_values)
 def test_any_command_line_flag_gives_a_config_or_a_konfig_error(config_file, path, value):
     argv = [f"--cfg={config_file}", f"--cfg.{path}={value}"]

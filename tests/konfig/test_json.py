@@ -11,8 +11,6 @@ import konfig
 import pytest
 
 EXAMPLES = pathlib.Path(__file__).parent / "example_configs"
-if str(EXAMPLES) not in sys.path:
-    sys.path.insert(0, str(EXAMPLES))
 
 with konfig.imports():
     import konfig_example_targets as targets

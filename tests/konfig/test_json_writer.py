@@ -10,20 +10,21 @@ import konfig
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from konfig import _json, _json_writer
-from strategies import configs, values
+
+from .strategies import configs, values
 
 
 def _dumped(cfg: konfig.ConfigDict) -> str:
     return json.dumps(_json.encode(cfg), check_circular=False)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(configs())
 def test_default_text_is_json_dumps_of_the_encoded_data(cfg):
     assert cfg.to_json() == _dumped(cfg)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.dictionaries(st.text(max_size=6), values(), max_size=5))
 def test_default_text_of_any_values_is_json_dumps_of_the_encoded_data(fields):
     cfg = konfig.ConfigDict(fields)

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import json
-import pathlib
-import sys
 
 import konfig
 from hypothesis import given, settings
 
-if str(pathlib.Path(__file__).parent) not in sys.path:
-    sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from strategies import configs, values
+from .strategies import configs, values
 
-# Trees are small but slow to draw; the default deadline flakes on a loaded CPU.
-examples = settings(deadline=None, max_examples=60)
+examples = settings(max_examples=60)
 
 
 @examples

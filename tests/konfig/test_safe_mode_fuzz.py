@@ -157,7 +157,7 @@ def admitted(monkeypatch):
     return log
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(items=configs())
 def test_safe_resolve_never_reaches_an_object_outside_the_allow_list(items, admitted):
     forbidden_lib.CALLS.clear()

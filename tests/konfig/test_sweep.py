@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import pathlib
-import sys
 import types
 
 import konfig
 import pytest
 
 EXAMPLES = pathlib.Path(__file__).parent / "example_configs"
-if str(EXAMPLES) not in sys.path:
-    sys.path.insert(0, str(EXAMPLES))
 HEADLINE = str(EXAMPLES / "headline.py")
 
 

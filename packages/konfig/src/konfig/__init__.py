@@ -18,14 +18,18 @@ from ._annotations import ConfigDictLike as ConfigDictLike
 from ._annotations import WithRef as WithRef
 from ._capture import imports as imports
 from ._capture import set_lazy_imported_modules as set_lazy_imported_modules
+from ._cli import SweepItem as SweepItem
 from ._cli import apply_overrides as apply_overrides
 from ._cli import build_config as build_config
+from ._cli import expand_sweep as expand_sweep
 from ._cli import load_config_module as load_config_module
 from ._cli import parse_flags as parse_flags
+from ._cli import parse_py_expression as parse_py_expression
 from ._cli import parse_value as parse_value
 from ._cli import split_flags as split_flags
+from ._cli import sweep_items as sweep_items
 from ._config_dict import ConfigDict as ConfigDict
-from ._config_dict import register_default_values as register_default_values
+from ._defaults import register_default_values as register_default_values
 from ._diff import ConfigDiff as ConfigDiff
 from ._diff import diff as diff
 from ._errors import ArgumentError as ArgumentError
@@ -33,8 +37,10 @@ from ._errors import CapturedSubclassError as CapturedSubclassError
 from ._errors import ConfigValueError as ConfigValueError
 from ._errors import CycleError as CycleError
 from ._errors import DisallowedTargetError as DisallowedTargetError
+from ._errors import JsonFormatError as JsonFormatError
 from ._errors import MissingValueError as MissingValueError
 from ._errors import NestingError as NestingError
+from ._errors import OverrideError as OverrideError
 from ._errors import RefControlFlowError as RefControlFlowError
 from ._errors import RelativeImportError as RelativeImportError
 from ._errors import ResolveError as ResolveError
@@ -42,22 +48,16 @@ from ._errors import TargetNotFoundError as TargetNotFoundError
 from ._export import export as export
 from ._export import export_qualname as export_qualname
 from ._immutable_dict import ImmutableDict as ImmutableDict
-from ._json import JsonFormatError as JsonFormatError
 from ._json import from_json as from_json
-from ._json import to_json as to_json
-from ._override_error import OverrideError as OverrideError
+from ._json_writer import to_json as to_json
 from ._paths import get_by_path as get_by_path
 from ._paths import set_by_path as set_by_path
 from ._placeholder import placeholder as placeholder
 from ._placeholder import required as required
-from ._py_expr import parse_py_expression as parse_py_expression
-from ._refs import ref_copy as ref_copy
+from ._ref_copy import ref_copy as ref_copy
 from ._refs import ref_fn as ref_fn
 from ._repr import register_aliases as register_aliases
 from ._resolve import resolve as resolve
-from ._sweep import SweepItem as SweepItem
-from ._sweep import expand_sweep as expand_sweep
-from ._sweep import sweep_items as sweep_items
 
 __version__ = "0.1.0"
 

@@ -23,7 +23,7 @@ for speed; write through `cfg[key] = value` so values are validated).
 `None`. `cfg._reached` (unset until then) is `(parent, key)`: the last
 `parent.key` / `parent[key]` access that handed this node out; errors follow
 these links up to name the node's path (`In cfg.model: ...`), see
-`node_path`.
+`_node_path`, which also words this module's errors.
 
 Building programmatically without capture: `make_node("optax:adam", 0.1,
 b1=0.9)` or `ConfigDict({"__qualname__": "optax:adam", "0": 0.1})` (both
@@ -40,22 +40,23 @@ converted to `ConfigDict` on assignment; captured objects (`konfig.imports()`
 proxies) and builtin types (`float` -> `{"__const__": "builtins:float"}`)
 are converted to constant nodes; anything else is refused.
 
-Paths and walking: `konfig._paths` (`get_by_path`, `set_by_path`,
-`iter_leaves`, `format_path`, `parse_path`).
-Equality: `config_equal(a, b)` compares structurally (refs by expression).
+Walking: `iter_leaves` (below); paths: `_paths` (`get_by_path`, `format_path`, ...).
+The methods `repr(cfg)`, `cfg == other` and `cfg.to_json()` are implemented by the layers
+above (`_repr`, `_equality`, `_json_writer`), reached through `_layers_above`; default
+values (`DEFAULTS`) are registered by `_defaults`.
 """
 
 from __future__ import annotations
 
-import copy
 import os
 import sys
 from collections.abc import Mapping, MutableMapping
 
-from . import _signature
-from ._errors import ArgumentError, ConfigValueError, NestingError, did_you_mean, nesting_message
+from . import _layers_above, _node_path, _signature
+from ._errors import ArgumentError, ConfigValueError, NestingError, nesting_message
+from ._keys import CONST, QUALNAME, is_positional_key, path_key
+from ._paths import format_path
 from ._placeholder import Placeholder
-from ._positional import is_positional_key
 from ._refs import PathRef, Ref
 
 TYPE_CHECKING = False
@@ -64,8 +65,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-QUALNAME = "__qualname__"
-CONST = "__const__"
 UNION_QUALNAME = "operator:or_"
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -73,12 +72,9 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 # Types stored as they are (immutable, cheap to copy).
 LEAF_TYPES = frozenset({type(None), bool, int, float, complex, str, bytes, type(...), slice, range})
 
-# qualname -> ConfigDict of default fields, see `register_default_values`.
-_DEFAULTS: dict[str, ConfigDict] = {}
-
-# `(sequence, parent, key)` of the last list/tuple a `ConfigDict` handed out:
-# names nodes reached as `cfg.layers[0]` in errors (see `node_path`).
-_last_sequence: tuple[Any, ConfigDict, Any] | None = None
+# qualname -> the node whose fields every new node of that qualname starts from: filled by
+# `konfig.register_default_values` (`_defaults`), read when a node is created.
+DEFAULTS: dict[str, ConfigDict] = {}
 
 
 def caller_origin() -> tuple[str, int] | None:
@@ -89,14 +85,6 @@ def caller_origin() -> tuple[str, int] | None:
     if frame is None:
         return None
     return (frame.f_code.co_filename, frame.f_lineno)
-
-
-class _BadValue(Exception):
-    """Internal: carries the (reversed) path of an unconfigurable value."""
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-        self.path: list[Any] = []
 
 
 class ConfigDict(MutableMapping):
@@ -124,8 +112,8 @@ class ConfigDict(MutableMapping):
         object.__setattr__(self, "_fields", {})
         try:
             _fill(self, items, None)
-        except _BadValue as e:
-            raise _value_error(e) from None
+        except _node_path.BadValue as e:
+            raise _node_path.value_error(e) from None
         except RecursionError:
             raise NestingError(nesting_message(items, "The value given to ConfigDict(...)")) from None
 
@@ -142,7 +130,6 @@ class ConfigDict(MutableMapping):
     # -- mapping protocol --------------------------------------------------
 
     def __getitem__(self, key: Any) -> Any:
-        global _last_sequence
         fields = self._fields
         try:
             value = fields[key]
@@ -155,7 +142,7 @@ class ConfigDict(MutableMapping):
             if t is ConfigDict:
                 _set_reached(value, (self, key))
             elif t is list or t is tuple:
-                _last_sequence = (value, self, key)
+                _node_path.last_sequence = (value, self, key)
             return value
         if QUALNAME in fields:
             if type(key) is int:
@@ -164,7 +151,7 @@ class ConfigDict(MutableMapping):
             alias = self._positional_name(key)
             if alias is not None:
                 return _handed_out(self, alias, fields[alias])
-        raise KeyError(_missing_message(self, key)) from None
+        raise KeyError(_node_path.missing_message(self, key)) from None
 
     def __setitem__(self, key: Any, value: Any) -> None:
         fields = self._fields
@@ -174,9 +161,9 @@ class ConfigDict(MutableMapping):
         if not (t in LEAF_TYPES or t is ConfigDict):
             try:
                 value = normalize(value)
-            except _BadValue as e:
-                e.path.append(_path_key(fields, key))
-                raise _value_error(e, node_path(self)) from None
+            except _node_path.BadValue as e:
+                e.path.append(path_key(fields, key))
+                raise _node_path.value_error(e, _node_path.node_path(self)) from None
             except RecursionError:
                 raise NestingError(nesting_message(value, f"The value set for {key!r}")) from None
         qualname = fields.get(QUALNAME)
@@ -190,7 +177,9 @@ class ConfigDict(MutableMapping):
                     try:
                         _signature.check_key(params, qualname, key, num_args(fields), fields)
                     except ArgumentError as e:
-                        raise ArgumentError(f"{_where(self)}{e}{_created_at(self)}") from None
+                        raise ArgumentError(
+                            f"{_node_path.where(self)}{e}{_node_path.created_at(self)}"
+                        ) from None
         fields[key] = value
 
     def __delitem__(self, key: Any) -> None:
@@ -200,7 +189,7 @@ class ConfigDict(MutableMapping):
         if key not in fields:
             key = self._positional_name(key) or key
         if key not in fields:
-            raise KeyError(_missing_message(self, key))
+            raise KeyError(_node_path.missing_message(self, key))
         if QUALNAME in fields and type(key) is str and key.isdigit() and is_positional_key(key):
             # Shift the following positional arguments down by one.
             positional = [str(i) for i in range(num_args(fields))]
@@ -250,7 +239,7 @@ class ConfigDict(MutableMapping):
         ):
             qualname = _signature.display_name(self._fields[QUALNAME])
             raise TypeError(
-                f"{_where(self)}`node.update(...)` is ConfigDict.update (it merges fields into the"
+                f"{_node_path.where(self)}`node.update(...)` is ConfigDict.update (it merges fields into the"
                 f" config of {qualname}(...)), not a method of the object it builds. To call"
                 " `update` on the built object, reference it lazily: `cfg.<path>.ref.update(...)`,"
                 f" evaluated by konfig.resolve (got {type(other).__name__})."
@@ -284,7 +273,7 @@ class ConfigDict(MutableMapping):
             index += n
         if not 0 <= index < n + can_append:
             raise IndexError(
-                f"{_where(self)}argument index {index} out of range: "
+                f"{_node_path.where(self)}argument index {index} out of range: "
                 f"{_signature.display_name(self._fields[QUALNAME])}() has {n} positional argument(s)"
             )
         return str(index)
@@ -294,7 +283,6 @@ class ConfigDict(MutableMapping):
     def __getattr__(self, name: str) -> Any:
         if name in ("_fields", "_origin", "_reached"):
             raise AttributeError(name)  # Not set (yet): unpickling, never handed out.
-        global _last_sequence
         try:
             value = self._fields[name]
         except KeyError:
@@ -305,12 +293,12 @@ class ConfigDict(MutableMapping):
             if t is ConfigDict:
                 _set_reached(value, (self, name))
             elif t is list or t is tuple:
-                _last_sequence = (value, self, name)
+                _node_path.last_sequence = (value, self, name)
             return value
         alias = self._positional_name(name)
         if alias is not None:
             return _handed_out(self, alias, self._fields[alias])
-        raise AttributeError(_missing_message(self, name))
+        raise AttributeError(_node_path.missing_message(self, name))
 
     def __setattr__(self, name: str, value: Any) -> None:
         fields = self._fields
@@ -397,16 +385,12 @@ class ConfigDict(MutableMapping):
 
     def leaves(self) -> Iterator[tuple[str, Any]]:
         """Yields `("cfg.model.layers[0].features", value)` for every leaf."""
-        from ._paths import format_path, iter_leaves
-
         for path, value in iter_leaves(self):
             yield format_path(path), value
 
     def to_json(self, **kwargs: Any) -> str:
         """Serialises the config, see `konfig.from_json`."""
-        from ._json import to_json
-
-        return to_json(self, **kwargs)
+        return _layers_above.to_json(self, **kwargs)
 
     # -- python protocols --------------------------------------------------
 
@@ -414,16 +398,14 @@ class ConfigDict(MutableMapping):
         if not isinstance(other, Mapping):
             return NotImplemented
         try:
-            return config_equal(self, other)
+            return _layers_above.config_equal(self, other)
         except RecursionError:
             raise NestingError(nesting_message(self, "A config compared with `==`")) from None
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        from ._repr import config_repr
-
-        return config_repr(self)
+        return _layers_above.config_repr(self)
 
     __str__ = __repr__
 
@@ -454,6 +436,8 @@ def _deep_copy(root: ConfigDict, memo: dict[int, Any]) -> ConfigDict:
     copies are made empty and filled from a work list; a tuple, being immutable, is built
     once the tuples inside it are (children first, each tuple once).
     """
+    import copy  # Imported where used: `import konfig` does not load `copy`.
+
     todo: list[tuple[Any, Any]] = []  # (original fields dict or list, its empty copy)
 
     def container(v: Any) -> Any:
@@ -509,6 +493,8 @@ def _copy_linked(cfg: ConfigDict) -> ConfigDict:
     Refs whose root lies outside `cfg` (`cfg.model | {...}` with refs to the
     enclosing config) keep following that root instead of a frozen copy of it.
     """
+    import copy
+
     inside: set[int] = set()
     outside: dict[int, Any] = {}
     stack: list[Any] = [cfg]
@@ -542,71 +528,8 @@ def _handed_out(parent: ConfigDict, key: Any, value: Any) -> Any:
     if t is ConfigDict:
         _set_reached(value, (parent, key))
     elif t is list or t is tuple:
-        global _last_sequence
         _last_sequence = (value, parent, key)
     return value
-
-
-def node_path(node: ConfigDict) -> tuple[Any, ...] | None:
-    """The path by which `node` was last reached (`("model", "layers", 0)`), or None.
-
-    Follows the `_reached` links recorded by attribute/item access, checking
-    that each is still current; a node reached as an item of a list is found
-    in the last list handed out. Only called to word errors.
-    """
-    keys: list[Any] = []
-    seen: set[int] = set()
-    current = node
-    while id(current) not in seen:
-        seen.add(id(current))
-        try:
-            parent, key = current._reached
-        except AttributeError:
-            pass
-        else:
-            if parent._fields.get(key) is current:
-                keys.append(_path_key(parent._fields, key))
-                current = parent
-                continue
-        last = _last_sequence
-        if last is None:
-            break
-        sequence, parent, key = last
-        indices = _find_in_sequence(sequence, current)
-        if indices is None or parent._fields.get(key) is not sequence:
-            break
-        keys.extend(reversed(indices))
-        keys.append(_path_key(parent._fields, key))
-        current = parent
-    return tuple(reversed(keys)) if keys else None
-
-
-def _find_in_sequence(sequence: Any, node: ConfigDict, seen: set[int] | None = None) -> list[int] | None:
-    """Indices of `node` in `sequence` or in lists/tuples nested in it (`[0, 2]`)."""
-    seen = set() if seen is None else seen
-    seen.add(id(sequence))
-    for i, item in enumerate(sequence):
-        if item is node:
-            return [i]
-        t = type(item)
-        if (t is list or t is tuple) and id(item) not in seen:
-            inner = _find_in_sequence(item, node, seen)
-            if inner is not None:
-                return [i, *inner]
-    return None
-
-
-def _where(node: ConfigDict) -> str:
-    """`"In cfg.model: "` when the node's path is known, else `""`."""
-    try:
-        path = node_path(node)
-    except RecursionError:  # lists nested too deeply to search: the path is left out
-        return ""
-    if path is None:
-        return ""
-    from ._paths import format_path
-
-    return f"In {format_path(path)}: "
 
 
 def num_args(fields: dict[Any, Any]) -> int:
@@ -638,8 +561,8 @@ def build_node(fields: dict[Any, Any], origin: tuple[str, int] | None, target: A
     self = ConfigDict._raw({}, origin)
     try:
         _fill(self, fields, target)
-    except _BadValue as e:
-        raise _value_error(e) from None
+    except _node_path.BadValue as e:
+        raise _node_path.value_error(e) from None
     except RecursionError:
         raise NestingError(nesting_message(fields, "The arguments of this call")) from None
     return self
@@ -650,8 +573,10 @@ def _fill(self: ConfigDict, items: dict[Any, Any], target: Any) -> None:
     qualname = items.get(QUALNAME)
     if qualname is not None and type(qualname) is not str:
         raise ConfigValueError(f"__qualname__ must be a str, got {qualname!r}")
-    if qualname is not None and qualname in _DEFAULTS:
-        defaults = copy.deepcopy(_DEFAULTS[qualname]._fields)
+    if qualname is not None and qualname in DEFAULTS:
+        import copy
+
+        defaults = copy.deepcopy(DEFAULTS[qualname]._fields)
         given = num_args(items)
         params = _signature.params_for(qualname, target) if given else None
         if params is not None:
@@ -666,8 +591,8 @@ def _fill(self: ConfigDict, items: dict[Any, Any], target: Any) -> None:
             continue
         try:
             fields[key] = normalize(value)
-        except _BadValue as e:
-            e.path.append(_path_key(items, key))
+        except _node_path.BadValue as e:
+            e.path.append(path_key(items, key))
             raise
     if qualname is not None:
         params = _signature.params_for(qualname, target)
@@ -675,18 +600,11 @@ def _fill(self: ConfigDict, items: dict[Any, Any], target: Any) -> None:
             try:
                 _signature.check_fields(params, qualname, fields)
             except ArgumentError as e:
-                raise ArgumentError(f"{e}{_created_at(self)}") from None
-
-
-def _path_key(fields: dict[Any, Any], key: Any) -> Any:
-    """Positional arguments of a node appear as `[1]` in paths."""
-    if QUALNAME in fields and type(key) is str and key.isdigit() and is_positional_key(key):
-        return int(key)
-    return key
+                raise ArgumentError(f"{e}{_node_path.created_at(self)}") from None
 
 
 def normalize(value: Any) -> Any:
-    """Returns `value` as configurable data, or raises `_BadValue`."""
+    """Returns `value` as configurable data, or raises `_node_path.BadValue`."""
     t = type(value)
     if t in LEAF_TYPES or t is ConfigDict:
         return value
@@ -704,7 +622,7 @@ def normalize(value: Any) -> Any:
                 continue
             try:
                 new_item = normalize(item)
-            except _BadValue as e:
+            except _node_path.BadValue as e:
                 e.path.append(i)
                 raise
             changed = changed or new_item is not item
@@ -715,7 +633,7 @@ def normalize(value: Any) -> Any:
     if t is set or t is frozenset:
         for item in value:
             if type(item) not in LEAF_TYPES:
-                raise _BadValue(item)
+                raise _node_path.BadValue(item)
         return value
     as_const = getattr(t, "_konfig_as_const", None)
     if as_const is not None:
@@ -724,128 +642,55 @@ def normalize(value: Any) -> Any:
         return value
     if isinstance(value, type) and value.__module__ == "builtins":
         return ConfigDict._raw({CONST: f"builtins:{value.__qualname__}"}, None)
-    raise _BadValue(value)
-
-
-def _value_error(e: _BadValue, prefix: tuple[Any, ...] | None = None) -> ConfigValueError:
-    from ._paths import format_path
-
-    path = format_path((*(prefix or ()), *reversed(e.path)))
-    value = e.value
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    kind = type(value)
-    return ConfigValueError(
-        f"{path}: a config holds only configurable values (numbers, str, lists, dicts,"
-        f" ConfigDicts, refs, captured imports); got a live {kind.__module__}.{kind.__qualname__}"
-        f" object {text}. Capture the import instead: `with konfig.imports(): from"
-        f" {kind.__module__} import {kind.__qualname__.split('.')[0]}`, then call it in the"
-        " config (or turn an existing object into a config with `konfig.export(obj)`)."
-    )
-
-
-def _created_at(cfg: ConfigDict) -> str:
-    origin = cfg._origin
-    return f" (node created at {origin[0]}:{origin[1]})" if origin else ""
-
-
-def _missing_message(cfg: ConfigDict, key: Any) -> str:
-    fields = cfg._fields
-    candidates = [k for k in fields if type(k) is str]
-    where = ""
-    qualname = fields.get(QUALNAME)
-    if qualname is not None:
-        where = f" of {_signature.display_name(qualname)}(...)"
-    params = _signature.params_for(qualname) if type(qualname) is str else None
-    if params is not None and key in params.keywords:
-        return (
-            f"{_where(cfg)}Argument {key!r}{where} is not set"
-            " in this config (the target's default applies when it is built); set it first to read it"
-        )
-    arguments = sorted(params.keywords) if params is not None else []
-    suggestion = did_you_mean(str(key), candidates + arguments)
-    message = f"{_where(cfg)}No field {key!r}{where}{suggestion} (fields: {', '.join(map(str, candidates)) or 'none'})"
-    if qualname is not None and type(key) is str and not suggestion:
-        message += _built_attribute_hint(cfg, qualname, key)
-    return message
-
-
-def _built_attribute_hint(cfg: ConfigDict, qualname: str, name: str) -> str:
-    """Points `node.method` / `node.property` users to a lazy reference."""
-    import inspect
-
-    target = _signature.lookup_imported(qualname)
-    if target is None or (isinstance(target, type) and inspect.getattr_static(target, name, None) is None):
-        return ""
-    from ._paths import format_path
-
-    path = node_path(cfg)
-    node = "node" if path is None else format_path(path)
-    return (
-        f". A call node is the config, not the built object: to use {name!r} of the object"
-        f" {_signature.display_name(qualname)}(...) builds, reference it lazily as"
-        f" `{node}.ref.{name}` (evaluated by konfig.resolve)"
-    )
+    raise _node_path.BadValue(value)
 
 
 def _is_captured(value: Any) -> bool:
     return getattr(type(value), "_konfig_as_const", None) is not None
 
 
-def config_equal(a: Any, b: Any, memo: set[tuple[int, int]] | None = None) -> bool:
-    """Structural equality of config values; refs compare by expression."""
-    if a is b:
-        return True
-    if memo is None:
-        memo = set()
-    ta, tb = type(a), type(b)
-    if isinstance(a, Mapping) and isinstance(b, Mapping) and not (ta in LEAF_TYPES or tb in LEAF_TYPES):
-        pair = (id(a), id(b))
-        if pair in memo:
-            return True
-        memo.add(pair)
-        fa = a._fields if isinstance(a, ConfigDict) else a
-        fb = b._fields if isinstance(b, ConfigDict) else b
-        if len(fa) != len(fb):
-            return False
-        for k, v in fa.items():
-            if k not in fb or not config_equal(v, fb[k], memo):
-                return False
-        return True
-    if isinstance(a, Ref) or isinstance(b, Ref):
-        from ._refs import refs_equal
+def iter_leaves(cfg: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Yields `(path, value)` for every leaf, depth first, in insertion order.
 
-        return refs_equal(a, b, lambda x, y: config_equal(x, y, memo))
-    if (ta is list or ta is tuple) and ta is tb:
-        if ta is list:
-            pair = (id(a), id(b))
-            if pair in memo:
-                return True  # Already being compared (a list containing itself).
-            memo.add(pair)
-        return len(a) == len(b) and all(config_equal(x, y, memo) for x, y in zip(a, b))
-    if ta is not tb:
-        return False
-    if ta is Placeholder:  # Its default may be a reference, which `==` would turn into one more.
-        return a.type == b.type and a.required == b.required and config_equal(a.default, b.default, memo)
-    result = a == b
-    return result if type(result) is bool else bool(result)
-
-
-def register_default_values(default_values: ConfigDict) -> None:
-    """Merges `default_values` under every node later created with its qualname.
-
-    Usage:
-        konfig.register_default_values(Trainer(workdir=konfig.placeholder(str)))
-        cfg = Trainer()  # cfg.workdir is the placeholder
+    Leaves are everything but containers: values, refs, placeholders, constant
+    nodes (`{"__const__": ...}`) and the `__qualname__` of call nodes. Empty
+    containers are leaves. Shared nodes appear under each of their paths; a
+    cycle is not followed twice.
     """
-    if not isinstance(default_values, ConfigDict) or QUALNAME not in default_values._fields:
-        raise TypeError(
-            "register_default_values expects a captured call node such as"
-            f" `Trainer(workdir=...)`, got {default_values!r}"
-        )
-    qualname = default_values._fields[QUALNAME]
-    registered = _DEFAULTS.get(qualname)
-    if registered is not None and not config_equal(registered, default_values):
-        raise ValueError(f"Default values for {qualname!r} are already registered: {registered!r}")
-    _DEFAULTS[qualname] = default_values
+    # Iterative (no recursion limit): a stack of (container id, path, iterator over its children).
+    ancestors: set[int] = set()
+    frames: list[tuple[int, tuple[Any, ...], Iterator[tuple[Any, Any]]]] = []
+
+    def enter(value: Any, path: tuple[Any, ...]) -> bool:
+        """Pushes the children of a non-empty container not already being walked; False for a leaf."""
+        t = type(value)
+        if isinstance(value, ConfigDict):
+            fields = value._fields
+            if not fields or CONST in fields or id(value) in ancestors:
+                return False
+            is_node = "__qualname__" in fields
+            items = (
+                (int(k) if is_node and type(k) is str and k.isdigit() and is_positional_key(k) else k, v)
+                for k, v in fields.items()
+            )
+        elif (t is list or t is tuple) and value and id(value) not in ancestors:
+            items = enumerate(value)
+        else:
+            return False
+        ancestors.add(id(value))
+        frames.append((id(value), path, iter(items)))
+        return True
+
+    if not enter(cfg, prefix):
+        yield prefix, cfg
+        return
+    while frames:
+        container_id, path, children = frames[-1]
+        for key, child in children:
+            child_path = (*path, key)
+            if enter(child, child_path):
+                break
+            yield child_path, child
+        else:
+            frames.pop()
+            ancestors.discard(container_id)

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ._config_dict import config_equal
+from ._equality import config_equal
 from ._errors import NestingError, deepest_path, nesting_message
 from ._json import decode
-from ._override_paths import format_keys as format_path
-from ._positional import is_positional_key
+from ._keys import is_positional_key
+from ._paths import format_keys as format_path
 from ._refs import Ref
 
 TYPE_CHECKING = False

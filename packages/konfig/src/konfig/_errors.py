@@ -1,10 +1,18 @@
-"""Exception types raised by konfig.
+"""Exception types raised by konfig, and the helpers that word their messages.
 
 Each refines the builtin a caller would naturally catch, so
-`except ValueError` still works around `konfig.resolve(...)`.
+`except ValueError` still works around `konfig.resolve(...)`. Every konfig module
+raises these (the CLI's `OverrideError` and `from_json`'s `JsonFormatError` too).
+
+    raise OverrideError(f"Unknown key {shown(key)!r}{did_you_mean(key, existing_keys)}")
 """
 
 from __future__ import annotations
+
+import sys
+
+from ._keys import QUALNAME, is_positional_key
+from ._paths import format_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,13 +65,37 @@ class DisallowedTargetError(ResolveError):
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    """Returns `"; did you mean 'x'?"` for the closest candidate, else `""`."""
+    """Returns `"; did you mean 'x'?"` for the closest candidates, else `""`.
+
+    >>> did_you_mean("featurs", ["features", "dtype"])
+    "; did you mean 'features'?"
+    """
     import difflib
 
     matches = difflib.get_close_matches(str(name), [str(c) for c in candidates], n=3)
     if not matches:
         return ""
     return "; did you mean " + " or ".join(repr(m) for m in matches) + "?"
+
+
+class JsonFormatError(ValueError):
+    """The text is not konfig (or Kauldron) config JSON, or was written by a newer konfig."""
+
+
+class OverrideError(ValueError):
+    """A CLI override or sweep item names a path or value that does not fit the config.
+
+    Usage: `except konfig.OverrideError as e: print(e)`; the message names the path
+    and the closest existing paths.
+    """
+
+
+def shown(text: str) -> str:
+    """Input as messages quote it: long text (a hostile flag) cut in the middle.
+
+    Usage: `OverrideError(f"In override path {shown(path)!r}: ...")`.
+    """
+    return text if len(text) <= 200 else f"{text[:120]}…({len(text) - 180:,} characters)…{text[-60:]}"
 
 
 class NestingError(RecursionError):
@@ -82,8 +114,6 @@ def nesting_message(value: Any, subject: str) -> str:
     itself at cfg.a[0]..."`. Walks ConfigDicts, dicts, lists and tuples without recursion;
     only called to word errors.
     """
-    import sys
-
     depth, path, cycle = deepest_path(value)
     if cycle is not None:
         return (
@@ -102,8 +132,6 @@ def deepest_path(value: Any) -> tuple[int, tuple[Any, ...], tuple[Any, ...] | No
     The operands of a reference expression (`cfg.ref.x + 1 + ...`) count as one level
     more, at the path of the field holding the expression.
     """
-    from ._positional import is_positional_key
-
     best: tuple[int, tuple[Any, ...]] = (0, ())
     cycle = None
     on_path: set[int] = set()  # containers being walked (their ancestors included)
@@ -136,7 +164,7 @@ def deepest_path(value: Any) -> tuple[int, tuple[Any, ...], tuple[Any, ...] | No
                 stack.extend((o, path, depth + 1, False) for o in operands)
                 continue
         if fields is not None:
-            is_call = "__qualname__" in fields
+            is_call = QUALNAME in fields
             children = ((int(k) if is_call and is_positional_key(k) else k, v) for k, v in fields.items())
         elif isinstance(item, (list, tuple)):
             children = enumerate(item)
@@ -158,8 +186,6 @@ def deepest_path(value: Any) -> tuple[int, tuple[Any, ...], tuple[Any, ...] | No
 
 def shorten_path(path: tuple[Any, ...], root: str = "cfg") -> str:
     """`cfg.a.a.a.a.a.a…(588 more keys)….a.a.a` for very long paths; short ones in full."""
-    from ._paths import format_path
-
     if len(path) <= 16:
         return format_path(path, root)
     head, tail = path[:8], path[-4:]
@@ -168,8 +194,6 @@ def shorten_path(path: tuple[Any, ...], root: str = "cfg") -> str:
 
 def text_nesting_message(text: str | bytes, subject: str) -> str:
     """How deep, and where, JSON or Python text nests its brackets (found without parsing it)."""
-    import sys
-
     if not isinstance(text, str):
         text = bytes(text).decode("utf-8", "replace")
     depth = deepest = line = column = 0

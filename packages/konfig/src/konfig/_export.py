@@ -26,6 +26,7 @@ from collections.abc import Mapping
 
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict, build_node
 from ._errors import ConfigValueError, NestingError
+from ._paths import format_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -79,8 +80,6 @@ def export(obj: Any) -> Any:
             f"than konfig can follow within Python's recursion limit ({sys.getrecursionlimit()})."
         ) from None
     except _NotExportable as e:
-        from ._paths import format_path
-
         path = format_path(tuple(reversed(e.path)), root="obj")
         kind = type(e.value)
         reason = e.reason or (

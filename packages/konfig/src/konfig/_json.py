@@ -1,4 +1,4 @@
-"""JSON for configs: `cfg.to_json()` / `konfig.from_json(text)`, lossless and deterministic.
+"""JSON for configs: the format, its encoder (`encode`) and `konfig.from_json`, lossless and deterministic.
 
     text = cfg.to_json()                 # or cfg.to_json(indent=2)
     assert konfig.from_json(text) == cfg
@@ -35,15 +35,17 @@ and then checked with `konfig.resolve(cfg, allowed=[...])`.
 from __future__ import annotations
 
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict, num_args
+from ._errors import ConfigValueError, JsonFormatError, nesting_message, shorten_path, text_nesting_message
+from ._keys import is_positional_key
+from ._paths import format_path
 from ._placeholder import Placeholder
-from ._positional import is_positional_key
 from ._refs import BINARY_SYMBOLS, OPS, UNARY_SYMBOLS, OpRef, PathRef
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["FORMAT_VERSION", "JsonFormatError", "decode", "encode", "from_dict", "from_json", "to_json"]
+__all__ = ["FORMAT_VERSION", "decode", "encode", "from_dict", "from_json"]
 
 FORMAT_VERSION = 1
 VERSION_KEY = "__konfig_version__"
@@ -64,10 +66,6 @@ _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 _CONTAINERS = frozenset({dict, list})
 
 
-class JsonFormatError(ValueError):
-    """The text is not konfig (or Kauldron) config JSON, or was written by a newer konfig."""
-
-
 class _Unserializable(Exception):
     """Internal: carries the (reversed) path of a value that has no JSON form."""
 
@@ -78,25 +76,6 @@ class _Unserializable(Exception):
 
 
 # --- encoding -----------------------------------------------------------------------
-
-
-def to_json(value: Any, **dumps_kwargs: Any) -> str:
-    """Serialises a config to konfig JSON; keyword arguments go to `json.dumps`.
-
-    Usage: `path.write_text(cfg.to_json(indent=2))`.
-    """
-    if not dumps_kwargs and type(value) is ConfigDict:
-        from ._json_writer import write_default
-
-        text = write_default(value)
-        if text is not None:
-            return text
-    import json
-
-    # The encoded data is a tree (repeated nodes became `{"__id__": n}`), so the
-    # encoder's circular-reference bookkeeping is pure overhead.
-    dumps_kwargs["check_circular"] = False
-    return json.dumps(encode(value), **dumps_kwargs)
 
 
 def encode(value: Any) -> Any:
@@ -200,8 +179,6 @@ class _Encoder:
         except _Unserializable as e:
             raise _unserializable_error(e) from None
         except RecursionError:
-            from ._errors import ConfigValueError, nesting_message
-
             raise ConfigValueError(nesting_message(value, "This config (written to JSON)")) from None
         return self.place_borrowed_copies(data) if self.borrowed else data
 
@@ -374,9 +351,6 @@ def _encode_key(key: Any) -> str:
 
 
 def _unserializable_error(e: _Unserializable) -> TypeError:
-    from ._errors import ConfigValueError
-    from ._paths import format_path
-
     path = format_path(tuple(reversed(e.path)))  # the config's own keys
     kind = type(e.value)
     reason = (
@@ -403,8 +377,6 @@ def from_json(text: str | bytes) -> Any:
     try:
         data = json.loads(text)
     except RecursionError:
-        from ._errors import text_nesting_message
-
         raise JsonFormatError(text_nesting_message(text, "This JSON")) from None
     except json.JSONDecodeError as e:
         raise JsonFormatError(f"Not JSON: {e}") from e
@@ -432,8 +404,6 @@ def _decode(data: Any, decoder_type: type[_Decoder]) -> Any:
     except _Malformed as e:
         raise JsonFormatError(e.message(data)) from e.__cause__
     except RecursionError:
-        from ._errors import nesting_message
-
         raise JsonFormatError(nesting_message(data, "This JSON")) from None
 
 
@@ -671,8 +641,6 @@ class _Malformed(Exception):
         self.text = text
 
     def message(self, root: Any) -> str:
-        from ._errors import shorten_path
-
         path = _locate(root, self.data)
         where = "In this JSON" if path is None else f"At {shorten_path(path)}"
         return f"{where}: {self.text}."

@@ -1,9 +1,10 @@
-"""The fast path of `cfg.to_json()`: the default-option JSON text written straight from a config.
+"""`konfig.to_json` / `cfg.to_json()`: a config's JSON text, written straight from the config where it can.
 
+    text = to_json(cfg)        # write_default(cfg), else json.dumps(encode(cfg))
     text = write_default(cfg)  # == json.dumps(encode(cfg)), or None where it can't
 
-`to_json` tries this first; it produces exactly the text of the general path in `_json`
-(`encode` + `json.dumps`), which a property test checks, and returns None for anything
+`to_json` tries the fast path `write_default` first; it produces exactly the text of the general path
+in `_json` (`encode` + `json.dumps`), which a property test checks, and returns None for anything
 outside the common shapes so that the general path answers (with its errors) instead.
 """
 
@@ -25,6 +26,7 @@ from ._json import (
     _is_config_value,
     _is_plain_key,
     _Unserializable,
+    encode,
 )
 from ._placeholder import Placeholder
 from ._refs import OpRef, PathRef
@@ -33,7 +35,24 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["write_default"]
+__all__ = ["to_json", "write_default"]
+
+
+def to_json(value: Any, **dumps_kwargs: Any) -> str:
+    """Serialises a config to konfig JSON; keyword arguments go to `json.dumps`.
+
+    Usage: `path.write_text(cfg.to_json(indent=2))`.
+    """
+    if not dumps_kwargs and type(value) is ConfigDict:
+        text = write_default(value)
+        if text is not None:
+            return text
+    import json
+
+    # The encoded data is a tree (repeated nodes became `{"__id__": n}`), so the
+    # encoder's circular-reference bookkeeping is pure overhead.
+    dumps_kwargs["check_circular"] = False
+    return json.dumps(encode(value), **dumps_kwargs)
 
 
 class _NotCommon(Exception):

@@ -1,21 +1,41 @@
 """Config paths: `"model.layers[0].features"` <-> `("model", "layers", 0, "features")`.
 
 A path is a tuple of keys: `str` for fields and `int` for list items and
-positional arguments of a node (`cfg.optimizer[1]` is argument `"1"`).
+positional arguments of a node (`cfg.optimizer[1]` is argument `"1"`). Override
+paths of the CLI (`konfig._cli`) may also hold the globs `ANY` (`*`) and
+`ANY_DEPTH` (`**`); `format_keys` writes those (and `konfig.diff`'s paths).
 
 Usage: `set_by_path(cfg, parse_path("model.layers[0]"), value)`.
+
+    >>> format_path(("model", "layers", 0, "my key"))
+    "cfg.model.layers[0]['my key']"
+    >>> parse_path("cfg.model.layers[0]['my key']")
+    ('model', 'layers', 0, 'my key')
 """
 
 from __future__ import annotations
 
-from ._positional import is_positional_key
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
 Path = tuple  # of keys: str fields, int items / positional arguments
+
+
+class Glob:
+    """A wildcard key of an override path (`konfig._cli`): `ANY` (`*`, one key) or `ANY_DEPTH` (`**`)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+ANY = Glob("*")
+ANY_DEPTH = Glob("**")
 
 
 def format_path(path: Path, root: str = "cfg") -> str:
@@ -24,6 +44,24 @@ def format_path(path: Path, root: str = "cfg") -> str:
     for key in path:
         if type(key) is str and key.isidentifier():
             parts.append("." + key)
+        else:
+            parts.append(f"[{key!r}]")
+    return "".join(parts)
+
+
+def format_keys(keys: tuple[Any, ...] | list[Any], root: str = "cfg") -> str:
+    """Formats keys as `cfg.a.b[0]` (the inverse of `_cli._override_paths.parse_override_path`).
+
+    Unlike `format_path`, a `str` subclass (a `StrEnum` member) naming an identifier is an
+    attribute too, and globs are written as themselves. Positional arguments are `int` keys
+    here: `"0"` is a str key.
+    """
+    parts = [root]
+    for key in keys:
+        if isinstance(key, Glob):
+            parts.append(f".{key.text}")
+        elif isinstance(key, str) and key.isidentifier():
+            parts.append(f".{key}")
         else:
             parts.append(f"[{key!r}]")
     return "".join(parts)
@@ -102,52 +140,3 @@ def set_by_path(cfg: Any, path: Path | str, value: Any) -> None:
         set_by_path(cfg, parent_path, type(parent)(items))
     else:
         parent[key] = value
-
-
-def iter_leaves(cfg: Any, prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
-    """Yields `(path, value)` for every leaf, depth first, in insertion order.
-
-    Leaves are everything but containers: values, refs, placeholders, constant
-    nodes (`{"__const__": ...}`) and the `__qualname__` of call nodes. Empty
-    containers are leaves. Shared nodes appear under each of their paths; a
-    cycle is not followed twice.
-    """
-    from ._config_dict import CONST, ConfigDict
-
-    # Iterative (no recursion limit): a stack of (container id, path, iterator over its children).
-    ancestors: set[int] = set()
-    frames: list[tuple[int, Path, Iterator[tuple[Any, Any]]]] = []
-
-    def enter(value: Any, path: Path) -> bool:
-        """Pushes the children of a non-empty container not already being walked; False for a leaf."""
-        t = type(value)
-        if isinstance(value, ConfigDict):
-            fields = value._fields
-            if not fields or CONST in fields or id(value) in ancestors:
-                return False
-            is_node = "__qualname__" in fields
-            items = (
-                (int(k) if is_node and type(k) is str and k.isdigit() and is_positional_key(k) else k, v)
-                for k, v in fields.items()
-            )
-        elif (t is list or t is tuple) and value and id(value) not in ancestors:
-            items = enumerate(value)
-        else:
-            return False
-        ancestors.add(id(value))
-        frames.append((id(value), path, iter(items)))
-        return True
-
-    if not enter(cfg, prefix):
-        yield prefix, cfg
-        return
-    while frames:
-        container_id, path, children = frames[-1]
-        for key, child in children:
-            child_path = (*path, key)
-            if enter(child, child_path):
-                break
-            yield child_path, child
-        else:
-            frames.pop()
-            ancestors.discard(container_id)

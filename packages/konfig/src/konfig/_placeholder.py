@@ -1,4 +1,10 @@
-"""`konfig.placeholder` and `konfig.required`: fields without a value yet."""
+"""`konfig.placeholder` and `konfig.required`: fields without a value yet.
+
+    >>> placeholder(int, default=3), required(str)
+    (konfig.placeholder(int, default=3), konfig.required(str))
+
+Both make a `Placeholder`, which `konfig.resolve` turns into its default or refuses when required.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lazy references: `cfg.ref.a.b`, operators on them, `ref_fn`, `ref_copy`.
+"""Lazy references: `cfg.ref.a.b`, operators on them, `ref_fn`.
 
 Data model
 ----------
@@ -19,15 +19,16 @@ A reference is an immutable expression tree evaluated by `konfig.resolve`:
   `OpRef("add", (ref, 1))`; `OPS[op](*args, **kwargs)` evaluates it.
 
 Every attribute, item, call and operator on a ref returns a new ref, so
-internal names are prefixed `_konfig_` to stay out of the way.
+internal names are prefixed `_konfig_` to stay out of the way. `konfig.ref_copy`
+(a config of refs) is in `_ref_copy`; the text of a ref comes from the printer (`_repr`).
 """
 
 from __future__ import annotations
 
 import operator
 
+from . import _layers_above
 from ._errors import RefControlFlowError
-from ._positional import is_positional_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -238,10 +239,8 @@ class OpRef(Ref):
 
 
 def ref_repr(ref: Any, root_name: Callable[[Any], str] | None = None) -> str:
-    """`cfg.ref.a.b * 2`-style text of a reference expression."""
-    from ._repr import format_ref
-
-    return format_ref(ref, root_name)
+    """`cfg.ref.a.b * 2`-style text of a reference expression (the printer's, see `_layers_above`)."""
+    return _layers_above.format_ref(ref, root_name)
 
 
 def refs_equal(a: Any, b: Any, equal: Callable[[Any, Any], bool]) -> bool:
@@ -280,47 +279,3 @@ def ref_fn(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return OpRef("call", (fn, *args), kwargs)
 
     return lazy
-
-
-def ref_copy(cfg: Any) -> Any:
-    """One-way copy: the copy follows later changes of `cfg`, not the reverse.
-
-    Every leaf of the copy is a reference to the same path of `cfg`; nested
-    configs are copied recursively, so fields of the copy can be overridden.
-    References are rooted at `cfg` itself, so replacing a whole sub-config of
-    `cfg` (`train_ds.src = {...}`) is followed too.
-
-    Usage:
-        test_ds = konfig.ref_copy(train_ds)
-        test_ds.split = "test"        # train_ds unchanged
-        train_ds.batch_size = 128     # test_ds.batch_size follows
-    """
-    from ._config_dict import ConfigDict
-
-    if not isinstance(cfg, ConfigDict):
-        raise TypeError(f"ref_copy expects a konfig.ConfigDict, got {type(cfg).__name__}")
-    try:
-        return _ref_copy(cfg, cfg, ())
-    except RecursionError:
-        from ._errors import NestingError, nesting_message
-
-        raise NestingError(nesting_message(cfg, "The config given to ref_copy")) from None
-
-
-def _ref_copy(node: Any, root: Any, path: tuple[Any, ...]) -> Any:
-    from ._config_dict import CONST, QUALNAME, ConfigDict
-
-    fields: dict[Any, Any] = {}
-    is_call = QUALNAME in node._fields
-    for key, value in node._fields.items():
-        if key == QUALNAME or key == CONST:
-            fields[key] = value
-            continue
-        step = int(key) if is_call and is_positional_key(key) else key
-        if isinstance(value, ConfigDict):
-            fields[key] = _ref_copy(value, root, (*path, step))
-        elif isinstance(value, Ref):
-            fields[key] = value
-        else:
-            fields[key] = PathRef(root, (*path, step))
-    return ConfigDict._raw(fields, node._origin)

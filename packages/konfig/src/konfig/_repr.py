@@ -11,8 +11,8 @@ import sys
 
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, UNION_QUALNAME, ConfigDict
 from ._errors import NestingError, nesting_message
+from ._keys import is_positional_key
 from ._paths import format_path
-from ._positional import is_positional_key
 from ._refs import BINARY_SYMBOLS, UNARY_SYMBOLS, OpRef, PathRef, Ref
 
 TYPE_CHECKING = False

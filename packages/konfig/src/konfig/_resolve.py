@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict
 from ._errors import CycleError, DisallowedTargetError, MissingValueError, ResolveError, did_you_mean
 from ._immutable_dict import ImmutableDict, register_pytree_if_jax_imported
+from ._json import decode
+from ._keys import is_positional_key
 from ._paths import format_path
 from ._placeholder import Placeholder
-from ._positional import is_positional_key
 from ._refs import OPS, OpRef, PathRef, Ref, ref_repr
 from ._signature import display_name
 from ._targets import import_target
@@ -358,8 +359,6 @@ def resolve(cfg: Any, *, freeze: bool = True, allowed: Iterable[str] | None = No
 
 def _from_plain(data: dict[Any, Any]) -> Any:
     """A plain (JSON-level) dict as a config: `__id__` sharing, refs, `__raw__=` keys."""
-    from ._json import decode
-
     return decode(data)
 
 

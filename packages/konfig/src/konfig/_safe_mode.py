@@ -29,6 +29,7 @@ from ._errors import DisallowedTargetError, TargetNotFoundError
 from ._paths import format_path
 from ._placeholder import Placeholder
 from ._refs import OpRef, PathRef
+from ._targets import import_module, walk_attrs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -217,8 +218,6 @@ class Guard:
 
     def import_target(self, qualname: str) -> Any:
         """Imports `"module:attr.sub"`, admitting the module and every object on the way."""
-        from ._targets import import_module, walk_attrs
-
         segment = unsafe_target_segment(qualname)
         if segment is not None:
             raise self.limit(f"the target {qualname!r}: attribute {segment!r} is not reachable in safe mode")

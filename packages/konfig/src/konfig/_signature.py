@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 from ._errors import ArgumentError, did_you_mean
-from ._positional import is_positional_key
+from ._keys import is_positional_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -117,7 +117,10 @@ class Checkpointer(_base.BaseCheckpointer):
             raise FileNotFoundError(
                 f"Checkpointer(read_only=True): there is no checkpoint folder {directory}."
             )
-        for leftover in [] if self.read_only else _orbax.incomplete_directories(directory):
+        leftovers = [] if self.read_only else _orbax.incomplete_directories(directory)
+        if not self.read_only:
+            _orbax.barrier("kd_ckpts_listed")  # every host has looked before one removes anything
+        for leftover in leftovers:
             warnings.warn(
                 f"Ignoring the incomplete checkpoint {leftover}: its save never completed (the process "
                 "writing it stopped first); it is removed and the newest complete checkpoint is used.",

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
 
-from ._override_error import OverrideError, shown
-from ._paths import closing_bracket
-from ._positional import is_positional_key
+from .._errors import OverrideError, shown
+from .._keys import is_positional_key
+from .._paths import ANY, ANY_DEPTH, Glob, closing_bracket, format_keys
+from .._signature import params_for
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,19 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ANY", "ANY_DEPTH", "expand_override_path", "format_keys", "parse_override_path", "set_override"]
 
-
-class _Glob:
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __repr__(self) -> str:
-        return self.text
-
-
-ANY = _Glob("*")
-ANY_DEPTH = _Glob("**")
 
 _SPECIAL_KEYS = frozenset({"__qualname__", "__const__"})
 
@@ -134,22 +122,6 @@ def _name_key(text: str, name: str) -> Any:
     return name
 
 
-def format_keys(keys: tuple[Any, ...] | list[Any], root: str = "cfg") -> str:
-    """Formats keys as `cfg.a.b[0]` (the inverse of `parse_override_path`).
-
-    Positional arguments are `int` keys here, as `_children` yields them: `"0"` is a str key.
-    """
-    parts = [root]
-    for key in keys:
-        if isinstance(key, _Glob):
-            parts.append(f".{key.text}")
-        elif isinstance(key, str) and key.isidentifier():
-            parts.append(f".{key}")
-        else:
-            parts.append(f"[{key!r}]")
-    return "".join(parts)
-
-
 def _children(node: Any) -> Iterator[tuple[Any, Any]]:
     """Yields `(key, child)` of a config container; nothing for leaves."""
     if isinstance(node, Mapping):
@@ -194,8 +166,6 @@ def _normalize(node: Any, key: Any) -> Any:
 
 def _positional_by_name(node: Mapping[str, Any], name: str) -> str | None:
     """`"0"` when `name` is the target's first parameter and was passed positionally."""
-    from ._signature import params_for
-
     params = params_for(node["__qualname__"])
     if params is None or name not in params.positional:
         return None
@@ -205,8 +175,6 @@ def _positional_by_name(node: Mapping[str, Any], name: str) -> str | None:
 
 def _keyword_by_index(node: Mapping[str, Any], index: int) -> str | None:
     """`"features"` for `[0]` when the target's first parameter was passed by keyword."""
-    from ._signature import params_for
-
     params = params_for(node["__qualname__"])
     if params is None or not 0 <= index < len(params.positional):
         return None
@@ -289,7 +257,7 @@ def set_override(
         keys = tuple(path)
     if not keys:
         raise OverrideError("Cannot override the root of the config; give a path like `a.b`.")
-    if any(isinstance(k, _Glob) for k in keys):
+    if any(isinstance(k, Glob) for k in keys):
         matches = expand_override_path(root, keys)
         if not matches:
             raise OverrideError(f"No existing path matches `{format_keys(keys)}`." + _suggestion(root, keys))
@@ -395,9 +363,9 @@ def _unknown_path(root: Any, keys: tuple[Any, ...], depth: int) -> OverrideError
 def _suggestion(root: Any, keys: tuple[Any, ...]) -> str:
     import difflib
 
-    if any(isinstance(k, _Glob) for k in keys):
+    if any(isinstance(k, Glob) for k in keys):
         # For globs, compare the concrete tail against the existing final keys.
-        tail = [k for k in keys if not isinstance(k, _Glob)]
+        tail = [k for k in keys if not isinstance(k, Glob)]
         names = {str(k[-1]) for k, _ in iter_override_paths(root)}
         close = difflib.get_close_matches(str(tail[-1]) if tail else "", names, n=3)
         return f" Did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import sys
 
-from ._override_error import OverrideError, shown
+from .. import _repr
+from .._config_dict import ConfigDict
+from .._errors import OverrideError, shown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,8 +106,6 @@ class _Reader:
 
     def node(self, fields: dict[str, Any]) -> Any:
         """The config node, its target checked when its module is already loaded (never imported)."""
-        from ._config_dict import ConfigDict
-
         target = str(fields.get("__qualname__", fields.get("__const__")))
         module, _, attrs = target.partition(":")
         obj: Any = sys.modules.get(module)
@@ -213,12 +213,8 @@ def _static_attribute(obj: Any, name: str) -> Any:
 
 def _expand_alias(module: str, attr: str) -> str:
     """`nn` -> `flax.linen` for the aliases `repr(cfg)` prints, so printed nodes parse back."""
-    import sys
-
-    from ._repr import _ALIASES
-
     if module not in sys.modules:
-        for full, alias in _ALIASES.items():
+        for full, alias in _repr._ALIASES.items():
             if module == alias or module.startswith(alias + "."):
                 module = full + module[len(alias) :]
                 break

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ._cli import _build_config, apply_overrides, load_config_module, parse_config_args
-from ._override_error import OverrideError
+from .._errors import OverrideError
+from .._json_writer import to_json
+from ._flags import _build_config, apply_overrides, load_config_module, parse_config_args
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,8 +53,6 @@ class SweepItem:
 
     def to_json(self, **kwargs: Any) -> str:
         """The item's config as konfig JSON (`konfig.from_json` reads it back)."""
-        from ._json import to_json
-
         return to_json(self.config, **kwargs)
 
     def __repr__(self) -> str:

@@ -27,7 +27,8 @@ import os
 import sys
 from collections.abc import Mapping
 
-from ._override_error import OverrideError, shown
+from .._errors import OverrideError, shown, text_nesting_message
+from .._json import from_json
 from ._override_paths import set_override
 from ._py_expr import PY_PREFIX, parse_py_expression
 
@@ -71,8 +72,6 @@ def parse_value(text: str) -> Any:
     try:
         return json.loads(text)
     except RecursionError:
-        from ._errors import text_nesting_message
-
         shown = text if len(text) <= 60 else f"{text[:40]}…{text[-10:]}"
         raise OverrideError(text_nesting_message(text, f"The value {shown!r}")) from None
     except ValueError:
@@ -208,8 +207,6 @@ def build_config(
             raise OverrideError(
                 f"`__args__` overrides {sorted(args)} cannot apply to the JSON config {module!r}."
             )
-        from ._json import from_json
-
         if not os.path.isfile(module):
             raise OverrideError(
                 f"Config file {module!r} does not exist"

@@ -1,0 +1,1 @@
+"""Tests of konfig (`tests.konfig`): one module per private module of `packages/konfig`."""
