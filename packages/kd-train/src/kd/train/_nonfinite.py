@@ -27,6 +27,10 @@ from kd.train._progress import print_line
 POLICIES = ("stop", "skip")
 # Read the pending losses at least this often, so that a long logging period keeps little on the device.
 _MAX_PENDING = 100
+# On several CPU devices, at most this many calls are left queued: XLA:CPU aborts a collective whose
+# rendezvous waits past 40 s, which a long queue of sharded steps on a few cores reaches (jax 0.10.2: 2
+# simulated devices abort at ~50 queued steps, 8 at ~40; waiting on the loss of the call 8 back keeps it short).
+_MAX_IN_FLIGHT_CPU_DEVICES = 8
 
 
 class NonFiniteWatch:
@@ -37,18 +41,24 @@ class NonFiniteWatch:
         self.skipped = 0
         self._last_checkpoint = last_checkpoint
         self._pending: list[tuple[int, Mapping[str, Any]]] = []
+        self._max_in_flight = (
+            _MAX_IN_FLIGHT_CPU_DEVICES if jax.device_count() > 1 and jax.default_backend() == "cpu" else None
+        )
 
     def add(self, step: int, loss_states: Mapping[str, Any]) -> None:
         """The loss states of the update that reached `step`."""
-        self._pending.append((step, loss_states))
-        if len(self._pending) >= _MAX_PENDING:
-            self.check()
+        self._add((step, loss_states))
 
     def add_fused(self, first_step: int, num_steps: int, stacked: Mapping[str, Any]) -> None:
         """The loss states of a fused call (stacked on a first axis) whose updates reached `first_step` ..."""
-        self._pending.append((first_step, (num_steps, stacked)))
+        self._add((first_step, (num_steps, stacked)))
+
+    def _add(self, entry: tuple[int, Any]) -> None:
+        self._pending.append(entry)
         if len(self._pending) >= _MAX_PENDING:
             self.check()
+        elif self._max_in_flight is not None and len(self._pending) > self._max_in_flight:
+            jax.block_until_ready(self._pending[-1 - self._max_in_flight][1])
 
     def check(self) -> None:
         """Reads the pending losses; raises `NonFiniteLossError` (stop) or reports skipped steps (skip)."""
