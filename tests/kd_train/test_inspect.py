@@ -184,6 +184,7 @@ def test_report_has_each_section(report):
         "Run",
         "Context paths",
         "Parameters",
+        "Sharding",
         "Compiled train step",
     ]
 
