@@ -14,11 +14,12 @@ from kontext._parser import format_parts
 identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
 ints = st.integers(min_value=-(10**6), max_value=10**6)
 floats = st.floats(allow_nan=False, allow_infinity=False)
+complexes = st.complex_numbers(allow_nan=False, allow_infinity=False)
 texts = st.text(max_size=8)
 constants = st.sampled_from([None, True, False])
 
 # A key usable inside a tuple key (no slices: Python forbids `x[(1:2,)]`).
-scalar_keys = st.one_of(texts, ints, floats, constants)
+scalar_keys = st.one_of(texts, ints, floats, complexes, constants)
 tuple_items = st.recursive(
     scalar_keys | st.just(...),
     lambda inner: st.lists(inner, max_size=3).map(tuple),
@@ -33,6 +34,7 @@ concrete_parts = st.one_of(
     texts,
     ints,
     floats,
+    complexes,
     constants,
     st.just(...),
     slices,

@@ -73,5 +73,30 @@ def test_double_star_alone_keeps_everything() -> None:
     assert filter_by_path(TREE, "**") is TREE
 
 
+def test_step_after_a_star_must_exist_in_every_child() -> None:
+    with pytest.raises(PathNotFoundError, match="Available keys: d") as info:
+        filter_by_path(TREE, "xs.*.c")
+    assert info.value.path == "xs[1].c"
+
+
+def test_after_a_double_star_the_first_concrete_step_is_optional_the_next_ones_are_not() -> None:
+    assert filter_by_path({"a": {"b": {"c": 1}}, "d": 3}, "**.b.c") == {"a": {"b": {"c": 1}}}
+    with pytest.raises(PathNotFoundError, match="Available keys: c1") as info:
+        filter_by_path({"a": {"b": {"c": 1}}, "b": {"c1": 2}}, "**.b.c")
+    assert info.value.path == "b.c"
+
+
+def test_wildcards_after_a_double_star_stay_optional_up_to_the_first_concrete_step() -> None:
+    tree = {"a": {"b": {"c": 1}}, "d": 3, "e": {"f": 4}}
+    assert filter_by_path(tree, "**.*.c") == {"a": {"b": {"c": 1}}}
+
+
+def test_star_that_meets_a_leaf_after_a_concrete_step_is_an_error() -> None:
+    with pytest.raises(
+        PathNotFoundError, match=r"Cannot expand '\*' in 'a.b.c.\*' at 'a.b.c': int is a leaf"
+    ):
+        filter_by_path(TREE, "a.*.*.*")
+
+
 def test_double_star_in_the_middle_keeps_matches_at_every_depth_below() -> None:
     assert filter_by_path(TREE, "a.**.d") == {"a": {"b2": {"c": {"d": 1}, "c1": {"d": 1}}}}

@@ -152,3 +152,88 @@ def test_glob_match_finds_the_paths_of_every_route_in_the_same_order_once_each(
             found = None
     assert (found if found is None else [path.parts for path in found]) == expected
     assert work[0] <= work_bound(len(parts), tree)
+
+
+def reference_filter(tree: object, parts: tuple[object, ...]) -> object:
+    """``filter_by_path`` under Kauldron's rules, trying every route; ``_FAILED`` where it must raise.
+
+    After a ``**``, the steps up to and including the first concrete one are taken only where they fit;
+    any other step must fit wherever it is reached (a key that exists, a ``*`` on a container).
+    """
+    optional = []
+    after = False
+    for part in parts:
+        optional.append(after or part is Wildcard.DOUBLE_STAR)
+        if part is Wildcard.DOUBLE_STAR:
+            after = True
+        elif type(part) is not Wildcard:
+            after = False
+    found: list[tuple[object, ...]] = []
+    try:
+        _strict_routes(tree, parts, 0, optional, (), found)
+    except _Refused:
+        return _FAILED
+    return _keep(tree, list(dict.fromkeys(found)))
+
+
+class _Refused(Exception):
+    pass
+
+
+_FAILED = object()
+
+
+def _strict_routes(
+    node: object, parts: tuple[object, ...], i: int, optional: list[bool], prefix: tuple, found: list
+) -> None:
+    if i == len(parts):
+        found.append(prefix)
+        return
+    head = parts[i]
+    if head is Wildcard.DOUBLE_STAR:
+        _strict_routes(node, parts, i + 1, optional, prefix, found)
+        for key, child in _children(node) or ():
+            _strict_routes(child, parts, i, optional, (*prefix, key), found)
+        return
+    if head is Wildcard.STAR:
+        children = _children(node)
+        if children is None and not optional[i]:
+            raise _Refused
+        for key, child in children or ():
+            _strict_routes(child, parts, i + 1, optional, (*prefix, key), found)
+        return
+    child = _child(node, head)
+    if child is _MISSING:
+        if not optional[i]:
+            raise _Refused
+        return
+    _strict_routes(child, parts, i + 1, optional, (*prefix, head), found)
+
+
+def _keep(node: object, paths: list[tuple[object, ...]]) -> object:
+    """The containers of ``node`` along ``paths``; list items in index order (keyed by the part written)."""
+    if () in paths:
+        return node
+    groups: dict[object, list[tuple[object, ...]]] = {}
+    for path in paths:
+        groups.setdefault((type(path[0]), path[0]), []).append(path[1:])
+    kept = [(part, _keep(_child(node, part), rest)) for (_, part), rest in groups.items()]
+    if isinstance(node, dict):
+        return dict(kept)
+    if isinstance(node, (list, tuple)):
+        values = [value for _, value in sorted(kept, key=lambda kv: kv[0] % len(node))]
+        return values if isinstance(node, list) else tuple(values)
+    return dict(kept)
+
+
+@settings(max_examples=400)
+@given(small_trees | deep_chains, wildcard_heavy_parts)
+def test_filter_follows_kauldron_rules_like_a_reference_trying_every_route(
+    tree: object, parts: tuple[object, ...]
+) -> None:
+    expected = reference_filter(tree, parts)
+    try:
+        found = filter_by_path(tree, GlobPath(*parts))
+    except PathNotFoundError:
+        found = _FAILED
+    assert found == expected

@@ -119,7 +119,7 @@ def test_missing_path_error_lists_what_was_available_at_the_failing_step() -> No
     with pytest.raises(PathNotFoundError) as info:
         get_by_path(CONTEXT, "batch.lable")
     assert {"image", "label", "'a.b'"} <= set(info.value.available)
-    assert "Available there: image, label" in str(info.value)
+    assert "Available keys: image, label" in str(info.value)
 
 
 def test_missing_path_error_suggests_the_closest_existing_paths() -> None:
@@ -237,7 +237,12 @@ def test_available_keys_are_written_as_path_parts_so_str_and_int_keys_differ() -
     with pytest.raises(PathNotFoundError) as info:
         get_by_path({"a": {"0": "str zero", 1: "int one"}}, "a.2")
     assert info.value.available == ("'0'", "1")
-    assert "Available there: '0', 1." in str(info.value)
+    assert "Available keys: '0', 1." in str(info.value)
+
+
+def test_what_a_node_that_is_not_a_mapping_offers_is_listed_as_available_there() -> None:
+    with pytest.raises(PathNotFoundError, match=r"\nAvailable there: indices 0\.\.1 \(or -2\.\.-1\)\."):
+        get_by_path({"xs": [1, 2]}, "xs.first")
 
 
 def test_numeric_name_on_a_string_keyed_dict_suggests_the_quoted_key() -> None:

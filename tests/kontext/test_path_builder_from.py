@@ -82,7 +82,7 @@ def test_typed_dict_keys_are_checked_for_items_and_attributes() -> None:
 
 def test_unannotated_class_or_none_builds_any_path() -> None:
     anything = path_builder_from("preds")
-    assert str(anything.encoder["x"][0, ...]) == "preds.encoder.x[0, ...]"
+    assert str(anything.encoder["x"][0, ...]) == "preds.encoder.x[0,...]"
     assert str(anything.interms.encoder.__call__[0]) == "preds.interms.encoder.__call__[0]"
     assert str(path_builder_from("ctx", dict).anything) == "ctx.anything"
 

@@ -25,6 +25,10 @@ from .strategies import glob_path_parts, path_parts
         ('x["a.b"]', ("x", "a.b")),
         ('x[("a", 1)]', ("x", ("a", 1))),
         ("x['a', 1]", ("x", ("a", 1))),
+        ("x[2j]", ("x", 2j)),
+        ("x[(1-2j)]", ("x", 1 - 2j)),
+        ("x[1e+16+1j, -0j]", ("x", (1e16 + 1j, complex(0.0, -0.0)))),
+        ("tensor[:,7,::-1,None]", ("tensor", (slice(None), 7, slice(None, None, -1), None))),
         ("x[0,]", ("x", (0,))),
         ("x[()]", ("x", ())),
         ("x[None]", ("x", None)),
@@ -73,9 +77,13 @@ def test_wildcard_string_in_brackets_is_a_plain_key_not_a_wildcard() -> None:
     [
         ("a.0.b", "a[0].b"),
         ('x["a.b"]', "x['a.b']"),
-        ('x[("a", 1)]', "x['a', 1]"),
+        ('x[("a", 1)]', "x['a',1]"),
         ("x[(1,)]", "x[1,]"),
-        ("x[ ... , : 3 ]", "x[..., :3]"),
+        ("x[ ... , : 3 ]", "x[...,:3]"),
+        ("tensor[  :   ,    7  , ::-1 , None ]", "tensor[:,7,::-1,None]"),
+        ("x[(1, (2, 'z'))]", "x[1,(2, 'z')]"),
+        ("x[1-2j]", "x[(1-2j)]"),
+        ("x[(-0.0-0j)]", "x[(-0-0j)]"),
         ("x[+3]", "x[3]"),
         ("x[(5)]", "x[5]"),
         ("['name']", "name"),
@@ -131,6 +139,9 @@ def test_any_text_either_parses_or_raises_path_syntax_error(text: str) -> None:
         ("a.***", 2, "'***'"),
         ("x[(1, 2]", 7, "expected ',' or ')'"),
         ("x[nan]", 2, "'nan'"),
+        ("x[j]", 2, "did you mean ['j']"),
+        ("x[infj]", 2, "'infj'"),
+        ("x[1+nanj]", 2, "'1+nanj'"),
     ],
 )
 def test_syntax_error_points_at_the_offending_position(text: str, position: int, fragment: str) -> None:
@@ -140,6 +151,13 @@ def test_syntax_error_points_at_the_offending_position(text: str, position: int,
     assert info.value.path == text
     assert fragment in str(info.value)
     assert str(info.value).splitlines()[-1] == "  " + " " * position + "^"
+
+
+def test_complex_parts_are_accepted_when_finite() -> None:
+    assert Path("x", 1 + 2j).parts == ("x", 1 + 2j)
+    assert str(Path(("a", complex(0.0, -0.0)))) == "['a',-0j]"
+    with pytest.raises(TypeError, match="complex numbers must be finite"):
+        Path(complex(float("inf"), 0))
 
 
 def test_syntax_error_is_a_value_error() -> None:

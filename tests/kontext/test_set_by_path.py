@@ -57,10 +57,40 @@ def test_double_star_matches_any_depth_including_zero_levels() -> None:
     assert set_by_path({"bias": 1}, "**.bias", 0) == ["bias"]
 
 
-def test_after_a_wildcard_branches_without_the_key_are_skipped_not_created() -> None:
+def test_star_writes_the_last_key_in_every_child_creating_it_where_missing() -> None:
     tree = _params()
-    set_by_path(tree, "layers.*.bias", 0)
+    assert set_by_path(tree, "layers.*.bias", 0) == ["layers[0].bias", "layers[1].bias"]
+    assert tree["layers"][1] == {"kernel": 9, "bias": 0}
+
+
+def test_double_star_writes_only_the_keys_that_exist() -> None:
+    tree = _params()
+    assert set_by_path(tree, "layers.**.bias", 0) == ["layers[0].bias"]
     assert tree["layers"][1] == {"kernel": 9}
+
+
+def test_star_over_a_leaf_child_is_refused_before_anything_is_written() -> None:
+    tree = {"a": {"b": 1}, "a2": 5}
+    with pytest.raises(
+        PathMutationError, match=r"^Cannot mutate leaf int at 'a2': setting 'a2.b' needs a container"
+    ):
+        set_by_path(tree, "*.b", 0)
+    assert tree == {"a": {"b": 1}, "a2": 5}
+
+
+def test_step_after_a_star_must_exist_in_every_child() -> None:
+    tree = {"layers": [{"dense": {"w": 1}}, {"norm": {"w": 2}}]}
+    with pytest.raises(PathNotFoundError) as info:
+        set_by_path(tree, "layers.*.dense.w", 0)
+    assert info.value.path == "layers[1].dense.w"
+    assert tree["layers"][0]["dense"]["w"] == 1
+
+
+def test_after_a_double_star_only_the_first_concrete_step_is_optional() -> None:
+    tree = {"a": {"b": {"c": 1}}, "b": {"x": 2}, "d": 3}
+    # `c` follows the concrete `b`: it is written in every `b`, created where missing.
+    assert set_by_path(tree, "**.b.c", 0) == ["b.c", "a.b.c"]
+    assert tree == {"a": {"b": {"c": 0}}, "b": {"x": 2, "c": 0}, "d": 3}
 
 
 def test_glob_that_matches_nothing_changes_nothing() -> None:
@@ -84,14 +114,18 @@ def test_index_out_of_range_is_a_clear_error() -> None:
 
 
 def test_wildcard_at_the_end_is_refused() -> None:
-    with pytest.raises(GlobPathError, match="wildcard cannot be the last part"):
+    with pytest.raises(
+        GlobPathError, match=r"^Wildcards cannot be located at the end of a path to set: 'encoder.\*'"
+    ):
         set_by_path(_params(), "encoder.*", 0)
     with pytest.raises(GlobPathError):
         set_by_path(_params(), "**", 0)
 
 
 def test_setting_inside_a_leaf_is_refused() -> None:
-    with pytest.raises(PathMutationError, match=r"'head.kernel' is a leaf \(int\)"):
+    with pytest.raises(
+        PathMutationError, match=r"Cannot mutate leaf int at 'head.kernel': setting 'head.kernel.value'"
+    ):
         set_by_path(_params(), "head.kernel.value", 0)
 
 
@@ -235,16 +269,25 @@ def test_unhashable_dict_key_is_a_mutation_error_naming_the_path() -> None:
         set_by_path({"a": {}}, "a[1:2]", 0)
 
 
-def test_glob_writes_only_where_glob_match_finds_the_path() -> None:
-    class Optimizer:  # A plain object: a leaf for globs, as for flatten_with_path.
-        def __init__(self) -> None:
-            self.lr = 0.1
+class Optimizer:  # A plain object: a leaf for globs, as for flatten_with_path.
+    def __init__(self) -> None:
+        self.lr = 0.1
 
+
+def test_double_star_writes_only_where_glob_match_finds_the_path() -> None:
     tree = {"opt": Optimizer(), "sched": {"lr": 0.2}}
     assert [str(p) for p in GlobPath.from_str("**.lr").match(tree)] == ["sched.lr"]
     assert set_by_path(tree, "**.lr", 0.0) == ["sched.lr"]
     assert tree["opt"].lr == 0.1
     assert set_by_path(tree, "opt.lr", 0.0) == ["opt.lr"]
+
+
+def test_step_that_must_exist_after_a_star_reaches_attributes_of_plain_objects() -> None:
+    tree = {"opt": Optimizer(), "sched": {"lr": 0.2}}
+    assert filter_by_path(tree, "*.lr") == {"opt": {"lr": 0.1}, "sched": {"lr": 0.2}}
+    assert set_by_path(tree, "*.lr", 0.0) == ["opt.lr", "sched.lr"]
+    assert tree["opt"].lr == 0.0
+    assert [str(p) for p in GlobPath.from_str("*.lr").match(tree)] == ["sched.lr"]  # match: containers only
 
 
 def test_double_star_in_the_middle_matches_zero_or_more_levels() -> None:

@@ -62,10 +62,13 @@ def set_by_path(obj: Context, path: Any, value: Any) -> list[str]:
       >>> tree["out"]
       {'bias': 0.0}
 
-    Dict-like nodes get the key set, lists the index (which must exist), dataclasses and objects the
-    attribute. A path without wildcards before its last part may create a new dict key; after a
-    wildcard only existing keys are written and non-matching branches are skipped (the result may be
-    empty). Matching happens before any write; a match inside a sub-tree being replaced is not reported.
+    Dict-like nodes get the key set (created if new), lists the index (which must exist), dataclasses
+    and objects the attribute. Kauldron's rules for globs: after a ``**``, the steps up to and including
+    the first named one are taken only where they exist (``"**.bias"`` writes the existing ``bias`` keys;
+    the result may be empty); every other step must exist wherever it is reached (``"*.b"`` writes ``b``
+    into every child, creating dict keys, and fails on a child that is a leaf). Matching, and with several
+    matches every check, happens before any write; a match inside a sub-tree being replaced is not
+    reported.
 
     Returns:
       The canonical paths that were written, in tree order.
@@ -73,7 +76,8 @@ def set_by_path(obj: Context, path: Any, value: Any) -> list[str]:
     Raises:
       GlobPathError: the path ends with a wildcard.
       PathMutationError: a write into a leaf, a tuple or a frozen / immutable object.
-      PathNotFoundError: a step before the last does not exist (``PathIndexError``: list index out of range).
+      PathNotFoundError: a step before the last does not exist where it must (``PathIndexError``: list
+        index out of range).
     """
     parts = to_parts(path, glob_ok=True)
     return set_parts(obj, parts, value, format_parts(parts))
@@ -86,19 +90,25 @@ def filter_by_path(obj: Context, path: Any) -> Context:
     """Keeps only what ``path`` (a glob) matches, with the containers leading to it.
 
     Usage:
-      >>> filter_by_path({"a": {"w": 1, "b": 2}, "c": 3}, "*.w")
+      >>> filter_by_path({"a": {"w": 1, "b": 2}, "c": 3}, "**.w")
       {'a': {'w': 1}}
+      >>> filter_by_path({"a": {"w": 1, "b": 2}, "c": {"w": 3}}, "*.w")
+      {'a': {'w': 1}, 'c': {'w': 3}}
 
     Dicts keep their type and key order; lists and tuples keep their matched items in order (the others
     are dropped, so indices may shift); any other container (named tuple, dataclass, object) becomes a
     ``dict`` of the matched fields. A wildcard may end the path (``"a.*"`` keeps all of ``a``).
+    Kauldron's rules: after a ``**``, the steps up to and including the first named one are kept where
+    they exist; every other step must exist wherever it is reached (``"a.*.b"`` needs a ``b`` in every
+    child of ``a``, ``"**.b.c"`` a ``c`` in every ``b``).
 
     Raises:
-      PathNotFoundError: a step with no ``**`` before it does not exist.
+      PathNotFoundError: a step that must exist is missing somewhere it is reached, or such a ``*``
+        meets a leaf.
     """
     parts = to_parts(path, glob_ok=True)
     trie: dict[Any, Any] = {}  # (type, part) -> (part, sub-trie or _WHOLE): the kept paths.
-    for concrete, _ in match_nodes(obj, parts):
+    for concrete, _ in match_nodes(obj, parts, strict=True):
         if not concrete:
             return obj
         node = trie

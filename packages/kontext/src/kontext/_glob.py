@@ -19,14 +19,21 @@ Match = tuple  # (concrete parts, node)
 
 
 def match_nodes(
-    root: object, parts: tuple[object, ...], suffix: tuple[object, ...] = (), containers_only: bool = False
+    root: object,
+    parts: tuple[object, ...],
+    suffix: tuple[object, ...] = (),
+    containers_only: bool = False,
+    strict: bool = False,
 ) -> list[Match]:
     """Every ``(concrete parts, node)`` of ``root`` matching ``parts``, in tree order, without duplicates.
 
-    Steps before the first wildcard are strict: a missing key raises ``PathNotFoundError``. After a
-    wildcard, branches that do not match (missing keys, leaves) are skipped. ``suffix`` completes the
-    path named in errors (the part ``set_by_path`` is about to write); ``containers_only`` leaves out
-    scalars and arrays reached through a wildcard (``set_by_path`` only writes into containers).
+    Steps before the first wildcard must exist: a missing key raises ``PathNotFoundError``. After a
+    wildcard, branches that do not match (missing keys, leaves) are skipped (``GlobPath.match``), or,
+    with ``strict`` (``set_by_path``, ``filter_by_path``: Kauldron's rules), only at the steps that
+    ``optional_steps`` marks (after a ``**``, up to the first concrete step): any other step must exist
+    wherever it is reached, and a ``*`` must find a container. ``suffix`` completes the path named in
+    errors (the part ``set_by_path`` is about to write); ``containers_only`` leaves out scalars and
+    arrays reached through a wildcard.
 
     The walk keeps its own stack (trees of any depth) and takes each (path, pattern position) once, so
     the work stays polynomial in the sizes of the tree and of the pattern, whatever the number of ``**``.
@@ -55,17 +62,61 @@ def match_nodes(
     pattern = parts
     if sum(p is DOUBLE_STAR for p in parts) > 1:
         pattern = _merge_double_stars(parts)
-    found = _expand(node, pattern, first, containers_only, sum(p is DOUBLE_STAR for p in pattern) > 1)
+    memo = sum(p is DOUBLE_STAR for p in pattern) > 1
+    checked = (root, suffix, optional_steps(pattern)) if strict else None
+    found = _expand(node, pattern, first, containers_only, memo, checked)
     if found is None:
-        raise PathNotFoundError(
-            f"Cannot expand '*' in {format_parts((*parts, *suffix))!r} at {_where(parts[:first])}: "
-            f"{type(node).__name__} is a leaf, not a container.",
-            path=format_parts((*parts, *suffix)),
-            failed_part=STAR,
-            parent=format_parts(parts[:first]),
-            available=describe_available(node),
-        )
+        raise _star_on_leaf((*parts, *suffix), parts[:first], node)
     return found
+
+
+def optional_steps(parts: tuple[object, ...]) -> tuple[bool, ...]:
+    """For each part, whether a glob takes it only where it exists (Kauldron's rules): the parts after a
+    ``**`` up to and including the first concrete one. ``**.b.c``: ``b`` is optional, ``c`` is not.
+
+    Usage: ``optional_steps(("**", "b", "c")) == (True, True, False)`` (with ``Wildcard.DOUBLE_STAR``).
+    """
+    out = []
+    after = False  # Inside a run of wildcards that began with (or holds) a `**`.
+    for part in parts:
+        if part is DOUBLE_STAR:
+            after = True
+            out.append(True)
+        elif part is STAR:
+            out.append(after)
+        else:
+            out.append(after)
+            after = False
+    return tuple(out)
+
+
+def _star_on_leaf(path: tuple[object, ...], prefix: tuple[object, ...], node: object) -> PathNotFoundError:
+    """The error for a ``*`` (``path[len(prefix)]``) that must expand ``node``, a leaf."""
+    return PathNotFoundError(
+        f"Cannot expand '*' in {format_parts(path)!r} at {_where(prefix)}: "
+        f"{type(node).__name__} is a leaf, not a container.",
+        path=format_parts(path),
+        failed_part=STAR,
+        parent=format_parts(prefix),
+        available=describe_available(node),
+    )
+
+
+def _required(
+    checked: tuple[Any, tuple[object, ...], tuple[bool, ...]],
+    prefix: tuple[object, ...],
+    pattern: tuple[object, ...],
+    i: int,
+    node: object,
+    star: bool,
+) -> PathNotFoundError:
+    """The error for ``pattern[i]``, a step that must exist, missing at ``node`` (``star``: ``*`` on a leaf).
+
+    ``checked`` is ``_expand``'s ``(root, suffix, optional steps)``; ``prefix``, the path to ``node``.
+    """
+    root, suffix = checked[0], checked[1]
+    path = (*prefix, *pattern[i:], *suffix)
+    return _star_on_leaf(path, prefix, node) if star else not_found(root, path, node, len(prefix))
 
 
 def _merge_double_stars(parts: tuple[object, ...]) -> tuple[object, ...]:
@@ -76,7 +127,12 @@ def _merge_double_stars(parts: tuple[object, ...]) -> tuple[object, ...]:
 
 
 def _expand(
-    start: object, pattern: tuple[object, ...], first: int, containers_only: bool, memo: bool
+    start: object,
+    pattern: tuple[object, ...],
+    first: int,
+    containers_only: bool,
+    memo: bool,
+    checked: tuple[object, tuple[object, ...], tuple[bool, ...]] | None,
 ) -> list[Match] | None:
     """``match_nodes`` from the first wildcard on: a depth-first walk with its own stack, in tree order.
 
@@ -86,7 +142,9 @@ def _expand(
     routes reach the same task (``**.a.**`` on ``a.a.a``): ids number the prefixes so that each task is
     done once, which also keeps each path out of the result twice. (With fewer, a path has one route.)
 
-    Returns ``None`` when the first wildcard is a ``*`` on a leaf.
+    ``checked``, ``(root, suffix, optional_steps(pattern))``, applies ``match_nodes``' strict rules: a
+    step that is not optional raises where it is missing. Returns ``None`` when the first wildcard is a
+    ``*`` on a leaf.
     """
     out: list[Match] = []
     n = len(pattern)
@@ -97,16 +155,18 @@ def _expand(
     done: set[tuple[int, int]] | None = set() if memo else None
     ids: dict[tuple[object, ...], int] = {}
     stack: list[tuple[Any, int, Any, int]] = [(start, first, pattern[:first], 0)]
-    strict = pattern[first] is STAR  # A `*` first: expanding a leaf there is an error.
+    star_first = pattern[first] is STAR  # A `*` first: expanding a leaf there is an error.
     while stack:
         node, i, prefix, pid = stack.pop()
         if prefix is None:
             ancestors.discard(id(node))
             continue
+        # `expand`: 0 nothing to expand, 1 a `**`'s expansion (at `pattern[i]`), 2 a `*`'s (`pattern[i - 1]`).
         if i < 0:
             i = ~i
+            expand = 1
         else:
-            expand = False
+            expand = 0
             pushed = 0  # The stack size after pushing the last `**` expansion, if any.
             while True:  # Match `pattern[i:]` at `node`, up to a `*` to expand.
                 while i < n:  # Concrete steps.
@@ -118,11 +178,15 @@ def _expand(
                             child = node.get(part, MISSING)  # type: ignore[attr-defined]
                         except TypeError:  # An unhashable part (a slice).
                             child = MISSING
-                    elif children_of(node) is None:  # After a wildcard, no attributes of leaves.
-                        child = MISSING
+                    elif children_of(node) is None and (checked is None or checked[2][i]):
+                        child = (
+                            MISSING  # After a wildcard, no attributes of leaves, unless a step must exist.
+                        )
                     else:
                         child = step(node, part)
                     if child is MISSING:
+                        if checked is not None and not checked[2][i]:
+                            raise _required(checked, prefix, pattern, i, node, False)
                         break
                     node = child
                     prefix = (*prefix, part)
@@ -137,12 +201,12 @@ def _expand(
                     break  # A missing key, or a task already done.
                 if part is STAR:
                     i += 1
-                    expand = True
+                    expand = 2
                     break
                 if i + 1 == n:  # A last `**`: the node itself, then its expansion.
                     if done is None or _first_time(done, pid, n):
                         out.append((prefix, node))
-                    expand = True
+                    expand = 1
                     break
                 stack.append((node, ~i, prefix, pid))  # `**`: zero levels first, then one level more.
                 pushed = len(stack)
@@ -154,10 +218,12 @@ def _expand(
                 i = ~i
         found = children_of(node)
         if found is None:
-            if strict:
+            if star_first:
                 return None
+            if expand == 2 and checked is not None and not checked[2][i - 1]:
+                raise _required(checked, prefix, pattern, i - 1, node, True)
             continue
-        strict = False
+        star_first = False
         ident = id(node)
         if ident in ancestors:
             continue  # A cycle: this node is already being expanded higher up.
@@ -171,12 +237,16 @@ def _expand(
         mark = len(stack)
         nested = False
         leaves = not containers_only and i >= leaves_from
+        # An atom child is a result (`leaves`), skipped, or (strict rules: the step after this `*` must
+        # exist in every child) a task at `i`, which raises.
+        skip_atoms = not leaves and not (expand == 2 and checked is not None and not checked[2][i])
+        at = n if leaves else i
         for key, child in reversed(found):
             kind = type(child)
             if kind in _ATOMS or kind in _ARRAY_KINDS:
-                if not leaves:
+                if skip_atoms:
                     continue
-                task = (child, n, (*prefix, key), 0 if done is None else _prefix_id(ids, pid, key))
+                task = (child, at, (*prefix, key), 0 if done is None else _prefix_id(ids, pid, key))
             else:
                 nested = True
                 task = (child, i, (*prefix, key), 0 if done is None else _prefix_id(ids, pid, key))
@@ -218,11 +288,25 @@ def set_parts(obj: Any, parts: tuple[object, ...], value: Any, text: str) -> lis
     last = parts[-1]
     if type(last) is Wildcard:
         raise GlobPathError(
-            f"Cannot set {text!r}: a wildcard cannot be the last part of a path to set "
-            f"(it would replace whole containers); name the key, e.g. {format_parts((*parts[:-1], 'key'))!r}."
+            f"Wildcards cannot be located at the end of a path to set: {text!r} ends with {str(last)!r} (it "
+            f"would replace whole containers); name the key, e.g. {format_parts((*parts[:-1], 'key'))!r}."
         )
-    lenient = any(type(p) is Wildcard for p in parts[:-1])
-    targets = match_nodes(obj, parts[:-1], (last,), containers_only=lenient)
+    # Kauldron's rules: an optional last part (`**.bias`) is written only where it exists, in containers;
+    # any other is written wherever the rest matched (`*.bias` creates dict keys, fails on leaves).
+    # `optional_steps(parts)[-1]`, without a pass over a concrete path: a `**` before the last part,
+    # with only `*` in between.
+    i = len(parts) - 2
+    while i >= 0 and parts[i] is STAR:
+        i -= 1
+    lenient = i >= 0 and parts[i] is DOUBLE_STAR
+    targets = match_nodes(obj, parts[:-1], (last,), containers_only=lenient, strict=True)
+    if not lenient and len(targets) > 1:  # Every check first, so that a failing write writes nothing.
+        _write(obj, targets, last, value, lenient, False)
+    return _write(obj, targets, last, value, lenient, True)
+
+
+def _write(obj: Any, targets: list[Match], last: object, value: Any, lenient: bool, write: bool) -> list[str]:
+    """Writes ``last`` in each target (``write=False``: only the checks that can fail); the paths written."""
     written: list[str] = []
     replaced: list[tuple[object, ...]] = []  # The paths written so far.
     trie: dict[Any, Any] = {}  # The first `in_trie` of them (part -> sub-trie, `_END` ends a path).
@@ -239,9 +323,10 @@ def set_parts(obj: Any, parts: tuple[object, ...], value: Any, text: str) -> lis
             in_trie = len(replaced)
             if _inside(prefix, trie):
                 continue  # Inside a sub-tree that was just replaced.
-        if _assign(obj, parent, prefix, last, value, lenient):
+        if _assign(obj, parent, prefix, last, value, lenient, write):
             concrete = (*prefix, last)
-            written.append(format_parts(concrete))
+            if write:
+                written.append(format_parts(concrete))
             replaced.append(concrete)
     return written
 
@@ -270,26 +355,39 @@ def _inside(prefix: tuple[object, ...], replaced: dict[Any, Any]) -> bool:
 
 
 def _assign(
-    root: object, parent: object, prefix: tuple[object, ...], part: object, value: Any, lenient: bool
+    root: object,
+    parent: object,
+    prefix: tuple[object, ...],
+    part: object,
+    value: Any,
+    lenient: bool,
+    write: bool = True,
 ) -> bool:
     """Writes ``parent[part]`` / ``parent.part``; ``False`` for a glob match with nothing to write.
 
-    Error messages are formatted only when raised: this runs once per written path.
+    ``write=False`` makes every check but writes nothing (a refusal only the write reveals, such as a
+    frozen object's, is then not seen). Error messages are formatted only when raised: this runs once
+    per written path.
     """
     kind = type(parent)
     if kind is dict:
         if lenient and not _has_key(parent, part):
             return False
         try:
-            parent[part] = value  # type: ignore[index]
+            if write:
+                parent[part] = value  # type: ignore[index]
+            else:
+                hash(part)
         except TypeError:
             raise _cannot(prefix, part, f"dict keys must be hashable, got {part!r}") from None
         return True
     if kind in _ATOMS or _is_array(kind):
         if lenient:
             return False
-        reason = f"{_where(prefix)} is a leaf ({kind.__name__}), not a container that can be written into"
-        raise _cannot(prefix, part, reason)
+        raise PathMutationError(
+            f"Cannot mutate leaf {kind.__name__} at {_where(prefix)}: setting {_where((*prefix, part))} "
+            "needs a container there (a dict, a list or an object with attributes)."
+        )
     if isinstance(parent, tuple):
         if lenient and step(parent, part) is MISSING:
             return False
@@ -297,6 +395,8 @@ def _assign(
     if hasattr(kind, "keys") and hasattr(kind, "__getitem__"):
         if lenient and not _has_key(parent, part):
             return False
+        if not write:
+            return True
         try:
             parent[part] = value  # type: ignore[index]
         except (TypeError, ValueError, AttributeError, NotImplementedError) as e:  # FrozenDict, mappingproxy
@@ -320,7 +420,8 @@ def _assign(
                 parent=format_parts(prefix),
                 available=(f"indices 0..{n - 1}",) if n else (),
             )
-        parent[part] = value  # type: ignore[index]
+        if write:
+            parent[part] = value  # type: ignore[index]
         return True
     if type(part) is not str:
         if lenient:
@@ -333,6 +434,8 @@ def _assign(
         if lenient:
             return False
         raise not_found(root, (*prefix, part), parent, len(prefix))
+    if not write:
+        return True
     try:
         setattr(parent, part, value)
     except AttributeError as e:  # Frozen dataclasses, flax structs, slots without the name.

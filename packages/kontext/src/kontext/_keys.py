@@ -155,8 +155,9 @@ def resolve_from_keyed_obj(
     if unset:
         listed = ", ".join(repr(format_parts(where)) for where in unset)
         raise RequiredKeyError(
-            f"{owner}: key(s) {listed} are REQUIRED but were not set. Set them when building the object, "
-            f"e.g. {owner}({unset[0][0]}='<path in the context>'), or set them to None if the input is optional."
+            f"{owner}: cannot resolve required keys {listed}: they are still kontext.REQUIRED. Set them "
+            f"when building the object, e.g. {owner}({unset[0][0]}='<path in the context>'), or set them to "
+            "None if the input is optional."
         )
     if func is not None:
         _check_signature(owner, keypaths, func)
@@ -249,7 +250,9 @@ def _unresolved(
 ) -> UnresolvedKeysError:
     head = f"{owner}: " if owner else ""
     count = len(errors)
-    lines = [f"{head}{count} key{'s' if count > 1 else ''} could not be resolved from the context:"]
+    lines = [
+        f"{head}Invalid keys: {count} key{'s' if count > 1 else ''} could not be resolved from the context:"
+    ]
     for name, error in errors.items():
         detail = error.message.replace("\n", "\n      ")
         lines.append(f"  - {name} = {error.path!r}:\n      {detail}")
@@ -270,7 +273,7 @@ def _check_signature(owner: str, keypaths: dict[str, Any], func: Callable[..., A
     import difflib
 
     func_name = _readable_name(func if hasattr(func, "__qualname__") else type(func))
-    lines = [f"{owner}: its keys do not match the signature of {func_name}{text}:"]
+    lines = [f"{owner}: the signature does not match its keys: {func_name}{text}"]
     if missing:
         lines.append(
             "  missing argument(s) with no default, which no key provides: "

@@ -87,7 +87,8 @@ def not_found(root: object, parts: tuple[object, ...], node: object, index: int)
         first = f"Path {path!r} not found: {step_text} " + (
             _attribute_error(node, failed) or f"does not exist {where} ({type(node).__name__})."
         )
-    lines = [first, "Available there: " + _shorten(available) + "."]
+    mapping = hasattr(type(node), "keys") and hasattr(type(node), "__getitem__")
+    lines = [first, ("Available keys: " if mapping else "Available there: ") + _shorten(available) + "."]
     if suggestions:
         lines.append("Did you mean " + " or ".join(repr(s) for s in suggestions) + "?")
     return PathNotFoundError(

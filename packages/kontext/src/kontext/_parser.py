@@ -8,7 +8,12 @@ Grammar (whitespace is allowed inside ``[]`` only)::
     subscript := item ( "," item )* [","]          # several items form a tuple key
     item      := literal | slice | "..."
     slice     := [int] ":" [int] [ ":" [int] ]
-    literal   := int | float | 'str' | "str" | None | True | False | "(" [literal ("," literal)* [","]] ")"
+    literal   := int | float | complex | 'str' | "str" | None | True | False
+               | "(" [literal ("," literal)* [","]] ")"
+
+A complex key is written as Python writes it: ``x[2j]``, ``x[(1-2j)]`` (a parenthesised single literal is
+that literal). Several items of one subscript are written without spaces, as Kauldron does:
+``x[:,7,::-1,None]``.
 
 ``format_parts`` writes the canonical form, which ``parse_parts`` reads back to the same parts.
 Syntax errors, all ``PathSyntaxError``, include what Python itself would refuse or only warn about:
@@ -351,8 +356,17 @@ def _literal_token(token: str) -> object:
     try:
         value = float(token)
     except ValueError:
+        if token[-1:] in "jJ" and token[-2:-1] in _IMAGINARY_END:  # `complex("j")` is 1j: a digit first.
+            try:
+                number = complex(token)
+            except ValueError:
+                return _INVALID
+            return number if _is_finite(number.real) and _is_finite(number.imag) else _INVALID
         return _INVALID
     return value if _is_finite(value) else _INVALID
+
+
+_IMAGINARY_END = frozenset("0123456789.")
 
 
 _INF = float("inf")
@@ -380,7 +394,7 @@ def format_parts(parts: tuple[Any, ...]) -> str:
             elif len(part) == 1:
                 out.append(f"[{_format_item(part[0])},]")
             else:
-                out.append("[" + ", ".join(_format_item(p) for p in part) + "]")
+                out.append("[" + ",".join(_format_item(p) for p in part) + "]")
         else:
             out.append(f"[{_format_item(part)}]")
     return "".join(out)
@@ -411,7 +425,7 @@ def _format_item(item: Any) -> str:
     return repr(item)
 
 
-_KEY_TYPES = (str, int, float, bool, type(None))
+_KEY_TYPES = (str, int, float, complex, bool, type(None))
 
 
 def check_part(part: Any, glob_ok: bool) -> Any:
@@ -433,7 +447,7 @@ def check_part(part: Any, glob_ok: bool) -> Any:
             if type(item) is not slice:
                 _check_key(item, part)
         return part
-    if kind is float:
+    if kind is float or kind is complex:
         _check_key(part, part)
         return part
     if isinstance(part, bool):
@@ -443,7 +457,7 @@ def check_part(part: Any, glob_ok: bool) -> Any:
     if isinstance(part, str):
         return str(part)
     raise TypeError(
-        f"Invalid path part {part!r} of type {kind.__name__}: expected str, int, float, bool, None, "
+        f"Invalid path part {part!r} of type {kind.__name__}: expected str, int, float, complex, bool, None, "
         "..., slice or a tuple of those."
     )
 
@@ -456,8 +470,11 @@ def _check_key(item: Any, whole: Any) -> None:
     elif kind is float:
         if not _is_finite(item):
             raise TypeError(f"Invalid path part {whole!r}: floats must be finite.")
+    elif kind is complex:
+        if not (_is_finite(item.real) and _is_finite(item.imag)):
+            raise TypeError(f"Invalid path part {whole!r}: complex numbers must be finite.")
     elif not (kind in _KEY_TYPES or item is ...):
         raise TypeError(
-            f"Invalid path part {whole!r}: tuple items must be str, int, float, bool, None, ... or tuples "
-            f"(slices only at the top level), got {type(item).__name__}."
+            f"Invalid path part {whole!r}: tuple items must be str, int, float, complex, bool, None, ... or "
+            f"tuples (slices only at the top level), got {type(item).__name__}."
         )

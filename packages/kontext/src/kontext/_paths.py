@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     Context = Any  # A nested structure: dicts, lists, dataclasses, pytrees, plain objects...
-    Part = Any  # str | int | float | bool | None | ... | slice | tuple | Wildcard
+    Part = Any  # str | int | float | complex | bool | None | ... | slice | tuple | Wildcard
     _P = TypeVar("_P", bound="AbstractPath")
 
 
@@ -67,7 +67,8 @@ class AbstractPath:
         return text
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({str(self)!r})"
+        # Kauldron's: the canonical string, so that `Path.from_str(repr(path)) == path`.
+        return str(self)
 
     def __hash__(self) -> int:
         return hash(str(self))
@@ -119,7 +120,7 @@ class AbstractPath:
         """``Path.from_str("a.b.c").relative_to(Path.from_str("a")) == Path.from_str("b.c")``."""
         n = len(other.parts)
         if self.parts[:n] != other.parts or len(self.parts) < n:
-            raise ValueError(f"{self} is not inside {other}.")
+            raise ValueError(f"{self} is not a subpath of {other}.")
         return type(self)._trusted(self.parts[n:])
 
     def set_in(self, context: Context, value: Any) -> list[str]:
@@ -155,7 +156,7 @@ class GlobPath(AbstractPath):
 
     Usage:
       >>> GlobPath.from_str("*.bias").match({"dense": {"bias": 0}, "out": {"bias": 1}})
-      [Path('dense.bias'), Path('out.bias')]
+      [dense.bias, out.bias]
     """
 
     __slots__ = ()
@@ -172,7 +173,11 @@ class GlobPath(AbstractPath):
         return Path._trusted(tuple(prefix))
 
     def match(self, context: Context) -> list[Path]:
-        """The concrete paths of ``context`` this glob matches, in tree order."""
+        """The concrete paths of ``context`` this glob matches, in tree order.
+
+        Only what exists is matched: after a wildcard, branches without the next step (and leaves) are
+        skipped. ``set_by_path`` and ``filter_by_path`` follow Kauldron's stricter rules instead.
+        """
         return [Path._trusted(parts) for parts, _ in match_nodes(context, self.parts)]
 
 
