@@ -48,7 +48,7 @@ class DuckArray:
     ],
 )
 def test_family_accepts_its_numpy_dtypes(annotation: object, dtype: str) -> None:
-    assert ktyping.isinstance(np.zeros((2,), dtype), annotation)
+    assert isinstance(np.zeros((2,), dtype), annotation)
 
 
 @pytest.mark.parametrize(
@@ -67,21 +67,21 @@ def test_family_accepts_its_numpy_dtypes(annotation: object, dtype: str) -> None
     ],
 )
 def test_family_rejects_other_dtypes(annotation: object, dtype: str) -> None:
-    assert not ktyping.isinstance(np.zeros((2,), dtype), annotation)
+    assert not isinstance(np.zeros((2,), dtype), annotation)
 
 
 def test_bfloat16_counts_as_floating() -> None:
     x = DuckArray((2,), NamedDtype("bfloat16"))
-    assert ktyping.isinstance(x, ktyping.Float)
-    assert ktyping.isinstance(x, ktyping.BFloat16)
-    assert not ktyping.isinstance(x, ktyping.Float32)
+    assert isinstance(x, ktyping.Float)
+    assert isinstance(x, ktyping.BFloat16)
+    assert not isinstance(x, ktyping.Float32)
 
 
 def test_union_of_families_accepts_either_dtype() -> None:
     image = ktyping.Float | ktyping.UInt8
-    assert ktyping.isinstance(np.zeros((2, 2, 3), np.uint8), image["h w 3|4"])
-    assert ktyping.isinstance(np.zeros((2, 2, 4), np.float32), image["h w 3|4"])
-    assert not ktyping.isinstance(np.zeros((2, 2, 3), np.int8), image["h w 3|4"])
+    assert isinstance(np.zeros((2, 2, 3), np.uint8), image["h w 3|4"])
+    assert isinstance(np.zeros((2, 2, 4), np.float32), image["h w 3|4"])
+    assert not isinstance(np.zeros((2, 2, 3), np.int8), image["h w 3|4"])
 
 
 def test_union_of_families_is_printed_with_both_names() -> None:
@@ -103,46 +103,46 @@ def test_unhashable_dtype_is_still_checked() -> None:
         name = "int16"
         __hash__ = None  # type: ignore[assignment]
 
-    assert ktyping.isinstance(DuckArray((3,), UnhashableDtype()), ktyping.Int16)
-    assert not ktyping.isinstance(DuckArray((3,), UnhashableDtype()), ktyping.Float)
+    assert isinstance(DuckArray((3,), UnhashableDtype()), ktyping.Int16)
+    assert not isinstance(DuckArray((3,), UnhashableDtype()), ktyping.Float)
 
 
 def test_scalar_accepts_python_numbers_and_zero_dim_arrays() -> None:
-    assert ktyping.isinstance(3, ktyping.Scalar)
-    assert ktyping.isinstance(2.5, ktyping.ScalarFloat)
-    assert ktyping.isinstance(np.float32(1.0), ktyping.ScalarFloat)
-    assert ktyping.isinstance(np.array(3), ktyping.ScalarInt)
-    assert ktyping.isinstance(True, ktyping.ScalarBool)
+    assert isinstance(3, ktyping.Scalar)
+    assert isinstance(2.5, ktyping.ScalarFloat)
+    assert isinstance(np.float32(1.0), ktyping.ScalarFloat)
+    assert isinstance(np.array(3), ktyping.ScalarInt)
+    assert isinstance(True, ktyping.ScalarBool)
 
 
 def test_scalar_rejects_arrays_with_axes_and_wrong_kinds() -> None:
-    assert not ktyping.isinstance(np.zeros(3), ktyping.Scalar)
-    assert not ktyping.isinstance(2.5, ktyping.ScalarInt)
-    assert not ktyping.isinstance(np.array(1.0), ktyping.ScalarInt)
-    assert not ktyping.isinstance("3", ktyping.Scalar)
+    assert not isinstance(np.zeros(3), ktyping.Scalar)
+    assert not isinstance(2.5, ktyping.ScalarInt)
+    assert not isinstance(np.array(1.0), ktyping.ScalarInt)
+    assert not isinstance("3", ktyping.Scalar)
 
 
 def test_prng_key_accepts_typed_keys_and_raw_uint32_pairs() -> None:
-    assert ktyping.isinstance(DuckArray((), NamedDtype("key<fry>")), ktyping.PRNGKey)
-    assert ktyping.isinstance(np.zeros((2,), np.uint32), ktyping.PRNGKey)
-    assert ktyping.isinstance(np.zeros((5, 2), np.uint32), ktyping.PRNGKey["b"])
-    assert ktyping.isinstance(DuckArray((5,), NamedDtype("key<fry>")), ktyping.PRNGKey["b"])
+    assert isinstance(DuckArray((), NamedDtype("key<fry>")), ktyping.PRNGKey)
+    assert isinstance(np.zeros((2,), np.uint32), ktyping.PRNGKey)
+    assert isinstance(np.zeros((5, 2), np.uint32), ktyping.PRNGKey["b"])
+    assert isinstance(DuckArray((5,), NamedDtype("key<fry>")), ktyping.PRNGKey["b"])
 
 
 def test_prng_key_rejects_other_arrays() -> None:
-    assert not ktyping.isinstance(np.zeros((3,), np.uint32), ktyping.PRNGKey)
-    assert not ktyping.isinstance(np.zeros((2,), np.float32), ktyping.PRNGKey)
+    assert not isinstance(np.zeros((3,), np.uint32), ktyping.PRNGKey)
+    assert not isinstance(np.zeros((2,), np.float32), ktyping.PRNGKey)
 
 
 def test_unsubscripted_prng_key_is_a_single_key_typed_or_raw() -> None:
-    assert not ktyping.isinstance(DuckArray((5,), NamedDtype("key<fry>")), ktyping.PRNGKey)
-    assert not ktyping.isinstance(np.zeros((5, 2), np.uint32), ktyping.PRNGKey)
-    assert ktyping.isinstance(np.zeros((5, 2), np.uint32), ktyping.PRNGKey["5"])
+    assert not isinstance(DuckArray((5,), NamedDtype("key<fry>")), ktyping.PRNGKey)
+    assert not isinstance(np.zeros((5, 2), np.uint32), ktyping.PRNGKey)
+    assert isinstance(np.zeros((5, 2), np.uint32), ktyping.PRNGKey["5"])
 
 
 def test_non_arrays_are_not_instances_of_array_annotations() -> None:
-    assert not ktyping.isinstance([1.0, 2.0], ktyping.Float)
-    assert not ktyping.isinstance(None, ktyping.Array)
+    assert not isinstance([1.0, 2.0], ktyping.Float)
+    assert not isinstance(None, ktyping.Array)
 
 
 @pytest.mark.parametrize("family", sorted(_dtypes.SIZED))
@@ -151,4 +151,4 @@ def test_every_sized_family_accepts_exactly_its_dtype(family: str) -> None:
     own = _dtypes.SIZED[family]
     for name in sorted(set(_dtypes.SIZED.values()) | {"bool"}):
         x = DuckArray((2,), NamedDtype(name))
-        assert ktyping.isinstance(x, annotation) is (name == own), name
+        assert isinstance(x, annotation) is (name == own), name

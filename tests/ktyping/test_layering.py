@@ -15,7 +15,11 @@ SOURCE = Path(__file__).resolve().parents[2] / "packages" / "ktyping" / "src" / 
 LAYERS = (
     ("_errors", "_config", "_dtypes"),  # exceptions; settings; dtype families by name
     ("_spec", "_parser", "_spec_cache"),  # the spec language; text -> Spec; parse_spec, once per string
-    ("_format", "_scope"),  # printing values and dim assignments; Scope and the active scope
+    (
+        "_format",
+        "_dims",
+        "_scope",
+    ),  # printing values and dim assignments; dims by name; Scope, the active scope
     ("_array_types", "_families", "_describe"),  # ArrayMeta, Shape; Float, Int, ...; printing annotations
     ("_compile",),  # annotation -> check, PyTree, decorated dataclasses' field checks
     ("_explain",),  # why a value fails its annotation

@@ -44,12 +44,20 @@ def test_isinstance_uses_the_scope_without_changing_it() -> None:
         assert "c" not in ktyping.dim
 
 
-def test_isinstance_works_without_a_scope_and_for_plain_types() -> None:
-    assert ktyping.isinstance(f32(2, 2), Float["n n"])
-    assert not ktyping.isinstance(f32(2, 3), Float["n n"])
+def test_isinstance_of_plain_types_needs_no_scope() -> None:
     assert ktyping.isinstance([1, 2], list[int])
     assert ktyping.isinstance(None, int | None)
     assert not ktyping.isinstance(["a"], list[int])
+
+
+def test_isinstance_of_array_annotations_needs_a_scope() -> None:
+    with pytest.raises(ktyping.NoActiveScopeError, match="No active scope"):
+        ktyping.isinstance(f32(2, 2), Float["n n"])
+    with pytest.raises(ktyping.NoActiveScopeError):
+        ktyping.isinstance(3, Float["n"] | int)  # even when the plain member would match
+    with ktyping.typechecked():
+        assert ktyping.isinstance(f32(2, 2), Float["n n"])
+        assert not ktyping.isinstance(f32(2, 3), Float["n n"])
 
 
 def test_builtin_isinstance_with_annotations() -> None:
@@ -61,19 +69,51 @@ def test_builtin_isinstance_with_annotations() -> None:
 def test_dim_reads_single_and_variadic_dims() -> None:
     @ktyping.typechecked
     def f(x: Float["*b h w c"]) -> tuple:
-        return ktyping.dim["*b"], ktyping.dim["b"], ktyping.dim["c"]
+        return ktyping.dim["*b"], ktyping.dim["c"], ktyping.dim["*c"]
 
-    assert f(f32(4, 5, 2, 2, 3)) == ((4, 5), (4, 5), 3)
+    assert f(f32(4, 5, 2, 2, 3)) == ((4, 5), 3, (3,))
 
 
-def test_dim_can_be_set_and_deleted() -> None:
+def test_dim_refuses_to_read_a_multi_axis_dim_as_one_axis() -> None:
+    with ktyping.typechecked():
+        ktyping.check_type(f32(4, 5, 3), Float["*b c"])
+        with pytest.raises(ktyping.DimAssignmentError, match=r"dim\['\*b'\]"):
+            ktyping.dim["b"]
+
+
+def test_dim_can_be_set_while_unbound_and_then_binds_checks() -> None:
     with ktyping.typechecked():
         ktyping.dim["n"] = 4
+        ktyping.dim["*batch"] = (2, 3)
         with pytest.raises(KTypeCheckError):
             ktyping.check_type(f32(5), Float["n"])
-        del ktyping.dim["n"]
+        ktyping.check_type(f32(2, 3, 4), Float["*batch n"])
+
+
+def test_dim_refuses_to_change_a_bound_dim() -> None:
+    with ktyping.typechecked():
         ktyping.check_type(f32(5), Float["n"])
+        with pytest.raises(ktyping.DimAssignmentError, match=r"'n' already exists .* 5"):
+            ktyping.dim["n"] = 4
         assert ktyping.dim["n"] == 5
+
+
+def test_dim_refuses_the_wrong_kind_of_value() -> None:
+    with ktyping.typechecked():
+        with pytest.raises(ktyping.DimAssignmentError, match=r"dim\['\*b'\]"):
+            ktyping.dim["b"] = (8, 9)
+        with pytest.raises(ktyping.DimAssignmentError, match="tuple"):
+            ktyping.dim["*a"] = 5
+        with pytest.raises(ktyping.DimAssignmentError, match="non-empty"):
+            ktyping.dim["+a"] = ()
+
+
+def test_dims_cannot_be_deleted() -> None:
+    with ktyping.typechecked():
+        ktyping.dim["n"] = 4
+        with pytest.raises(TypeError, match="Deleting dimensions is not supported"):
+            del ktyping.dim["n"]
+        assert ktyping.dim["n"] == 4
 
 
 def test_unknown_dim_suggests_the_near_miss() -> None:
@@ -174,3 +214,10 @@ def test_checking_annotations_built_from_f_strings_keeps_caches_bounded() -> Non
             ktyping.check_type(np.zeros((1, i % 3 + 1)), Float[f"b {i % 3 + 1}|{i}"])
     assert len(_compile._CACHE) <= 4096
     assert len(Float._kt_subscripts) <= 1024
+
+
+def test_isinstance_without_a_scope_points_to_the_builtin() -> None:
+    with pytest.raises(
+        NoActiveScopeError, match=r"the builtin isinstance\(value, Float\['n'\]\) works anywhere"
+    ):
+        ktyping.isinstance(f32(2), Float["n"])

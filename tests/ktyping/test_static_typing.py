@@ -68,8 +68,8 @@ def test_static_form_checks_the_array_class() -> None:
         shape = (2,)
         dtype = np.dtype("float32")
 
-    assert ktyping.isinstance(NotNumpy(), ktyping.Float["n"])
-    assert not ktyping.isinstance(NotNumpy(), Float[np.ndarray, "n"])
+    assert isinstance(NotNumpy(), ktyping.Float["n"])
+    assert not isinstance(NotNumpy(), Float[np.ndarray, "n"])
 
 
 def test_annotated_metadata_form_is_checked_at_runtime() -> None:

@@ -46,8 +46,8 @@ def test_torch_like_tensor_matches_float_and_binds_dims() -> None:
 
 
 def test_torch_like_dtype_names_are_read_from_str() -> None:
-    assert ktyping.isinstance(Tensor(2, dtype=bfloat16), Float["n"])
-    assert not ktyping.isinstance(Tensor(2, dtype=int64), Float["n"])
+    assert isinstance(Tensor(2, dtype=bfloat16), Float["n"])
+    assert not isinstance(Tensor(2, dtype=int64), Float["n"])
 
 
 def test_torch_like_tensor_is_printed_compactly() -> None:

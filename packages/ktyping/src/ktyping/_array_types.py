@@ -16,8 +16,10 @@ from __future__ import annotations
 import sys
 
 from . import _dtypes
+from ._dims import from_public, to_public
+from ._errors import NotInstantiableError
 from ._scope import current_candidates
-from ._spec import Spec, generate_function
+from ._spec import Spec, UnknownDim, generate_function
 from ._spec_cache import parse_spec
 
 TYPE_CHECKING = False
@@ -27,15 +29,25 @@ if TYPE_CHECKING:
 
     Check = Callable[[Any, list[dict[str, Any]], Any], list[dict[str, Any]]]
 
-__all__ = ["ArrayMeta", "Shape", "array_type", "is_ktyping_annotation"]
+__all__ = [
+    "ArrayMeta",
+    "ArraySpec",
+    "Shape",
+    "UnknownDim",
+    "array_type",
+    "is_array_type",
+    "is_ktyping_annotation",
+]
 
 _NO: list = []
 
 # Kinds of annotation.
 _ARRAY = "array"
 _SCALAR = "scalar"
-_KEY = "key"
+_KEY = "key"  # one PRNG key (or, with a spec, keys of that batch shape)
+_KEYS = "keys"  # PRNG keys of any batch shape
 _SHAPE = "shape"
+_SPECLIKE = "spec"  # has .shape and .dtype but is not an array: jax.ShapeDtypeStruct, tf.TensorSpec
 
 
 class ArrayMeta(type):
@@ -52,7 +64,9 @@ class ArrayMeta(type):
 
     def __getitem__(cls, item: Any) -> Any:
         if cls._kt_spec is not None:
-            raise TypeError(f"{cls!r} already has a shape spec; write {cls._kt_base_name}[...] once")
+            raise TypeError(
+                f"cannot redefine shape spec of {cls!r} with {item!r}: write {cls._kt_base_name}[...] once"
+            )
         try:
             return cls._kt_subscripts[item]
         except (KeyError, TypeError):
@@ -71,8 +85,8 @@ class ArrayMeta(type):
                 array_type = None
         if not isinstance(spec_text, str):
             raise TypeError(
-                f"{cls._kt_base_name}[...] takes a shape spec string such as "
-                f"{cls._kt_base_name}['b n'], got {spec_text!r}"
+                f"{cls._kt_base_name}[...] expects a string shape spec such as "
+                f"{cls._kt_base_name}['b n'], got {type(spec_text).__name__} {spec_text!r}"
             )
         spec = parse_spec(spec_text)
         sub = _make(
@@ -96,6 +110,59 @@ class ArrayMeta(type):
     def __instancecheck__(cls, value: Any) -> bool:
         cands, scope = current_candidates()
         return bool(cls._kt_check(value, cands, scope))
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        shown = ", ".join(map(repr, args))
+        also = " (or ktyping.shape(...) for the shape a spec describes)" if cls._kt_kind == _SHAPE else ""
+        raise NotInstantiableError(
+            f"{cls!r} cannot be instantiated: it is an annotation; did you mean {cls._kt_base_name}[{shown}]{also}?"
+        )
+
+    # -- parts of the check, one at a time (Kauldron's API; not used by the checks themselves) --
+
+    @property
+    def shape_spec(cls) -> str | None:
+        """The spec as written (`"b n"`), or None when there is none."""
+        return None if cls._kt_spec is None else cls._kt_spec.source
+
+    def array_types_match(cls, value: Any) -> bool:
+        """Whether `value` is the kind of object this annotation takes, whatever its dtype and shape."""
+        kind = cls._kt_kind
+        if kind == _SHAPE:
+            return isinstance(value, (tuple, list))
+        if kind == _SCALAR and type(value) in cls._kt_scalar_types:
+            return True
+        if cls._kt_array_type is not None and not isinstance(value, cls._kt_array_type):
+            return False
+        if not (hasattr(value, "shape") and hasattr(value, "dtype")):
+            return False
+        return not _is_array(value) if kind == _SPECLIKE else True
+
+    def dtype_matches(cls, value: Any) -> bool:
+        """Whether `value`'s dtype is one this annotation accepts (`Float.dtype_matches(x)`)."""
+        try:
+            dtype = value.dtype
+        except AttributeError:  # a Python number has the dtype of its type; a shape has none to check
+            if cls._kt_kind == _SHAPE:
+                return True
+            return cls._kt_kind == _SCALAR and type(value) in cls._kt_scalar_types
+        return bool(cls._kt_family.accepts(dtype))
+
+    def shape_matches(cls, value: Any, candidates: Any = None) -> list[dict[str, Any]]:
+        """The candidates (Kauldron's form, `{"b": (2,)}`) under which `value`'s shape matches the spec;
+        empty when none does. `candidates` defaults to one empty assignment."""
+        cands = [{}] if candidates is None else [from_public(a) for a in candidates]
+        if cls._kt_spec is None:
+            return [to_public(a) for a in cands]
+        if cls._kt_kind == _SHAPE:
+            shape = value
+        else:
+            try:
+                shape = value.shape
+            except AttributeError:
+                scalar = cls._kt_kind == _SCALAR and type(value) in cls._kt_scalar_types
+                return [to_public(a) for a in cands] if scalar and cls._kt_spec.ndim == 0 else []
+        return [to_public(a) for a in cls._kt_spec.match(_with_unknowns(tuple(shape)), cands, None)]
 
     def __repr__(cls) -> str:
         if cls._kt_spec is None:
@@ -234,7 +301,19 @@ def _compile_check(
         if kind == _SHAPE:
             if not isinstance(value, (tuple, list)):
                 return _NO
+            for d in value:
+                if type(d) is not int and not is_size(d):
+                    return _NO
             return cands if match is None else match(tuple(value), cands, scope)
+        if kind == _SPECLIKE:
+            try:
+                dtype = value.dtype
+                shape = value.shape
+            except AttributeError:
+                return _NO
+            if _is_array(value) or not accepts(dtype):
+                return _NO
+            return cands if match is None else match(_with_unknowns(tuple(shape)), cands, scope)
         if kind == _SCALAR and type(value) in scalar_types:
             return cands
         if array_type is not None and not isinstance(value, array_type):
@@ -248,13 +327,13 @@ def _compile_check(
             return _NO
         if kind == _SCALAR:
             return cands if len(shape) == 0 else _NO
-        if kind == _KEY:
+        if kind == _KEY or kind == _KEYS:
             if _dtypes.dtype_name(dtype) == "uint32":  # a raw key: uint32 with a last axis of 2
                 if not shape or shape[-1] != 2:
                     return _NO
                 shape = tuple(shape)[:-1]
-            if match is None:  # `PRNGKey` alone is one key
-                return cands if len(shape) == 0 else _NO
+            if match is None:  # `PRNGKey` alone is one key, `PRNGKeyArray` any number
+                return cands if kind == _KEYS or len(shape) == 0 else _NO
         if match is None:
             return cands
         return match(shape, cands, scope)
@@ -264,6 +343,52 @@ def _compile_check(
 
 def is_ktyping_annotation(tp: Any) -> bool:
     return isinstance(tp, ArrayMeta)
+
+
+def is_array_type(tp: Any) -> bool:
+    """Whether `tp` is an array annotation (`Float`, `Int32["b n"]`, `ArraySpec`); `Shape` is not one.
+
+    ktyping.is_array_type(ktyping.Float["b"])  # True
+    """
+    return isinstance(tp, ArrayMeta) and tp._kt_kind != _SHAPE
+
+
+def is_size(d: Any) -> bool:
+    """Whether `d` can be an axis size in a `Shape`: an int (numpy ints too) or a jax symbolic dim."""
+    t = type(d)
+    if t is int:
+        return True
+    if t is float or t is str or d is None:
+        return False
+    return hasattr(t, "__index__") or _is_symbolic(d)
+
+
+def _is_symbolic(d: Any) -> bool:
+    """A `jax.export` symbolic dim, recognised without importing jax."""
+    t = type(d)
+    return t.__name__ == "_DimExpr" and t.__module__.startswith("jax")
+
+
+def _is_array(value: Any) -> bool:
+    """Whether `value` is a numpy, jax, torch or tensorflow array (each checked only if already imported)."""
+    modules = sys.modules
+    for module, names in (("numpy", ("ndarray", "generic")), ("jax", ("Array",)), ("torch", ("Tensor",))):
+        lib = modules.get(module)
+        if lib is not None:
+            classes = tuple(c for c in (getattr(lib, n, None) for n in names) if isinstance(c, type))
+            if classes and isinstance(value, classes):
+                return True
+    tf = modules.get("tensorflow")
+    tensor = getattr(tf, "Tensor", None) if tf is not None else None
+    return isinstance(tensor, type) and isinstance(value, tensor)
+
+
+def _with_unknowns(shape: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`shape` with each axis that is not an int (None, symbolic) made an `UnknownDim`."""
+    for d in shape:
+        if type(d) is not int:
+            return tuple(d if type(d) is int else UnknownDim(d) for d in shape)
+    return shape
 
 
 def array_type(
@@ -276,7 +401,15 @@ def array_type(
 # ----------------------------------------------------------------------------- Shape
 
 Shape = _make("Shape", _dtypes.ANY, None, _SHAPE, None, (), None)
-Shape.__doc__ = "`Shape['*b n']`: a tuple of ints matching the spec, e.g. `x.shape`."
+Shape.__doc__ = (
+    "`Shape['*b n']`: a tuple or list of ints (or jax symbolic dims) matching the spec, e.g. `x.shape`."
+)
+
+ArraySpec = _make("ArraySpec", _dtypes.ANY, None, _SPECLIKE, None, (), None)
+ArraySpec.__doc__ = (
+    "`ArraySpec['b n']`: an object with `.shape` and `.dtype` that is not an array (jax.ShapeDtypeStruct, "
+    "tf.TensorSpec); axes of unknown (None) or symbolic size match any dim."
+)
 
 
 _MAX_SUBSCRIPTS = 1024

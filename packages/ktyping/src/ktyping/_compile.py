@@ -23,7 +23,7 @@ import sys
 
 from ._array_types import ArrayMeta, _remember
 from ._config import VERSION, enabled_for
-from ._errors import KTypeCheckError
+from ._errors import KTypeCheckError, NotInstantiableError
 from ._scope import Scope, current_candidates
 from ._spec import _dedup
 
@@ -41,6 +41,7 @@ __all__ = [
     "is_trivial",
     "resolve_hints",
     "tree_leaves",
+    "uses_array_types",
 ]
 
 _NO: list = []
@@ -72,6 +73,44 @@ def compile_annotation(tp: Any) -> Check:
     return check
 
 
+_USES_ARRAYS: dict[Any, bool] = {}
+
+
+def uses_array_types(tp: Any) -> bool:
+    """Whether annotation `tp` has an array type in it (`Float[...]`, `PyTree[Int]`, `list[Array]`);
+    `Shape` does not count. `ktyping.isinstance` needs a scope for those."""
+    try:
+        return _USES_ARRAYS[tp]
+    except (KeyError, TypeError):
+        pass
+    got = _uses_arrays(tp, 0)
+    try:
+        if len(_USES_ARRAYS) < 4096:
+            _USES_ARRAYS[tp] = got
+    except TypeError:
+        pass
+    return got
+
+
+def _uses_arrays(tp: Any, depth: int) -> bool:
+    if isinstance(tp, ArrayMeta):
+        return tp._kt_kind != "shape"
+    if depth > 50:  # a self-referencing annotation: assume it does
+        return True
+    if isinstance(tp, _PyTreeMeta):
+        return tp._kt_leaf is not None and _uses_arrays(tp._kt_leaf, depth + 1)
+    if type(tp) is tuple:
+        return any(_uses_arrays(a, depth + 1) for a in tp)
+    if (
+        isinstance(tp, (str, int, float, bytes))
+        or tp is None
+        or (isinstance(tp, type) and not hasattr(tp, "__args__"))
+    ):
+        return False
+    args = getattr(tp, "__args__", None)
+    return type(args) is tuple and any(_uses_arrays(a, depth + 1) for a in args if a is not tp)
+
+
 def _compile(tp: Any) -> Check:
     if isinstance(tp, ArrayMeta):
         return tp._kt_check
@@ -79,9 +118,13 @@ def _compile(tp: Any) -> Check:
         return lambda v, c, s: c if v is None else _NO
     if isinstance(tp, str):
         return _accept  # unresolved forward reference
+    if type(tp) is tuple:  # `isinstance(x, (Float["b"], int))`: any of them
+        return _union_check(tuple(compile_annotation(a) for a in tp if a is not type(None)), type(None) in tp)
     if isinstance(tp, type) and issubclass(tp, PyTree):
         leaf = getattr(tp, "_kt_leaf", None)
-        return _pytree_check(_accept if leaf is None else compile_annotation(leaf))
+        return _pytree_check(
+            _accept if leaf is None else compile_annotation(leaf), _leaf_class(leaf), tp._kt_structure
+        )
 
     import types
     import typing
@@ -250,17 +293,43 @@ def _generic_check(origin: Any, args: tuple[Any, ...]) -> Check:
     return lambda v, c, s: c if isinstance(v, origin) else _NO
 
 
-def _pytree_check(leaf_check: Check) -> Check:
+def _pytree_check(leaf_check: Check, leaf_class: type | None, structure: str | None) -> Check:
+    """Checks every leaf; with a structure key (`"$S"`) also binds the tree's structure or compares it."""
+
     def check_pytree(value: Any, cands: list, scope: Any) -> list:
-        if leaf_check is _accept:
+        try:
+            if structure is None:
+                if leaf_check is _accept:
+                    return cands
+                leaves = tree_leaves(value, leaf_class)
+            else:
+                leaves, treedef = tree_flatten(value, leaf_class)
+        except RecursionError:
+            raise _too_deep(value) from None
+        if leaf_check is not _accept:
+            for leaf in leaves:
+                cands = leaf_check(leaf, cands, scope)
+                if not cands:
+                    return _NO
+        if structure is None:
             return cands
-        for leaf in tree_leaves(value):
-            cands = leaf_check(leaf, cands, scope)
-            if not cands:
-                return _NO
-        return cands
+        out = []
+        for a in cands:
+            bound = a.get(structure)
+            if bound is None:
+                out.append({**a, structure: treedef})
+            elif bound == treedef:
+                out.append(a)
+        return out
 
     return check_pytree
+
+
+def _too_deep(value: Any) -> KTypeCheckError:
+    return KTypeCheckError(
+        f"PyTree: a {type(value).__qualname__} nested deeper than Python's stack allows "
+        "(a list or dict that contains itself?) cannot be flattened"
+    )
 
 
 def _typeddict_check(tp: Any) -> Check:
@@ -322,63 +391,154 @@ def resolve_hints(obj: Any, localns: dict[str, Any] | None = None) -> dict[str, 
 
 class _PyTreeMeta(type):
     _kt_leaf: Any
+    _kt_structure: str | None
     _kt_check: Check
     _kt_subscripts: dict[Any, Any]
 
-    def __getitem__(cls, leaf: Any) -> Any:
+    @property
+    def leaf_type(cls) -> Any:
+        """`T` of `PyTree[T]` (None for a bare `PyTree`)."""
+        return cls._kt_leaf
+
+    @property
+    def structure_spec(cls) -> str | None:
+        """`"$S"` of `PyTree[T, "$S"]`: trees with the same key in one scope have the same structure."""
+        return cls._kt_structure
+
+    def __getitem__(cls, item: Any) -> Any:
         try:
-            return cls._kt_subscripts[leaf]
+            return cls._kt_subscripts[item]
         except (KeyError, TypeError):
             pass
+        if cls._kt_leaf is not None:
+            raise TypeError(f"{cls!r} already has a leaf type; write PyTree[...] once")
+        structure = None
+        leaf = item
+        if type(item) is tuple:
+            if len(item) != 2:
+                raise TypeError(
+                    f"PyTree[...] takes a leaf type and optionally a structure key, such as "
+                    f"PyTree[Float['b']] or PyTree[int, '$S']; got {len(item)} arguments {item!r}"
+                )
+            leaf, structure = item[0], _structure_key(item[1])
         sub = _PyTreeMeta.__new__(
-            _PyTreeMeta, f"PyTree[{leaf!r}]", (cls,), {"__module__": "ktyping", "_kt_leaf": leaf}
+            _PyTreeMeta,
+            f"PyTree[{leaf!r}]" if structure is None else f"PyTree[{leaf!r}, {structure!r}]",
+            (cls,),
+            {"__module__": "ktyping", "_kt_leaf": leaf, "_kt_structure": structure},
         )
-        _remember(cls._kt_subscripts, leaf, sub)
+        _remember(cls._kt_subscripts, item, sub)
         return sub
 
     def __instancecheck__(cls, value: Any) -> bool:
+        leaf = cls._kt_leaf
+        klass = _leaf_class(leaf)
+        if klass is not None:  # like the builtin: each leaf an instance of the class
+            try:
+                return all(isinstance(x, klass) for x in tree_leaves(value, klass))
+            except RecursionError:
+                raise _too_deep(value) from None
         cands, scope = current_candidates()
         return bool(compile_annotation(cls)(value, cands, scope))
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        shown = ", ".join(map(repr, args))
+        raise NotInstantiableError(
+            f"{cls!r} cannot be instantiated: it is an annotation; did you mean PyTree[{shown}]?"
+        )
 
     def __repr__(cls) -> str:
         from ._describe import describe
 
-        leaf = getattr(cls, "_kt_leaf", None)
-        return "PyTree" if leaf is None else f"PyTree[{describe(leaf)}]"
+        leaf = cls._kt_leaf
+        if leaf is None:
+            return "PyTree"
+        if cls._kt_structure is None:
+            return f"PyTree[{describe(leaf)}]"
+        return f"PyTree[{describe(leaf)}, {cls._kt_structure!r}]"
+
+
+def _structure_key(key: Any) -> str:
+    """Validates the `"$S"` of `PyTree[T, "$S"]` (surrounding spaces are dropped)."""
+    if not isinstance(key, str):
+        raise TypeError(
+            f"PyTree[T, key]: the structure key must be a string such as '$S', got {type(key).__name__} {key!r}"
+        )
+    key = key.strip()
+    if not key.startswith("$"):
+        raise TypeError(f"PyTree[T, key]: the structure key must start with '$' (such as '$S'), got {key!r}")
+    if len(key) < 2:
+        raise TypeError(
+            f"PyTree[T, key]: the structure key needs at least one character after '$', got {key!r}"
+        )
+    return key
+
+
+def _leaf_class(leaf: Any) -> type | None:
+    """The leaf annotation when it is a plain class: its instances are leaves, not flattened further."""
+    if (
+        isinstance(leaf, type)
+        and not isinstance(leaf, (ArrayMeta, _PyTreeMeta))
+        and not hasattr(leaf, "__origin__")
+    ):
+        return leaf
+    return None
 
 
 class PyTree(metaclass=_PyTreeMeta):
     """`PyTree[T]`: a nested list/tuple/dict (or any jax pytree) whose every leaf is a `T`.
 
     Dims are shared across leaves: `PyTree[Float["b"]]` needs every leaf to have the same `b`.
+    `PyTree[T, "$S"]` also binds the tree's structure to `$S` in the scope: another
+    `PyTree[..., "$S"]` in the same call must have the same structure.
     """
 
     _kt_leaf: Any = None
+    _kt_structure: str | None = None
     _kt_subscripts: ClassVar[dict[Any, Any]] = {}
 
 
-def tree_leaves(value: Any) -> list[Any]:
-    """Leaves of a pytree: jax's flattening when jax is already imported, else builtins."""
+def tree_leaves(value: Any, leaf_class: type | None = None) -> list[Any]:
+    """Leaves of a pytree: jax's flattening when jax is already imported, else builtins.
+
+    Instances of `leaf_class` are leaves even where jax would flatten them (registered nodes).
+    """
     if "jax" in sys.modules:
         import jax
 
-        return jax.tree_util.tree_leaves(value)
+        if leaf_class is None:
+            return jax.tree_util.tree_leaves(value)
+        return jax.tree_util.tree_leaves(value, is_leaf=lambda x: isinstance(x, leaf_class))
     out: list[Any] = []
-    _flatten(value, out)
+    _flatten(value, out, leaf_class)
     return out
 
 
-def _flatten(value: Any, out: list[Any]) -> None:
-    if value is None:
-        return
-    if isinstance(value, (list, tuple)):
-        for v in value:
-            _flatten(v, out)
-    elif isinstance(value, dict):
-        for k in sorted(value, key=repr):
-            _flatten(value[k], out)
-    else:
+def tree_flatten(value: Any, leaf_class: type | None = None) -> tuple[list[Any], Any]:
+    """(leaves, structure): jax's `PyTreeDef` when jax is imported, else a nested tuple."""
+    if "jax" in sys.modules:
+        import jax
+
+        is_leaf = None if leaf_class is None else (lambda x: isinstance(x, leaf_class))
+        return jax.tree_util.tree_flatten(value, is_leaf=is_leaf)
+    out: list[Any] = []
+    return out, _flatten(value, out, leaf_class)
+
+
+def _flatten(value: Any, out: list[Any], leaf_class: type | None = None) -> Any:
+    """Appends the leaves to `out`; returns the structure (`*` for a leaf)."""
+    if leaf_class is not None and isinstance(value, leaf_class):
         out.append(value)
+        return "*"
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_flatten(v, out, leaf_class) for v in value))
+    if isinstance(value, dict):
+        keys = sorted(value, key=repr)
+        return ("dict", tuple(keys), tuple(_flatten(value[k], out, leaf_class) for k in keys))
+    out.append(value)
+    return "*"
 
 
 # ----------------------------------------------------------------------------- decorated dataclasses
@@ -424,7 +584,7 @@ class _DataclassPlan:
         """The error for field `failing` of `obj`, to be raised."""
         from ._describe import describe
         from ._explain import explain  # late import: _explain reruns these checks, so it sits above them
-        from ._format import compact, format_candidates
+        from ._format import candidates_block, compact
 
         lines = [
             f"field {failing} = {compact(value)} {explain(annotation, value, cands, scope)}",
@@ -437,8 +597,11 @@ class _DataclassPlan:
         for name, _, hint in self.fields:
             marker = ">" if name == failing else " "
             lines.append(f"{marker} {name}: {describe(hint)} = {compact(getattr(obj, name, '<missing>'))}")
-        lines += ["", "Dim assignments:", format_candidates(cands)]
-        return KTypeCheckError("\n".join(lines))
+        block = candidates_block(cands)
+        lines += ["", block]
+        error = KTypeCheckError("\n".join(lines))
+        error.candidates_block = block
+        return error
 
 
 _DATACLASS_PLANS: dict[type, _DataclassPlan] = {}

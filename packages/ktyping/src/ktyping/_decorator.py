@@ -24,8 +24,8 @@ import sys
 from . import _scope
 from ._compile import compile_annotation, is_trivial, resolve_hints
 from ._config import VERSION, enabled_for
-from ._errors import KTypeCheckError
-from ._scope import Scope
+from ._errors import KTypeCheckError, NoActiveScopeError
+from ._scope import Scope, Source
 
 TYPE_CHECKING = False
 if not TYPE_CHECKING:
@@ -54,8 +54,11 @@ _CO_COROUTINE = 0x80
 class _FunctionPlan:
     """Everything a checked call needs, computed once per function."""
 
+    frame = None  # a block's plan owns a frame instead of a function's code
+
     __slots__ = (
         "_signature",
+        "code",
         "enabled",
         "fn",
         "globals",
@@ -66,6 +69,7 @@ class _FunctionPlan:
         "var_positional",
         "variadic",
         "version",
+        "what",
         "yield_check",
     )
 
@@ -74,6 +78,8 @@ class _FunctionPlan:
 
         self.fn = fn
         source = _annotated_function(fn)
+        # The code the scope belongs to (`get_current_scope` compares the caller's frame with it).
+        self.code = getattr(source, "__code__", None)
         self.globals = getattr(source, "__globals__", {})
         self._signature = inspect.signature(fn)
         self.hints = hints = resolve_hints(source, localns)
@@ -111,6 +117,7 @@ class _FunctionPlan:
                 self.ret_check = None if is_trivial(check) else check
         self.version = -1
         self.enabled = True
+        self.what = "function"  # or "property:", "property:setter of ": how messages name it
 
     def refresh(self) -> None:
         # The version is read first and stored last, so a concurrent call never pairs the
@@ -132,11 +139,23 @@ class _FunctionPlan:
 
     # -- errors (slow path) --------------------------------------------------------------
 
+    def source(self) -> Source:
+        fn = _annotated_function(self.fn)
+        code = getattr(fn, "__code__", None)
+        name = getattr(fn, "__name__", None) or repr(fn)
+        what = self.what.partition(":")[0]
+        if code is None:
+            return Source(f"{what} {name!r}", "<unknown>", 0)
+        return Source(f"{what} {name!r}", code.co_filename, code.co_firstlineno)
+
     def origin(self) -> str:
         fn = _annotated_function(self.fn)
         code = getattr(fn, "__code__", None)
         where = f"{code.co_filename}:{code.co_firstlineno}" if code else "<unknown>"
         name = getattr(fn, "__qualname__", None) or repr(fn)
+        if self.what != "function":  # `property 'bar' (setter of Foo.bar)`
+            kind, _, role = self.what.partition(":")
+            return f"{kind} {getattr(fn, '__name__', name)!r} ({role}{name}) at {where}"
         return f"function {name!r} at {where}"
 
     def fail(
@@ -148,7 +167,7 @@ class _FunctionPlan:
         """
         from ._describe import describe
         from ._explain import explain
-        from ._format import compact, format_candidates
+        from ._format import candidates_block, compact
 
         what = {"return": "return value", "yield": "yielded value"}.get(failing, f"argument {failing}{item}")
         lines = [
@@ -174,9 +193,11 @@ class _FunctionPlan:
         if ret is not _EMPTY:
             marker = "> " if failing == "return" else ""
             lines += ["", f"{marker}Return: {describe(ret)}"]
-        noun = "Dim assignments" if len(cands) <= 1 else f"Dim assignments ({len(cands)} candidates)"
-        lines += ["", f"{noun}:", format_candidates(cands)]
-        return KTypeCheckError("\n".join(lines))
+        block = candidates_block(cands)
+        lines += ["", block]
+        error = KTypeCheckError("\n".join(lines))
+        error.candidates_block = block
+        return error
 
 
 def _generator_parts(ret: Any) -> tuple[Any, Any]:
@@ -228,6 +249,7 @@ def _plan_for(box: list, fn: Callable[..., Any]) -> _FunctionPlan:
     plan = box[0]
     if plan is None:
         plan = box[0] = _FunctionPlan(fn, box[1])
+        plan.what = box[2]
     plan.refresh()
     return plan
 
@@ -278,12 +300,15 @@ def _check_variadic(
     return cands
 
 
-def _wrap_function(fn: Callable[..., Any], localns: dict[str, Any] | None = None) -> Callable[..., Any]:
+def _wrap_function(
+    fn: Callable[..., Any], localns: dict[str, Any] | None = None, what: str = "function"
+) -> Callable[..., Any]:
     import functools
 
     if getattr(fn, "__ktyping_wrapped__", False):
         return fn
-    box: list[Any] = [None, localns]  # [plan (built on the first call), names for string hints]
+    # [plan (built on the first call), names for string hints, what errors call it]
+    box: list[Any] = [None, localns, what]
     version = VERSION
     flags = _code_flags(fn)
     active = _scope.SCOPE
@@ -470,12 +495,25 @@ def _enclosing_locals(obj: Any, depth: int) -> dict[str, Any] | None:
 
 
 class _BlockPlan:
-    """What a `with typechecked():` scope knows about its block: the enclosing frame."""
+    """What a `with typechecked():` scope knows about its block: the enclosing frame, the `with` line."""
 
-    __slots__ = ("frame",)
+    __slots__ = ("frame", "lasti")
+    code = None  # a function's plan owns its code instead
 
     def __init__(self, frame: Any) -> None:
         self.frame = frame
+        self.lasti = frame.f_lasti  # the `with` line is looked up from it when needed (f_lineno is slower)
+
+    @property
+    def line(self) -> int:
+        """The line of the `with` statement."""
+        for start, end, line in self.frame.f_code.co_lines():
+            if start <= self.lasti < end and line is not None:
+                return line
+        return self.frame.f_code.co_firstlineno
+
+    def source(self) -> Source:
+        return Source("typechecked context", self.frame.f_code.co_filename, self.line)
 
     @property
     def globals(self) -> dict[str, Any]:
@@ -486,7 +524,7 @@ class _BlockPlan:
 
     def origin(self) -> str:
         code = self.frame.f_code
-        return f"block in {code.co_name!r} at {code.co_filename}:{self.frame.f_lineno}"
+        return f"block in {code.co_name!r} at {code.co_filename}:{self.line}"
 
 
 class _LiveLocals:
@@ -513,6 +551,28 @@ class _BlockScope(Scope):
     token: Any  # of the `SCOPE.set` that made it active
 
 
+class _TransparentBlockScope(_BlockScope):
+    """`with typechecked(new_scope=False):`: a block of its own whose dims are those of the scope
+    around it (checks in the block bind dims there)."""
+
+    __slots__ = ("parent",)
+
+    def __init__(self, plan: _BlockPlan, parent: Scope) -> None:  # no `Scope.__init__`: no dims of its own
+        self.parent = parent
+        self.plan = plan
+        self.args = ()
+        self.kwargs = None
+        self._arguments = None
+
+    @property  # type: ignore[override]
+    def cands(self) -> list[dict[str, Any]]:
+        return self.parent.cands
+
+    @cands.setter
+    def cands(self, value: list[dict[str, Any]]) -> None:
+        self.parent.cands = value
+
+
 class _TypecheckedBlock:
     """`with typechecked():` opens a scope; `@typechecked()` decorates like `@typechecked`.
 
@@ -522,10 +582,15 @@ class _TypecheckedBlock:
     """
 
     __slots__ = ()
+    new_scope = True
+
+    def _open(self, plan: _BlockPlan) -> _BlockScope:
+        return _BlockScope(plan)
 
     def __enter__(self) -> Scope:
         _scope.BLOCKS_USED[0] = True
-        scope = _BlockScope(_BlockPlan(sys._getframe(1)))
+        plan = _BlockPlan(sys._getframe(1))
+        scope = _BlockScope(plan) if type(self) is _TypecheckedBlock else self._open(plan)
         scope.opener = self
         scope.closed = False
         scope.token = _scope.SCOPE.set(scope)
@@ -534,23 +599,50 @@ class _TypecheckedBlock:
     def __exit__(self, *exc: object) -> None:
         active = _scope.SCOPE
         scope = active.get()
-        if type(scope) is not _BlockScope or scope.opener is not self or scope.closed:
+        if (type(scope) is not _BlockScope and not isinstance(scope, _BlockScope)) or (
+            scope.opener is not self or scope.closed
+        ):
             # Not the active scope (a generator suspended in its own block leaves that one
             # active): find this object's block below it, and close it to be skipped later.
-            while type(scope) is _BlockScope and (scope.opener is not self or scope.closed):
+            while isinstance(scope, _BlockScope) and (scope.opener is not self or scope.closed):
                 scope = _before(scope)
-            if type(scope) is _BlockScope:
+            if isinstance(scope, _BlockScope):
                 scope.closed = True
             return
         scope.closed = True
         _restore(active, scope.token)
         scope = active.get()
-        while type(scope) is _BlockScope and scope.closed:  # blocks closed out of order
+        while isinstance(scope, _BlockScope) and scope.closed:  # blocks closed out of order
             _restore(active, scope.token)
             scope = active.get()
 
     def __call__(self, obj: T) -> T:
+        if type(self) is _TransparentBlock:
+            raise _no_transparent_decorator(obj)
         return _typechecked(obj, _enclosing_locals(obj, 1))
+
+
+def _no_transparent_decorator(obj: Any) -> TypeError:
+    return TypeError(
+        "typechecked(new_scope=False) is a context manager only (`with typechecked(new_scope=False):`); "
+        f"decorate {getattr(obj, '__qualname__', obj)!r} with @typechecked"
+    )
+
+
+class _TransparentBlock(_TypecheckedBlock):
+    """`with typechecked(new_scope=False):`: a block whose checks bind dims in the scope around it."""
+
+    __slots__ = ()
+    new_scope = False
+
+    def _open(self, plan: _BlockPlan) -> _BlockScope:
+        parent = _scope.SCOPE.get()
+        if parent is None:
+            raise NoActiveScopeError(
+                "No active scope found: `with typechecked(new_scope=False):` uses the dims of the "
+                "scope around it, and there is none; use `with typechecked():`"
+            )
+        return _TransparentBlockScope(plan, parent)
 
 
 def _before(scope: _BlockScope) -> Any:
@@ -568,20 +660,21 @@ def _restore(active: Any, token: Any) -> None:
 
 
 @overload
-def typechecked(obj: None = None) -> _TypecheckedBlock: ...
+def typechecked(obj: None = None, *, new_scope: bool = True) -> _TypecheckedBlock: ...
 
 
 @overload
 def typechecked(obj: T) -> T: ...
 
 
-def typechecked(obj: Any = None) -> Any:
+def typechecked(obj: Any = None, *, new_scope: bool = True) -> Any:
     """Checks annotated arguments, return values and dataclass fields at runtime.
 
     Works on functions, methods, classmethods, staticmethods, properties, generators,
     coroutines, dataclasses (fields checked after `__init__`, each instance in its own
     scope) and classes (every method). Without an argument it is a context manager that
-    opens a manual scope:
+    opens a manual scope; `with typechecked(new_scope=False):` a block that binds dims in the
+    scope around it:
 
         @ktyping.typechecked
         def f(x: Float["b n"]) -> Float["b"]: ...
@@ -590,7 +683,9 @@ def typechecked(obj: Any = None) -> Any:
             ktyping.check_type(x, Float["b n"])
     """
     if obj is None:
-        return _TypecheckedBlock()
+        return _TypecheckedBlock() if new_scope else _TransparentBlock()
+    if not new_scope:
+        raise _no_transparent_decorator(obj)
     return _typechecked(obj, _enclosing_locals(obj, 1))
 
 
@@ -601,9 +696,9 @@ def _typechecked(obj: Any, localns: dict[str, Any] | None) -> Any:
         return staticmethod(_wrap_function(obj.__func__, localns))
     if isinstance(obj, property):
         return property(
-            None if obj.fget is None else _wrap_function(obj.fget, localns),
-            None if obj.fset is None else _wrap_function(obj.fset, localns),
-            None if obj.fdel is None else _wrap_function(obj.fdel, localns),
+            None if obj.fget is None else _wrap_function(obj.fget, localns, "property:"),
+            None if obj.fset is None else _wrap_function(obj.fset, localns, "property:setter of "),
+            None if obj.fdel is None else _wrap_function(obj.fdel, localns, "property:deleter of "),
             obj.__doc__,
         )
     if isinstance(obj, type):

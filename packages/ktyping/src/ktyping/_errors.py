@@ -10,14 +10,22 @@ from __future__ import annotations
 
 __all__ = [
     "AmbiguousDimensionError",
+    "DimAssignmentError",
     "KTypeCheckError",
+    "NotInstantiableError",
     "NoActiveScopeError",
     "ShapeSpecSyntaxError",
 ]
 
 
 class KTypeCheckError(TypeError):
-    """A value does not match its annotation (type, dtype or shape)."""
+    """A value does not match its annotation (type, dtype or shape).
+
+    Attributes:
+      candidates_block: The message's `Dim assignments:` section (empty when it has none).
+    """
+
+    candidates_block: str = ""
 
 
 class ShapeSpecSyntaxError(ValueError):
@@ -40,7 +48,17 @@ class ShapeSpecSyntaxError(ValueError):
 
 
 class NoActiveScopeError(RuntimeError):
-    """`check_type`, `dim` or `shape` was used outside a `@typechecked` function or block."""
+    """`check_type`, `dim`, `shape` or `get_current_scope` was used with no scope active, or from
+    a function nested in the scope's function or block (pass `nested_ok=True` to allow that)."""
+
+
+class DimAssignmentError(ValueError):
+    """`dim[name] = value` would change a dim that is bound, or gives the wrong kind of value
+    (a tuple to a single dim, an int to a `*` dim); also reading a multi-axis dim as one axis."""
+
+
+class NotInstantiableError(RuntimeError):
+    """An annotation such as `Float32` or `Shape` was called: `Float32("a b")` for `Float32["a b"]`."""
 
 
 class AmbiguousDimensionError(KeyError):

@@ -2,9 +2,9 @@
 
     >>> from ktyping import Float
     >>> explain(Float["b n"], (2, 3), [{}], None)
-    'is a tuple, not an array (no .shape and .dtype)'
+    'is a tuple, which is not an instance of an array type (no .shape and .dtype)'
     >>> explain(int | None, "3", [{}], None)
-    'is a str, not a int'
+    'is a str, which is not an instance of int'
 
 For an array it names the axis that contradicts the dims in force (`axis 1 has size 5,
 but n+1 = 4`); for containers, pytrees, TypedDicts and dataclasses the first item that
@@ -15,7 +15,7 @@ error message, not by `import ktyping`.
 from __future__ import annotations
 
 from . import _dtypes
-from ._array_types import ArrayMeta
+from ._array_types import ArrayMeta, _is_array, _with_unknowns, is_size
 from ._compile import PyTree, check_dataclass_fields, compile_annotation, tree_leaves
 from ._describe import describe
 from ._errors import KTypeCheckError
@@ -66,7 +66,7 @@ def explain(tp: Any, value: Any, cands: list[dict[str, Any]], scope: Any) -> str
         except KTypeCheckError as e:
             return "has " + str(e).splitlines()[0] + " (checked in a scope of its own)"
     if isinstance(tp, type):
-        return f"is a {type(value).__qualname__}, not a {describe(tp)}"
+        return f"is a {type(value).__qualname__}, which is not an instance of {describe(tp)}"
     return f"does not match {describe(tp)}"
 
 
@@ -103,7 +103,7 @@ def _explain_typeddict(tp: Any, value: Any) -> str:
     import typing
 
     if not isinstance(value, dict):
-        return f"is a {type(value).__qualname__}, not a dict ({describe(tp)})"
+        return f"is a {type(value).__qualname__}, which is not an instance of dict ({describe(tp)})"
     missing = sorted(set(getattr(tp, "__required_keys__", ())) - value.keys())
     if missing:
         return f"is missing the key(s) {', '.join(map(repr, missing))} of {describe(tp)}"
@@ -127,32 +127,46 @@ def _explain_array(tp: ArrayMeta, value: Any, cands: list[dict[str, Any]], scope
     spec = tp._kt_spec
     if kind == "shape":
         if not isinstance(value, (tuple, list)):
-            return f"is a {type(value).__qualname__}, not a shape tuple"
+            return f"is a {type(value).__qualname__}, which is not a valid shape (a tuple or list of ints)"
+        for i, d in enumerate(value):
+            if not is_size(d):
+                return f"is not a valid shape: item {i} is {compact(d)} (a shape holds ints)"
         return _explain_shape(tuple(value), spec, cands, scope, "is the shape")
     if kind == "scalar" and type(value) in tp._kt_scalar_types:
         return "should match"  # unreachable in practice
+    if kind == "scalar" and isinstance(value, (bool, int, float, complex)):
+        accepted = ", ".join(t.__name__ for t in tp._kt_scalar_types)
+        return (
+            f"is a {type(value).__qualname__}, which is not dtype-compatible with {tp._kt_base_name} "
+            f"({accepted}, or a 0-d array of: {tp._kt_family.describe()})"
+        )
     if tp._kt_array_type is not None and not isinstance(value, tp._kt_array_type):
-        return f"is a {type(value).__qualname__}, not a {describe(tp._kt_array_type)}"
+        return f"is a {type(value).__qualname__}, which is not an instance of {describe(tp._kt_array_type)}"
     try:
         shape = value.shape
         dtype = value.dtype
     except AttributeError:
-        return f"is a {type(value).__qualname__}, not an array (no .shape and .dtype)"
+        return f"is a {type(value).__qualname__}, which is not an instance of an array type (no .shape and .dtype)"
     name = _dtypes.dtype_name(dtype)
     if not tp._kt_family.accepts(dtype):
-        return f"has dtype {name}, but {tp._kt_base_name} needs one of: {tp._kt_family.describe()}"
+        return (
+            f"has dtype {name}, which is not dtype-compatible with {tp._kt_base_name} "
+            f"(one of: {tp._kt_family.describe()})"
+        )
+    if kind == "spec" and _is_array(value):
+        return f"is an array ({compact(value)}), but {tp._kt_base_name} takes array specs such as jax.ShapeDtypeStruct"
     if kind == "scalar":
         return f"has shape {_text(tuple(shape))}, but a scalar needs shape ()"
-    if kind == "key":
+    if kind in ("key", "keys"):
         keys = tuple(shape)
         if name == "uint32":  # a raw key: the last axis holds the 2 words of one key
             if not keys or keys[-1] != 2:
                 return f"has shape {_text(keys)}, but raw uint32 keys need a last axis of size 2"
             keys = keys[:-1]
-        if spec is None:
+        if spec is None and kind == "key":
             return f"holds keys of shape {_text(keys)}, but {tp._kt_base_name} is one key (shape ())"
         return _explain_shape(keys, spec, cands, scope, "holds keys of shape")
-    return _explain_shape(tuple(shape), spec, cands, scope, "has shape")
+    return _explain_shape(_with_unknowns(tuple(shape)), spec, cands, scope, "has shape")
 
 
 def _explain_shape(
@@ -160,7 +174,7 @@ def _explain_shape(
 ) -> str:
     if spec is None:
         return f"{verb} {_text(shape)}"
-    text = f"{verb} {_text(shape)}, which does not match {spec.source!r}"
+    text = f"{verb} {_text(shape)}, which is not shape-compatible with {spec.source!r}"
     lo, hi = spec._min_after[0], spec._max_after[0]
     if not lo <= len(shape) <= hi:
         needed = str(lo) if lo == hi else f"at least {lo}" if hi >= len(shape) else f"{lo} to {hi}"

@@ -1,9 +1,11 @@
-"""The concrete annotations: `Array`, `Float`, `Int32`, `Scalar`, `PRNGKey`, ...
+"""The concrete annotations: `Array`, `Float`, `Int32`, `Scalar`, `PRNGKey`, `XFloat`, ...
 
     >>> Float["b n"], (Float | UInt8)["h w 3|4"], ScalarInt, PRNGKey["b"]
     (Float['b n'], (Float | UInt8)['h w 3|4'], ScalarInt, PRNGKey['b'])
 
-`Int` is signed or unsigned; bfloat16 and the float8 formats count as `Float`.
+`Int` is signed or unsigned; bfloat16 and the float8 formats count as `Float`. Arrays are
+recognised by duck typing (`.shape` and `.dtype`), so numpy, jax, torch and tensorflow arrays are
+all accepted; the `X` names (`XArray`, `XFloat32`, ...) are Kauldron's spelling of the same annotations.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "IntOrBool",
     "Num",
     "PRNGKey",
+    "PRNGKeyArray",
     "SInt",
     "Scalar",
     "ScalarBool",
@@ -41,6 +44,28 @@ __all__ = [
     "UInt16",
     "UInt32",
     "UInt64",
+    "XArray",
+    "XBool",
+    "XComplex",
+    "XComplex64",
+    "XComplex128",
+    "XFloat",
+    "XFloat16",
+    "XFloat32",
+    "XFloat64",
+    "XInt",
+    "XInt8",
+    "XInt16",
+    "XInt32",
+    "XInt64",
+    "XIntOrBool",
+    "XNum",
+    "XSInt",
+    "XUInt",
+    "XUInt8",
+    "XUInt16",
+    "XUInt32",
+    "XUInt64",
 ]
 
 
@@ -83,3 +108,14 @@ ScalarComplex = array_type("ScalarComplex", d.COMPLEX, "scalar", (complex, float
 
 # A jax PRNG key: a typed key array (dtype key<...>) or a raw uint32 array with a last axis of 2.
 PRNGKey = array_type("PRNGKey", d.PRNG_KEY, "key")
+# Any number of keys (`jax.random.split(key, 4)`), one key included.
+PRNGKeyArray = array_type("PRNGKeyArray", d.PRNG_KEY, "keys")
+
+# Kauldron's names for "any array library": ours accept every library already, so each is the
+# same annotation (`XFloat32 is Float32`).
+XArray, XNum, XBool, XInt, XSInt, XUInt = Array, Num, Bool, Int, SInt, UInt
+XFloat, XComplex, XIntOrBool = Float, Complex, IntOrBool
+XInt8, XInt16, XInt32, XInt64 = Int8, Int16, Int32, Int64
+XUInt8, XUInt16, XUInt32, XUInt64 = UInt8, UInt16, UInt32, UInt64
+XFloat16, XFloat32, XFloat64 = Float16, Float32, Float64
+XComplex64, XComplex128 = Complex64, Complex128

@@ -20,7 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["compact", "expr_text", "format_candidates"]
+__all__ = ["candidates_block", "compact", "expr_text", "format_candidates"]
 
 _LIBS = {"numpy": "np", "jax": "jax", "jaxlib": "jax", "torch": "torch", "tensorflow": "tf"}
 
@@ -80,15 +80,42 @@ def _compact_container(value: Any, depth: int) -> str:
 
 
 def format_candidates(cands: list[dict[str, Any]]) -> str:
-    """`{b: 2, *batch: (4, 5)}` per candidate, one per line when there are several."""
+    """`{b: 2, *batch: (4, 5)}` per candidate, one per line when there are several.
+
+    Tree structures bound by `PyTree[T, "$S"]` follow under `Tree Structures:`, once per key.
+    """
+    structures: dict[str, list[str]] = {}
 
     def one(a: dict[str, Any]) -> str:
-        items = [f"{k}: {_text(v)}" for k, v in a.items() if k != PENDING]
+        items = []
+        for k, v in a.items():
+            if k == PENDING:
+                continue
+            if k[:1] == "$":
+                shown = structures.setdefault(k, [])
+                text = _short(repr(v))
+                if text not in shown:
+                    shown.append(text)
+                continue
+            items.append(f"{k}: {_text(v)}")
         for expr, v in a.get(PENDING, ()):
             items.append(f"{expr_text(expr)} = {_text(v)} (unresolved)")
         return "{" + ", ".join(items) + "}"
 
-    return "\n".join(" - " + one(a) for a in cands)
+    text = "\n".join(" - " + one(a) for a in cands)
+    if structures:
+        text += "\nTree Structures:" + "".join(f"\n  {k}: {' | '.join(v)}" for k, v in structures.items())
+    return text
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def candidates_block(cands: list[dict[str, Any]]) -> str:
+    """The `Dim assignments:` section of an error message (`KTypeCheckError.candidates_block`)."""
+    noun = "Dim assignments" if len(cands) <= 1 else f"Dim assignments ({len(cands)} candidates)"
+    return f"{noun}:\n{format_candidates(cands)}"
 
 
 def expr_text(expr: Any) -> str:

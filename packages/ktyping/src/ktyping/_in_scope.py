@@ -21,21 +21,24 @@ from __future__ import annotations
 import builtins
 import sys
 
-from ._compile import compile_annotation
+from . import _scope
+from ._compile import compile_annotation, uses_array_types
 from ._config import enabled_for_caller
-from ._errors import AmbiguousDimensionError, KTypeCheckError
-from ._scope import current_candidates, get_current_scope
-from ._spec import PENDING, VariadicDim
+from ._dims import DimView, plain
+from ._errors import AmbiguousDimensionError, KTypeCheckError, NoActiveScopeError
+from ._scope import current_candidates, get_current_scope, scope_of_caller
+from ._spec import UnknownDim, VariadicDim
 from ._spec_cache import parse_spec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any, TypeVar
 
     T = TypeVar("T")
 
 __all__ = ["check_type", "dim", "isinstance", "shape"]
+
+_getframe = sys._getframe
 
 
 def check_type(value: T, annotation: Any) -> T:
@@ -47,7 +50,16 @@ def check_type(value: T, annotation: Any) -> T:
     """
     if not enabled_for_caller(1):
         return value
-    scope = get_current_scope()
+    # `scope_of_caller(1)`, its fast path inlined: the caller is the scope's own function or block.
+    scope: Any = _scope.SCOPE.get()
+    frame = _getframe(1)
+    try:
+        plan = scope.plan
+        own = plan.code is frame.f_code or plan.frame is frame
+    except AttributeError:  # no scope, or a plan without a frame: the full check (or its error)
+        own = False
+    if not own:
+        scope = scope_of_caller(1)
     new = compile_annotation(annotation)(value, scope.cands, scope)
     if not new:
         raise _error(value, annotation, scope)
@@ -58,7 +70,7 @@ def check_type(value: T, annotation: Any) -> T:
 def _error(value: Any, annotation: Any, scope: Any) -> KTypeCheckError:
     from ._describe import describe
     from ._explain import explain
-    from ._format import compact, format_candidates
+    from ._format import candidates_block, compact
 
     frame = sys._getframe(2)
     lines = [
@@ -69,100 +81,86 @@ def _error(value: Any, annotation: Any, scope: Any) -> KTypeCheckError:
     ]
     if scope.plan is not None and hasattr(scope.plan, "origin"):
         lines.append(f"Scope of: {scope.plan.origin()}")
-    lines += ["", "Dim assignments:", format_candidates(scope.cands)]
-    return KTypeCheckError("\n".join(lines))
+    block = candidates_block(scope.cands)
+    lines += ["", block]
+    error = KTypeCheckError("\n".join(lines))
+    error.candidates_block = block
+    return error
 
 
 def isinstance(value: Any, annotation: Any) -> bool:
-    """Like `isinstance`, for any annotation (`Float["b n"]`, `list[int]`, `int | None`).
+    """Like `isinstance`, for any annotation (`Float["b n"]`, `list[int]`, `int | None`, a tuple of them).
 
-    Uses the dims of the active scope if there is one, and never changes them.
+    Uses the dims of the active scope, and never changes them. An annotation with array types
+    needs that scope: outside one (or from a function nested in it) it raises `NoActiveScopeError`.
     """
-    cands, scope = current_candidates()
-    return bool(compile_annotation(annotation)(value, cands, scope))
-
-
-def _lookup(cands: list[dict[str, Any]], name: str) -> Any:
-    if name.startswith("*"):
-        keys = [name]
-    else:
-        keys = [name, "*" + name]
-    for key in keys:
-        values = [a[key] for a in cands if key in a]
-        if not values:
-            continue
-        if len(values) < len(cands) or any(v != values[0] for v in values[1:]):
-            shown = sorted({str(v) for v in values}) + (["<unbound>"] if len(values) < len(cands) else [])
-            raise AmbiguousDimensionError(
-                f"dim {key!r} is ambiguous: the {len(cands)} candidate assignments give {', '.join(shown)}"
-            )
-        return values[0]
-    import difflib
-
-    known = sorted({k for a in cands for k in a if k != PENDING})
-    near = difflib.get_close_matches(name, known, n=1)
-    hint = f"; did you mean {near[0]!r}?" if near else ""
-    raise KeyError(
-        f"dim {name!r} is not bound in the active scope (bound: {', '.join(known) or 'none'}){hint}"
-    )
-
-
-class _DimView:
-    """`ktyping.dim["n"]`: read, set and delete dims of the active scope.
-
-    `dim["b"]` or `dim["*b"]` returns a variadic dim's tuple. Raises
-    `AmbiguousDimensionError` when the candidate assignments disagree.
-    """
-
-    def __getitem__(self, name: str) -> Any:
-        return _lookup(get_current_scope().cands, name)
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        scope = get_current_scope()
-        if builtins.isinstance(value, (tuple, list)) and not name.startswith("*"):
-            name = "*" + name
-        elif name.startswith("*"):
-            value = tuple(value)
-        scope.cands = [{**a, name: value} for a in scope.cands]
-
-    def __delitem__(self, name: str) -> None:
-        scope = get_current_scope()
-        keys = {name} if name.startswith("*") else {name, "*" + name}
-        if not any(k in a for a in scope.cands for k in keys):
-            _lookup(scope.cands, name)  # raises the KeyError with suggestions
-        scope.cands = [{k: v for k, v in a.items() if k not in keys} for a in scope.cands]
-
-    def __contains__(self, name: str) -> bool:
-        cands = get_current_scope().cands
-        return any(name in a or "*" + name in a for a in cands)
-
-    def __iter__(self) -> Iterator[str]:
-        seen: dict[str, None] = {}
-        for a in get_current_scope().cands:
-            for k in a:
-                if k != PENDING:
-                    seen[k] = None
-        return iter(seen)
-
-    def __repr__(self) -> str:
-        from ._format import format_candidates
-
+    try:
+        check, needs_scope = _ISINSTANCE[annotation]
+    except (KeyError, TypeError):
+        check, needs_scope = _isinstance_entry(annotation)
+    if needs_scope:
+        own: Any = _scope.SCOPE.get()  # `scope_of_caller(1)`, as in `check_type`
+        frame = _getframe(1)
         try:
-            cands = get_current_scope().cands
-        except Exception:
-            return "dims = <no active scope>"
-        if len(cands) == 1:
-            body = "".join(f"  {k}: {v}\n" for k, v in cands[0].items() if k != PENDING)
-            return "dims = {\n" + body + "}"
-        return "dims (candidates):\n" + format_candidates(cands)
+            plan = own.plan
+            mine = plan.code is frame.f_code or plan.frame is frame
+        except AttributeError:
+            mine = False
+        if not mine:
+            try:
+                own = scope_of_caller(1)
+            except NoActiveScopeError as e:
+                shown = describe_short(annotation)
+                raise NoActiveScopeError(
+                    f"{e}. ktyping.isinstance(value, {shown}) reads the dims of the active scope; "
+                    f"the builtin isinstance(value, {shown}) works anywhere"
+                ) from None
+        return bool(check(value, own.cands, own))
+    cands, scope = current_candidates()
+    return bool(check(value, cands, scope))
 
 
-dim = _DimView()
+# annotation -> (its check, whether it has array types): one lookup per `isinstance` call.
+_ISINSTANCE: dict[Any, tuple[Any, bool]] = {}
+
+
+def _isinstance_entry(annotation: Any) -> tuple[Any, bool]:
+    entry = (compile_annotation(annotation), uses_array_types(annotation))
+    try:
+        if len(_ISINSTANCE) < 4096:  # bounded, like the compile cache
+            _ISINSTANCE[annotation] = entry
+    except TypeError:  # unhashable: compiled again next time
+        pass
+    return entry
+
+
+def describe_short(annotation: Any) -> str:
+    from ._describe import describe
+
+    if type(annotation) is tuple:
+        text = "(" + ", ".join(describe(a) for a in annotation) + ")"
+    else:
+        text = describe(annotation)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _active_cands() -> list[dict[str, Any]]:
+    # Frames: the caller of `dim[...]` -> DimView method -> here.
+    return scope_of_caller(2).cands
+
+
+def _set_active_cands(cands: list[dict[str, Any]]) -> None:
+    get_current_scope(nested_ok=True).cands = cands
+
+
+# `ktyping.dim["n"]`: the dims of the active scope, read, set (`dim["n"] = 3`, only while unbound)
+# and tested (`"n" in dim`) from the scope's own function or block.
+dim = DimView(_active_cands, _set_active_cands)
 
 
 def shape(spec: str) -> tuple[int, ...]:
     """The concrete shape a spec describes under the active scope: `np.zeros(shape("b n+1"))`."""
-    scope = get_current_scope()
+    scope = scope_of_caller(1)
     parsed = parse_spec(spec)
     results = []
     for a in scope.cands:
@@ -177,6 +175,8 @@ def shape(spec: str) -> tuple[int, ...]:
             raise KeyError(f"shape({spec!r}) needs dims that are not bound: {', '.join(missing) or spec}")
         if got not in results:
             results.append(got)
+    if len(results) == 1 and any(type(d) is UnknownDim for d in results[0]):
+        return tuple(plain(d) for d in results[0])  # an unknown axis as it was given (None, symbolic)
     if len(results) != 1:
         raise AmbiguousDimensionError(
             f"shape({spec!r}) is ambiguous: the candidate assignments give {', '.join(map(str, results))}"

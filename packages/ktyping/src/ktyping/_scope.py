@@ -11,13 +11,18 @@ check keeps the candidates that stay consistent and fails when none is left.
 
 The active scope is a context variable (`SCOPE`): each thread and each asyncio task sees
 its own, and a scope opened around an `await` stays with its task. Checked calls and
-`with typechecked():` blocks set it, and reset it with the token when they end.
+`with typechecked():` / `with ShapeScope():` blocks set it, and reset it with the token when they end.
+
+A scope belongs to the function or block that opened it: `get_current_scope()` (and so
+`check_type`, `dim`, `shape`) called from another function, one nested inside without its own
+`@typechecked`, raises `NoActiveScopeError`; `get_current_scope(nested_ok=True)` does not.
 """
 
 from __future__ import annotations
 
 import sys
 
+from ._dims import DimView, from_public, to_public
 from ._errors import NoActiveScopeError
 
 TYPE_CHECKING = False
@@ -27,7 +32,45 @@ if TYPE_CHECKING:
 
     SCOPE: ContextVar[Scope | None]
 
-__all__ = ["BLOCKS_USED", "SCOPE", "Scope", "current_candidates", "get_current_scope", "stack"]
+__all__ = [
+    "BLOCKS_USED",
+    "SCOPE",
+    "Scope",
+    "ShapeScope",
+    "Source",
+    "current_candidates",
+    "get_current_scope",
+    "scope_of_caller",
+    "stack",
+]
+
+
+class Source:
+    """Where a scope was opened: `description` ("typechecked context", "function 'f'"), `file`, `line`."""
+
+    __slots__ = ("description", "file", "line")
+
+    def __init__(self, description: str, file: str, line: int) -> None:
+        self.description = description
+        self.file = file
+        self.line = line
+
+    def to_str(self) -> str:
+        return f"{self.description} at {self.file}:{self.line}"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Source:
+            return NotImplemented
+        return (self.description, self.file, self.line) == (other.description, other.file, other.line)
+
+    def __hash__(self) -> int:
+        return hash((self.description, self.file, self.line))
+
+    def __repr__(self) -> str:
+        return f"Source({self.description!r}, {self.file!r}, {self.line})"
+
+
+_UNKNOWN_SOURCE = Source("unknown", "<unknown>", 0)
 
 
 class Scope:
@@ -63,10 +106,97 @@ class Scope:
         """Module globals visible to `{...}` specs: those of the checked function or block."""
         return getattr(self.plan, "globals", None) or {}
 
+    @property
+    def candidates(self) -> list[dict[str, Any]]:
+        """The candidate assignments as Kauldron writes them: every dim a tuple under its bare name,
+        `{"b": (2,), "batch": (4, 5)}`. Assigning a list of such dicts replaces them."""
+        return [to_public(a) for a in self.cands]
+
+    @candidates.setter
+    def candidates(self, value: Any) -> None:
+        self.cands = [from_public(a) for a in value] or [{}]
+
+    @property
+    def dim(self) -> DimView:
+        """`scope.dim["b"]`: this scope's dims (see `ktyping.dim` for the active scope's)."""
+        return DimView(lambda: self.cands, lambda cands: setattr(self, "cands", cands))
+
+    @property
+    def source(self) -> Source:
+        """Where the scope was opened (the checked function, or the `with` line of a block)."""
+        source = getattr(self.plan, "source", None)
+        return source() if callable(source) else _UNKNOWN_SOURCE
+
+    def owns(self, frame: Any) -> bool:
+        """Whether code running in `frame` is the scope's own: its function's or its block's."""
+        plan = self.plan
+        code = getattr(plan, "code", None)
+        if code is not None:
+            return frame.f_code is code
+        opener = getattr(plan, "frame", None)
+        return opener is None or frame is opener
+
     def __repr__(self) -> str:
         from ._format import format_candidates
 
-        return f"Scope({format_candidates(self.cands)})"
+        name = "ShapeScope" if isinstance(self, ShapeScope) else "Scope"
+        return f"{name}({format_candidates(self.cands)})"
+
+
+class ShapeScope(Scope):
+    """A scope opened by hand: `with ShapeScope() as scope:` (like `with typechecked():`).
+
+        with ktyping.ShapeScope(candidates=[{"b": (2,)}]) as scope:
+            scope.dim["n"] = 3
+
+    `candidates` are given as Kauldron writes them (`{"b": (2,), "batch": (4, 5)}`).
+    `arguments` are the names `{...}` specs can read.
+    """
+
+    __slots__ = ("_frame", "_line", "_source", "_tokens")
+
+    def __init__(
+        self,
+        source: Source | None = None,
+        candidates: Any = None,
+        arguments: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        self._source = source
+        self._frame: Any = None
+        self._line = 0
+        self._tokens: list[Any] = []
+        if candidates is not None:
+            self.candidates = candidates
+        self._arguments = dict(arguments) if arguments is not None else None
+
+    @property
+    def source(self) -> Source:
+        if self._source is not None:
+            return self._source
+        if self._frame is not None:
+            return Source("ShapeScope", self._frame.f_code.co_filename, self._line)
+        return _UNKNOWN_SOURCE
+
+    @property
+    def globals(self) -> dict[str, Any]:
+        return self._frame.f_globals if self._frame is not None else {}
+
+    def owns(self, frame: Any) -> bool:
+        return self._frame is None or frame is self._frame
+
+    def __enter__(self) -> ShapeScope:
+        self._frame = sys._getframe(1)
+        self._line = self._frame.f_lineno  # the `with` line
+        self._tokens.append(_module.SCOPE.set(self))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        token = self._tokens.pop()
+        try:
+            _module.SCOPE.reset(token)
+        except (ValueError, RuntimeError):  # entered in another context
+            _module.SCOPE.set(None if token.old_value is token.MISSING else token.old_value)
 
 
 _module = sys.modules[__name__]
@@ -96,15 +226,61 @@ def stack() -> list[Scope]:
     return [] if scope is None else [scope]
 
 
-def get_current_scope() -> Scope:
-    """The innermost active scope; raises `NoActiveScopeError` when there is none."""
+_SKIPPED_FRAMES = frozenset(("<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"))
+
+
+def get_current_scope(nested_ok: bool = False, stacklevel: int = 0) -> Scope:
+    """The innermost active scope.
+
+    Raises `NoActiveScopeError` when there is none, or (unless `nested_ok`) when the caller is
+    not the scope's own function or block: a helper called from a `@typechecked` function needs
+    its own `@typechecked` to check or read dims. `stacklevel` counts frames above the caller
+    (for wrappers); lambdas and comprehensions count as the frame they run in.
+
+        scope = ktyping.get_current_scope()
+    """
     scope = _module.SCOPE.get()
     if scope is None:
         raise NoActiveScopeError(
-            "no active ktyping scope: decorate the function with @ktyping.typechecked "
+            "No active scope found: decorate the function with @ktyping.typechecked "
             "or open one with `with ktyping.typechecked():`"
         )
+    if not nested_ok:
+        frame = sys._getframe(1 + stacklevel)
+        while frame.f_code.co_name in _SKIPPED_FRAMES and frame.f_back is not None:
+            frame = frame.f_back
+        if not scope.owns(frame):
+            raise _nested_error(scope, frame, direct=stacklevel == 0)
     return scope
+
+
+def scope_of_caller(depth: int) -> Scope:
+    """`get_current_scope()` as seen from the frame `depth` levels above the caller.
+
+    The fast path for `check_type`, `isinstance` and `dim`: a frame that is the scope's
+    function's (same code) or block's (same frame) is accepted at once; anything else (a
+    lambda, a `ShapeScope`, a nested function) takes `get_current_scope`'s full check.
+    """
+    scope = _module.SCOPE.get()
+    if scope is not None:
+        frame = sys._getframe(depth + 1)
+        plan = scope.plan
+        try:
+            if plan.code is frame.f_code or plan.frame is frame:
+                return scope
+        except AttributeError:  # no plan (a ShapeScope), or one that owns no frame
+            pass
+    return get_current_scope(stacklevel=depth + 1)
+
+
+def _nested_error(scope: Scope, frame: Any, direct: bool) -> NoActiveScopeError:
+    code = frame.f_code
+    return NoActiveScopeError(
+        f"No active scope found for {code.co_name!r} ({code.co_filename}:{frame.f_lineno}): the active "
+        f"scope is that of {scope.source.to_str()}, and {code.co_name!r} is a function called from it. "
+        f"Decorate {code.co_name!r} with @ktyping.typechecked (or open a scope in it with "
+        "`with ktyping.typechecked():`)" + (", or use get_current_scope(nested_ok=True)" if direct else "")
+    )
 
 
 def current_candidates() -> tuple[list[dict[str, Any]], Scope | None]:

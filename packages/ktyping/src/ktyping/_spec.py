@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["MAX_VALUE", "PENDING", "STEP_BUDGET", "Spec", "generate_function", "size_text"]
+__all__ = ["MAX_VALUE", "PENDING", "STEP_BUDGET", "Spec", "UnknownDim", "generate_function", "size_text"]
 
 # Key of an assignment holding constraints that could not be solved yet:
 # a tuple of (expression, axis size) pairs re-checked as more dims get bound.
@@ -331,6 +331,37 @@ class PyExpr(Expr):
 
 
 # ----------------------------------------------------------------------------- dims
+
+
+class UnknownDim:
+    """An axis of unknown size (`None` in a `jax.ShapeDtypeStruct`) or a symbolic one (`jax.export`):
+    it matches any size, and a dim bound to it matches any size too.
+
+    `value` is the axis as given (None or the symbolic dim); it prints as that, `#` for None.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __ne__(self, other: object) -> bool:
+        return False
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "#" if self.value is None else str(self.value)
+
+    def _any(self, *other: Any) -> UnknownDim:
+        return UnknownDim(None)
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _any
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = _any
 
 
 class Dim:
