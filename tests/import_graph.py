@@ -210,3 +210,44 @@ def _is_cycle(group: set[str], edges: dict[str, set[str]]) -> bool:
         return True
     (only,) = group
     return only in edges.get(only, set())
+
+
+# ---------------------------------------------------------------------------------------------- checks
+# What each package's tests/<package>/test_layering.py asserts with the graph.
+
+
+def layer_order(package: str, layers: tuple[tuple[str, ...], ...]) -> list[str]:
+    """Module names bottom to top from `layers` of private names (`""` is the package's `__init__`)."""
+    return [f"{package}.{name}" if name else package for layer in layers for name in layer]
+
+
+def upward_imports(graph: ImportGraph, order: list[str]) -> list[str]:
+    """`"a imports b"` for each edge that does not go down `order` (bottom to top)."""
+    return [
+        f"{module} imports {target}"
+        for module, targets in graph.edges.items()
+        for target in sorted(targets)
+        if order.index(target) >= order.index(module)
+    ]
+
+
+def loaded_by_import(package: str) -> set[str]:
+    """The package's modules that `import <package>` loads, in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    script = (
+        f"import sys, {package}\nprint(' '.join(m for m in sys.modules if m.split('.')[0] == {package!r}))"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return set(proc.stdout.split())
+
+
+def modules_without_purpose(package_dir: Path) -> list[str]:
+    """The modules whose docstring's first line is missing or empty."""
+    missing = []
+    for path in sorted(package_dir.rglob("*.py")):
+        docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+        if not docstring or not docstring.splitlines()[0].strip():
+            missing.append(str(path.relative_to(package_dir)))
+    return missing

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import ast
-import subprocess
-import sys
 from pathlib import Path
 
-from ..import_graph import import_graph
+from ..import_graph import (
+    import_graph,
+    layer_order,
+    loaded_by_import,
+    modules_without_purpose,
+    upward_imports,
+)
 
 SOURCE = Path(__file__).resolve().parents[2] / "packages" / "kontext" / "src" / "kontext"
 
@@ -20,16 +23,9 @@ LAYERS = (
     ("_by_path", "_flatten", "_keys", "_path_builder"),  # the operations
     ("",),  # kontext/__init__.py: the public API
 )
-ORDER = [f"kontext.{name}" if name else "kontext" for layer in LAYERS for name in layer]
+ORDER = layer_order("kontext", LAYERS)
 # Loaded on first use of their names (``kontext.__getattr__``): they need `typing`, which `import kontext` avoids.
 LAZY = ("kontext._keys", "kontext._path_builder")
-
-
-def _loaded_by_import() -> set[str]:
-    """The kontext modules ``import kontext`` loads, in a fresh interpreter."""
-    script = "import sys, kontext\nprint(' '.join(m for m in sys.modules if m.split('.')[0] == 'kontext'))"
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    return set(proc.stdout.split())
 
 
 def test_import_graph_has_no_cycle() -> None:
@@ -40,13 +36,7 @@ def test_import_graph_has_no_cycle() -> None:
 def test_every_module_imports_only_modules_below_it() -> None:
     graph = import_graph(SOURCE, "kontext")
     assert sorted(graph.edges) == sorted(ORDER), "a new module must be placed in LAYERS"
-    upward = [
-        f"{module} imports {target}"
-        for module, targets in graph.edges.items()
-        for target in sorted(targets)
-        if ORDER.index(target) >= ORDER.index(module)
-    ]
-    assert not upward
+    assert not upward_imports(graph, ORDER)
 
 
 def test_no_import_is_marked_as_a_back_edge() -> None:
@@ -54,21 +44,16 @@ def test_no_import_is_marked_as_a_back_edge() -> None:
 
 
 def test_no_late_import_loads_a_module_that_import_kontext_already_loads() -> None:
-    loaded = _loaded_by_import()
+    loaded = loaded_by_import("kontext")
     hiding = [late for late in import_graph(SOURCE, "kontext").late_imports if late[1] in loaded]
     assert not hiding, f"imports inside functions that save nothing, (module, imported, line): {hiding}"
 
 
 def test_import_kontext_leaves_keys_and_path_builders_unloaded() -> None:
-    loaded = _loaded_by_import()
+    loaded = loaded_by_import("kontext")
     assert "kontext._paths" in loaded
     assert not loaded & set(LAZY)
 
 
 def test_every_module_docstring_says_what_it_is_for() -> None:
-    missing = []
-    for path in sorted(SOURCE.rglob("*.py")):
-        docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
-        if not docstring or not docstring.splitlines()[0].strip():
-            missing.append(path.name)
-    assert not missing
+    assert not modules_without_purpose(SOURCE)

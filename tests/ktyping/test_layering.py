@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import ast
-import subprocess
-import sys
 from pathlib import Path
 
-from ..import_graph import import_graph
+from ..import_graph import (
+    import_graph,
+    layer_order,
+    loaded_by_import,
+    modules_without_purpose,
+    upward_imports,
+)
 
 SOURCE = Path(__file__).resolve().parents[2] / "packages" / "ktyping" / "src" / "ktyping"
 
@@ -26,7 +29,7 @@ LAYERS = (
     ("_dataclasses", "_decorator", "_in_scope"),  # @typechecked; check_type, isinstance, dim, shape
     ("static", ""),  # ktyping.static and ktyping/__init__.py: the public API
 )
-ORDER = [f"ktyping.{name}" if name else "ktyping" for layer in LAYERS for name in layer]
+ORDER = layer_order("ktyping", LAYERS)
 # The one import that goes up, on the error path: a failing dataclass field is explained by `_explain`,
 # which reruns the checks `_compile` makes.
 BACK_EDGE = ("ktyping._compile", "ktyping._explain")
@@ -41,13 +44,6 @@ LAZY = {
 }
 
 
-def _loaded_by_import() -> set[str]:
-    """The ktyping modules `import ktyping` loads, in a fresh interpreter."""
-    script = "import sys, ktyping\nprint(' '.join(m for m in sys.modules if m.split('.')[0] == 'ktyping'))"
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    return set(proc.stdout.split())
-
-
 def test_import_graph_has_no_cycle() -> None:
     cycles = import_graph(SOURCE, "ktyping").cycles()
     assert not cycles, "import cycles: " + "; ".join(" <-> ".join(cycle) for cycle in cycles)
@@ -56,13 +52,7 @@ def test_import_graph_has_no_cycle() -> None:
 def test_every_module_imports_only_modules_below_it() -> None:
     graph = import_graph(SOURCE, "ktyping")
     assert sorted(graph.edges) == sorted(ORDER), "a new module must be placed in LAYERS"
-    upward = [
-        f"{module} imports {target}"
-        for module, targets in graph.edges.items()
-        for target in sorted(targets)
-        if ORDER.index(target) >= ORDER.index(module)
-    ]
-    assert not upward
+    assert not upward_imports(graph, ORDER)
 
 
 def test_the_bottom_layer_imports_nothing_from_ktyping() -> None:
@@ -76,21 +66,16 @@ def test_the_only_marked_back_edge_is_explaining_a_dataclass_field() -> None:
 
 
 def test_no_late_import_loads_a_module_that_import_ktyping_already_loads() -> None:
-    loaded = _loaded_by_import()
+    loaded = loaded_by_import("ktyping")
     hiding = [late for late in import_graph(SOURCE, "ktyping").late_imports if late[1] in loaded]
     assert not hiding, f"imports inside functions that save nothing, (module, imported, line): {hiding}"
 
 
 def test_import_ktyping_leaves_the_parser_error_reporting_and_dataclass_wrapper_unloaded() -> None:
-    loaded = _loaded_by_import()
+    loaded = loaded_by_import("ktyping")
     assert {"ktyping._decorator", "ktyping._in_scope", "ktyping._compile"} <= loaded
     assert not loaded & LAZY
 
 
 def test_every_module_docstring_says_what_it_is_for() -> None:
-    missing = []
-    for path in sorted(SOURCE.rglob("*.py")):
-        docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
-        if not docstring or not docstring.splitlines()[0].strip():
-            missing.append(path.name)
-    assert not missing
+    assert not modules_without_purpose(SOURCE)
