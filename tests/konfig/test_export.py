@@ -1,8 +1,9 @@
-"""`konfig.export(obj)`: live objects to configs that resolve back to equal objects."""
+"""`konfig.export(obj)`: live objects to JSON data (as Kauldron's) that resolves back to equal objects."""
 
 from __future__ import annotations
 
 import collections
+import json
 
 import konfig
 import konfig_example_targets as t  # the real classes, not captured (example_configs/, on sys.path: conftest)
@@ -29,21 +30,22 @@ def test_dataclass_tree_resolves_back_to_an_equal_object():
     assert _back(_experiment()) == _experiment()
 
 
-def test_export_is_a_config_of_calls():
-    cfg = konfig.export(t.Dense(16))
-    assert isinstance(cfg, konfig.ConfigDict)
-    assert cfg.to_dict() == {
-        "__qualname__": "konfig_example_targets:Dense",
-        "features": 16,
-        "activation": "relu",
-        "dropout": 0.0,
-    }
+def test_export_is_json_data_of_calls_as_with_kauldron():
+    data = konfig.export(t.Dense(16))
+    assert (
+        json.loads(json.dumps(data))
+        == data
+        == {
+            "__qualname__": "konfig_example_targets:Dense",
+            "features": 16,
+            "activation": "relu",
+            "dropout": 0.0,
+        }
+    )
 
 
 def test_enum_member_is_a_constant():
-    assert konfig.export(t.Activation.GELU).to_dict() == {
-        "__const__": "konfig_example_targets:Activation.GELU"
-    }
+    assert konfig.export(t.Activation.GELU) == {"__const__": "konfig_example_targets:Activation.GELU"}
     assert _back(t.Activation.GELU) is t.Activation.GELU
 
 
@@ -91,7 +93,7 @@ def test_shared_object_becomes_one_shared_node():
 
 
 def test_classes_and_functions_are_constants():
-    assert konfig.export(t.Dense).to_dict() == {"__const__": "konfig_example_targets:Dense"}
+    assert konfig.export(t.Dense) == {"__const__": "konfig_example_targets:Dense"}
     assert _back(t.cosine_decay_schedule) is t.cosine_decay_schedule
 
 
@@ -101,8 +103,20 @@ def test_sets_and_special_leaves_survive():
 
 
 def test_export_then_json_then_resolve_round_trips():
-    text = konfig.export(_experiment()).to_json()
+    text = json.dumps(konfig.export(_experiment()))
     assert konfig.resolve(konfig.from_json(text), freeze=False) == _experiment()
+
+
+def test_exported_data_with_tuple_keys_survives_json_dumps():
+    value = {("edge", ("src", "dst")): (1, 2), "plain": [1]}
+    data = json.loads(json.dumps(konfig.export(value)))
+    assert konfig.resolve(data, freeze=False) == value
+
+
+def test_exported_data_is_an_editable_config_through_configdict():
+    cfg = konfig.ConfigDict(konfig.export(t.Sequential(layers=[t.Dense(4), (1, 2)])))
+    cfg.layers[0].features = 8
+    assert konfig.resolve(cfg, freeze=False) == t.Sequential(layers=[t.Dense(8), (1, 2)])
 
 
 def test_unknown_object_names_its_path_and_the_hook():

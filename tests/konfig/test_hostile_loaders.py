@@ -286,7 +286,10 @@ def test_deepcopy_keeps_cycles_through_lists_and_references():
     cfg.layers = [cfg]
     cfg.total = cfg.ref.n + 1
     copied = copy.deepcopy(cfg)
-    assert copied.layers[0] is copied and copied.total._konfig_args[0]._konfig_root is copied
+    assert (
+        copied.layers[0] is copied
+        and konfig.get_by_path(copied, "total")._konfig_args[0]._konfig_root is copied
+    )
 
 
 def test_config_writes_json_of_1500_levels_as_an_error_naming_depth_and_path():

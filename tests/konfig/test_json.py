@@ -112,10 +112,10 @@ def test_keys_that_look_like_markers_survive():
     assert dict(_round_trip(cfg).items()) == dict(cfg.items())
 
 
-def test_shared_node_is_written_once_and_stays_shared():
+def test_shared_node_is_written_in_full_at_each_place_as_kauldron_does_and_stays_shared():
     cfg = _headline()
     text = cfg.to_json()
-    assert text.count('"features": 4') == 1
+    assert text.count('"features": 4, "__id__": 0}') == 2
     layers = konfig.from_json(text).model.layers
     assert layers[0] is layers[1]
 
@@ -323,7 +323,7 @@ def test_writing_a_shared_node_leaves_the_config_unchanged():
     cfg = _headline()
     before = repr(cfg)
     text = cfg.to_json()
-    assert '{"__id__": 1, "__qualname__": "konfig_example_targets:Dense", "features": 4}' in text
+    assert '{"__qualname__": "konfig_example_targets:Dense", "features": 4, "__id__": 0}' in text
     assert repr(cfg) == before and "__id__" not in cfg.model.layers[0]._fields
 
 

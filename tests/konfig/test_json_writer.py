@@ -33,16 +33,13 @@ def test_default_text_of_any_values_is_json_dumps_of_the_encoded_data(fields):
 
 def _common_config() -> konfig.ConfigDict:
     cfg = konfig.ConfigDict(n=3, name="é\n", none=None, flags=[True, False], rate=0.5)
-    shared = konfig.ConfigDict({"__qualname__": "types:SimpleNamespace", "x": -0.0, "y": float("nan")})
+    layer = konfig.ConfigDict({"__qualname__": "types:SimpleNamespace", "x": -0.0, "y": float("nan")})
     cfg.model = konfig.ConfigDict(
-        layers=[shared, (shared, ()), []], empty={}, inf=[float("inf"), -float("inf")]
+        layers=[layer, (konfig.ConfigDict(layer), ()), []], empty={}, inf=[float("inf"), -float("inf")]
     )
     cfg.ref_n = cfg.ref.n
     cfg.expr = cfg.ref.n * 2 + 1
     cfg.call = konfig.ref_fn(operator.add, cfg.ref.n, 1)
-    other = konfig.ConfigDict(z=1)
-    cfg.outside = other.ref.z
-    cfg.other = other
     cfg.leaves = [
         b"x",
         {1, 2},
@@ -54,26 +51,35 @@ def _common_config() -> konfig.ConfigDict:
         pathlib.PurePosixPath("a/b"),
     ]
     cfg.placeholder = konfig.placeholder(int, default=3)
-    cfg.me = cfg
     return cfg
 
 
-def test_common_configs_are_written_directly_with_sharing_cycles_refs_and_marked_leaves():
+def test_common_configs_are_written_directly_with_refs_and_marked_leaves():
     cfg = _common_config()
     text = _json_writer.write_default(cfg)
     assert text is not None
     assert text == _dumped(cfg)
 
 
-def test_empty_shared_node_and_shared_root_get_their_ids():
+def test_shared_nodes_and_cycles_take_the_general_path_with_the_same_text():
+    cfg = _common_config()
+    cfg.model.layers.append(cfg.model.layers[0])
+    cfg.me = cfg
+    cfg.outside = konfig.ConfigDict(z=1).ref.z  # Another root: its value (the root is not written).
+    assert _json_writer.write_default(cfg) is None
+    assert cfg.to_json() == _dumped(cfg)
+
+
+def test_empty_shared_node_and_shared_root_get_their_ids_last():
     cfg = konfig.ConfigDict()
     empty = konfig.ConfigDict()
     cfg.a = empty
     cfg.b = [empty, cfg]
-    text = _json_writer.write_default(cfg)
+    text = cfg.to_json()
+    # `empty` is repeated in full (no fields, then its id); the root, inside itself, is a back-reference.
     assert (
         text
-        == '{"__konfig_version__": 1, "__id__": 2, "a": {"__id__": 1}, "b": [{"__id__": 1}, {"__id__": 2}]}'
+        == '{"__konfig_version__": 1, "a": {"__id__": 0}, "b": [{"__id__": 0}, {"__id__": 1}], "__id__": 1}'
     )
     assert text == _dumped(cfg)
 
@@ -86,5 +92,4 @@ def test_unusual_keys_and_values_take_the_general_path_with_the_same_text():
 
 def test_dumps_options_take_the_general_path():
     cfg = _common_config()
-    del cfg["me"]
     assert cfg.to_json(indent=2) == json.dumps(_json.encode(cfg), indent=2)

@@ -35,6 +35,7 @@ from ._errors import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import contextvars
+    from collections.abc import Callable
     from typing import Any
 
 _LAZY = object()  # `_Proxy._obj` of a target that was not imported.
@@ -124,6 +125,27 @@ class _LazySetting:
         global _lazy_setting
         _lazy_setting = self._previous
 
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`@konfig.set_lazy_imported_modules([...])` (as Kauldron's): the setting holds while `fn` runs.
+
+        The decorator line itself leaves the setting as it was.
+        """
+        import functools
+
+        global _lazy_setting
+        setting, _lazy_setting = _lazy_setting, self._previous
+
+        @functools.wraps(fn)
+        def with_setting(*args: Any, **kwargs: Any) -> Any:
+            global _lazy_setting
+            previous, _lazy_setting = _lazy_setting, setting
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _lazy_setting = previous
+
+        return with_setting
+
 
 def set_lazy_imported_modules(
     lazy_import: list[str] | tuple[str, ...] = ("*",), *, except_: list[str] | tuple[str, ...] = ()
@@ -132,7 +154,8 @@ def set_lazy_imported_modules(
 
     Usage: `konfig.set_lazy_imported_modules(["xmanager"])`, or
     `with konfig.set_lazy_imported_modules(["xmanager"]): ...` to restore the
-    previous setting afterwards. `"*"` makes everything lazy; `except_` wins.
+    previous setting afterwards, or `@konfig.set_lazy_imported_modules(["*"])` on a function
+    (the setting holds while it runs). `"*"` makes everything lazy; `except_` wins.
     """
     global _lazy_setting
     if isinstance(lazy_import, str) or isinstance(except_, str):

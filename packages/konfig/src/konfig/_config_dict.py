@@ -57,7 +57,8 @@ from ._errors import ArgumentError, ConfigValueError, NestingError, nesting_mess
 from ._keys import CONST, QUALNAME, is_positional_key, path_key
 from ._paths import format_path
 from ._placeholder import Placeholder
-from ._refs import PathRef, Ref
+from ._ref_value import NOT_YET, current_value
+from ._refs import OpRef, PathRef, Ref
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -103,13 +104,18 @@ class ConfigDict(MutableMapping):
     _reached: tuple[ConfigDict, Any]
 
     def __init__(self, init: Mapping[Any, Any] | None = None, /, **kwargs: Any) -> None:
+        object.__setattr__(self, "_origin", caller_origin())
+        object.__setattr__(self, "_fields", {})
         items: dict[Any, Any] = {}
         if init is not None:
+            # JSON data (`ConfigDict(json.loads(text))`), as with Kauldron: `__raw__=` keys, `__id__`s.
+            if type(init) is dict and _layers_above.decode_if_marked(init, self):
+                if kwargs:
+                    self.update(kwargs)
+                return
             items.update(init._fields if isinstance(init, ConfigDict) else init)
         if kwargs:
             items.update(kwargs)
-        object.__setattr__(self, "_origin", caller_origin())
-        object.__setattr__(self, "_fields", {})
         try:
             _fill(self, items, None)
         except _node_path.BadValue as e:
@@ -133,17 +139,32 @@ class ConfigDict(MutableMapping):
         fields = self._fields
         try:
             value = fields[key]
+        except (KeyError, TypeError):
+            value = self._stored_item(key)
+        else:
+            t = type(value)  # Inlined `_handed_out` (hot path).
+            if t in LEAF_TYPES:
+                return value
+            if t is ConfigDict:
+                _set_reached(value, (self, key))
+            elif t is list or t is tuple:
+                _node_path.last_sequence = (value, self, key)
+            elif t is PathRef or t is OpRef:
+                return read_ref(value)
+            return value
+        return read_ref(value) if type(value) is PathRef or type(value) is OpRef else value
+
+    def _stored_item(self, key: Any) -> Any:
+        """`cfg[key]` as stored: a reference is handed out as the reference (`konfig.get_by_path`)."""
+        fields = self._fields
+        try:
+            value = fields[key]
         except KeyError:
             pass
         except TypeError:
             raise KeyError(key) from None
         else:
-            t = type(value)  # Inlined `_handed_out` (hot path).
-            if t is ConfigDict:
-                _set_reached(value, (self, key))
-            elif t is list or t is tuple:
-                _node_path.last_sequence = (value, self, key)
-            return value
+            return _handed_out(self, key, value)
         if QUALNAME in fields:
             if type(key) is int:
                 key = self._arg_key(key)
@@ -290,14 +311,19 @@ class ConfigDict(MutableMapping):
                 raise AttributeError(name) from None
         else:
             t = type(value)  # Inlined `_handed_out` (hot path).
+            if t in LEAF_TYPES:
+                return value
             if t is ConfigDict:
                 _set_reached(value, (self, name))
             elif t is list or t is tuple:
                 _node_path.last_sequence = (value, self, name)
+            elif t is PathRef or t is OpRef:
+                return read_ref(value)
             return value
         alias = self._positional_name(name)
         if alias is not None:
-            return _handed_out(self, alias, self._fields[alias])
+            value = _handed_out(self, alias, self._fields[alias])
+            return read_ref(value) if type(value) is PathRef or type(value) is OpRef else value
         raise AttributeError(_node_path.missing_message(self, name))
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -323,6 +349,15 @@ class ConfigDict(MutableMapping):
     def ref(self) -> Any:
         """Lazy reference into this config: `cfg.ref.a.b`, see `konfig.ref_fn`."""
         return PathRef(self, ())
+
+    def get_ref(self, key: Any) -> Any:
+        """`cfg.get_ref("a")` is `cfg.ref.a` (ml_collections' spelling), for a field that exists.
+
+        Usage: `cfg.steps2 = cfg.get_ref("steps")`.
+        """
+        if key not in self:
+            raise KeyError(_node_path.missing_message(self, key))
+        return PathRef(self, (key,))
 
     def __or__(self, other: Any) -> Any:
         if _is_captured(other) or self._is_type_like():
@@ -528,8 +563,25 @@ def _handed_out(parent: ConfigDict, key: Any, value: Any) -> Any:
     if t is ConfigDict:
         _set_reached(value, (parent, key))
     elif t is list or t is tuple:
-        _last_sequence = (value, parent, key)
+        _node_path.last_sequence = (value, parent, key)
     return value
+
+
+def stored_item(container: Any, key: Any) -> Any:
+    """`container[key]` as stored: for a `ConfigDict`, a reference is handed out as the reference.
+
+    Usage: `old = stored_item(node, "lr")` (tools that edit or compare configs, not read values).
+    """
+    if type(container) is ConfigDict:
+        return container._stored_item(key)
+    return container[key]
+
+
+def read_ref(ref: Ref) -> Any:
+    """What reading a field that holds `ref` gives: its current value, or `ref` itself where only
+    `konfig.resolve` can compute it (see `_ref_value`)."""
+    value = current_value(ref, ConfigDict)
+    return ref if value is NOT_YET else value
 
 
 def num_args(fields: dict[Any, Any]) -> int:
@@ -642,6 +694,14 @@ def normalize(value: Any) -> Any:
         return value
     if isinstance(value, type) and value.__module__ == "builtins":
         return ConfigDict._raw({CONST: f"builtins:{value.__qualname__}"}, None)
+    if t.__module__ == "functools" and t.__qualname__ == "partial":
+        # `functools.partial(nn.Dense, features=3)` of a captured target, as Kauldron takes it: a node.
+        fields = {QUALNAME: "functools:partial", "0": value.func}
+        fields.update((str(i), arg) for i, arg in enumerate(value.args, 1))
+        fields.update(value.keywords)
+        node = ConfigDict._raw({}, None)
+        _fill(node, fields, None)
+        return node
     raise _node_path.BadValue(value)
 
 

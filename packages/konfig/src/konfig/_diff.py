@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ._config_dict import ConfigDict, stored_item
 from ._equality import config_equal
 from ._errors import NestingError, deepest_path, nesting_message
 from ._json import decode
 from ._keys import is_positional_key
 from ._paths import format_keys as format_path
 from ._refs import Ref
+from ._repr import config_repr
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,7 +73,7 @@ class Change:
 
 
 def _show(value: Any) -> str:
-    text = repr(value)
+    text = config_repr(value) if isinstance(value, ConfigDict) else repr(value)  # No `<ConfigDict[...]>`.
     return text.replace("\n", "\n    ")
 
 
@@ -194,7 +196,7 @@ class _Differ:
             if key in _TARGET_KEYS:
                 continue
             if key in b:
-                self.walk(value, b[key], at(key))
+                self.walk(value, stored_item(b, key), at(key))
             else:
                 self.add("removed", at(key), value, None)
         for key, value in b.items():

@@ -44,12 +44,42 @@ class CapturedSubclassError(TypeError):
     """A class tried to subclass a captured (fake) class."""
 
 
-class RefControlFlowError(TypeError):
-    """A lazy reference was used where Python needs a concrete bool."""
+class RefControlFlowError(TypeError, NotImplementedError):
+    """A lazy reference was used where Python needs a concrete bool.
+
+    A `TypeError` (the value has no truth yet) and, as Kauldron raises, a `NotImplementedError`.
+    """
 
 
 class ResolveError(ValueError):
     """Building the objects of a config failed; names the failing path."""
+
+
+_RESOLVE_ERRORS: dict[type, type[ResolveError]] = {}
+
+
+def resolve_error(message: str, cause: BaseException | None) -> ResolveError:
+    """A `ResolveError` that is also an instance of `cause`'s builtin type (`except TypeError:` still
+    catches a target's `TypeError`, as with Kauldron, which re-raises the original type).
+
+    Usage: `raise resolve_error("In cfg.model: ...", e) from e`.
+    """
+    t = type(cause)
+    if cause is None or isinstance(cause, ResolveError) or t.__module__ != "builtins":
+        return ResolveError(message)
+    cls = _RESOLVE_ERRORS.get(t)
+    if cls is None:
+        try:
+            cls = type(
+                "ResolveError", (ResolveError, t), {"__str__": BaseException.__str__, "__module__": "konfig"}
+            )
+        except TypeError:  # An incompatible layout (OSError): a plain ResolveError.
+            cls = ResolveError
+        _RESOLVE_ERRORS[t] = cls
+    try:
+        return cls(message)
+    except Exception:  # A type whose constructor takes more (UnicodeDecodeError).
+        return ResolveError(message)
 
 
 class MissingValueError(ResolveError):

@@ -1,8 +1,13 @@
-"""`konfig.export(obj)`: a config that resolves back to an object equal to `obj`.
+"""`konfig.export(obj)`: JSON data (as Kauldron's) that resolves back to an object equal to `obj`.
 
-    cfg = konfig.export(trainer)          # e.g. a dataclass holding enums and arrays
-    cfg.to_json()                         # ship it, diff it, edit it
-    assert konfig.resolve(cfg, freeze=False) == trainer
+    data = konfig.export(trainer)         # e.g. a dataclass holding enums and arrays
+    json.dumps(data)                      # ship it, diff it
+    cfg = konfig.ConfigDict(data)         # edit it
+    assert konfig.resolve(data, freeze=False) == trainer
+
+The data is what `json.loads(konfig.to_json(config))` would give for the config of calls
+`obj` stands for: plain dicts, lists and scalars, with konfig's lossless markers where
+Kauldron's JSON has none (`{"__tuple__": [...]}`, `"__raw__=(1, 2)"` keys, ...).
 
 Supported: plain values, lists, tuples, dicts (any hashable literal keys) and
 dict subclasses (`OrderedDict`, `Counter`, `defaultdict`, ...), sets,
@@ -26,6 +31,7 @@ from collections.abc import Mapping
 
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict, build_node
 from ._errors import ConfigValueError, NestingError
+from ._json import encode
 from ._paths import format_path
 
 TYPE_CHECKING = False
@@ -68,12 +74,12 @@ class _NotExportable(Exception):
 
 
 def export(obj: Any) -> Any:
-    """Turns a live object into config data that `konfig.resolve` builds back.
+    """Turns a live object into JSON data (`json.dumps` writes it) that `konfig.resolve` builds back.
 
-    Usage: `cfg = konfig.export(model_config_dataclass)`.
+    Usage: `data = konfig.export(model_config_dataclass)`; `konfig.ConfigDict(data)` to edit it.
     """
     try:
-        return _Exporter().value(obj)
+        return _json_data(_Exporter().value(obj))
     except RecursionError:
         raise NestingError(
             f"konfig.export: {type(obj).__qualname__} object {_short_repr(obj)} holds objects nested deeper "
@@ -88,6 +94,15 @@ def export(obj: Any) -> Any:
             '`{"__qualname__": konfig.export_qualname(self), **constructor_arguments}`'
         )
         raise ConfigValueError(f"{path}: cannot export {e.value!r}: {reason}.") from None
+
+
+def _json_data(value: Any) -> Any:
+    """The JSON data of an exported config value (a node's own data: the exporter's nodes are new)."""
+    if type(value) is ConfigDict:
+        return encode(value)
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    return encode(ConfigDict._raw({"value": value}, None))["value"]  # Markers read without the version.
 
 
 def _short_repr(obj: Any) -> str:

@@ -3,16 +3,19 @@
     text = cfg.to_json()                 # or cfg.to_json(indent=2)
     assert konfig.from_json(text) == cfg
 
-Format (version 1). The root object starts with `"__konfig_version__": 1`.
+Format (version 1). A config of plain values is written as Kauldron writes it; where konfig
+writes more (the markers below), the root object starts with `"__konfig_version__": 1`.
 Nodes use Kauldron's keys, so Kauldron's JSON loads too:
 
 * call / constant nodes: `{"__qualname__": "mod:Attr", "0": arg0, "kw": v}`,
   `{"__const__": "mod:Attr"}`; other `ConfigDict`s are JSON objects.
-* a node present several times (or in a cycle) is written once with
-  `"__id__": n` first; its other occurrences are `{"__id__": n}`.
+* a node present several times is written in full each time, with `"__id__": n` last
+  (n from 0, in the order of the first repeats), as Kauldron does. Inside itself (a cycle),
+  and once repeats would add more than `EXPANSION_LIMIT` objects, a repeat is written
+  `{"__id__": n}` (a marker).
 * a key that is not a `str` is written `"__raw__=<repr>"` (`"__raw__=1"`),
   read back with `ast.literal_eval`; a `str` key that would be mistaken for a
-  marker is escaped the same way.
+  marker is escaped the same way (a marker).
 
 Where Kauldron is lossy, konfig writes a one-key marker object:
 `{"__tuple__": [...]}`, `{"__set__": [...]}` / `{"__frozenset__": [...]}`
@@ -39,6 +42,7 @@ from ._errors import ConfigValueError, JsonFormatError, nesting_message, shorten
 from ._keys import is_positional_key
 from ._paths import format_path
 from ._placeholder import Placeholder
+from ._ref_value import NOT_YET, current_value
 from ._refs import BINARY_SYMBOLS, OPS, UNARY_SYMBOLS, OpRef, PathRef
 
 TYPE_CHECKING = False
@@ -49,6 +53,9 @@ __all__ = ["FORMAT_VERSION", "decode", "encode", "from_dict", "from_json"]
 
 FORMAT_VERSION = 1
 VERSION_KEY = "__konfig_version__"
+# Repeated nodes are written in full until the repeats add this many JSON objects (a config sharing
+# nodes within nodes could otherwise grow exponentially); later repeats are `{"__id__": n}`.
+EXPANSION_LIMIT = 100_000
 ID_KEY = "__id__"
 RAW_PREFIX = "__raw__="
 
@@ -79,29 +86,47 @@ class _Unserializable(Exception):
 
 
 def encode(value: Any) -> Any:
-    """The JSON data (dicts, lists, scalars) of a config, with the version field at the root.
+    """The JSON data (dicts, lists, scalars) of a config; the version field at the root where a marker is.
 
-    Nodes of scalars are the config's own field dicts, not copies: read the result, never
-    change it.
+    Nodes of scalars are the config's own field dicts, not copies, and a repeated node is one
+    object: read the result, never change it.
     """
-    data = _Encoder(value).encode(value)
+    encoder = _Encoder(value)
+    data = encoder.encode(value)
     if type(data) is dict:
-        return {VERSION_KEY: FORMAT_VERSION, **data}
+        return {VERSION_KEY: FORMAT_VERSION, **data} if encoder.marked else data
     return {VERSION_KEY: FORMAT_VERSION, _ROOT: data}
 
 
 class _Encoder:
     """Turns a config into JSON data; `value`, `node` and `sequence` are closures for speed."""
 
-    __slots__ = ("borrowed", "next_id", "node", "nodes", "root", "sequence", "shared", "value")
+    __slots__ = (
+        "active",
+        "borrowed",
+        "expanded",
+        "marked",
+        "node",
+        "nodes",
+        "root",
+        "sequence",
+        "shared",
+        "value",
+        "within",
+    )
 
     def __init__(self, root: Any) -> None:
         self.root = root
+        self.marked = False  # A konfig marker was written: the root gets the version field.
+        self.within: set[int] | None = None  # ids of the nodes of the written config (`inside`)
         # Nodes are known by their `_fields` dict, so plain dicts (viewed as nodes) work alike.
         self.shared: dict[int, int] = {}  # id(fields) -> __id__
-        self.next_id = 1
-        # id(fields) -> the copy with `__id__` of a shared node first written as its own fields
+        self.expanded = 0  # JSON objects that repeated nodes added, up to EXPANSION_LIMIT
+        # id(fields) -> the copy (given the `__id__` at the end) of a shared node first written as its
+        # own fields
         self.borrowed: dict[int, dict[str, Any]] = {}
+        active: set[int] = set()  # id(fields) of the nodes being written (a repeat inside is a cycle)
+        self.active = active
         # id(fields) -> its JSON object
         nodes: dict[int, dict[str, Any]] = {}
         self.nodes = nodes
@@ -112,6 +137,7 @@ class _Encoder:
         config_dict = ConfigDict
         other = self.other
         reference = self.reference
+        encode_keys = self.encode_keys
 
         def value(v: Any) -> Any:
             t = type(v)
@@ -122,6 +148,7 @@ class _Encoder:
             if t is list:
                 return sequence(v)
             if t is tuple:
+                self.marked = True
                 return {_TUPLE: sequence(v)}
             return other(v, t)
 
@@ -139,6 +166,7 @@ class _Encoder:
                 return fields
             out = nodes[key] = fields.copy()  # Scalars stay; the rest is replaced below.
             odd_keys = False
+            active.add(key)
             for k, v in fields.items():
                 if k not in plain_keys and not _is_plain_key(k):
                     odd_keys = True
@@ -150,8 +178,9 @@ class _Encoder:
                 except _Unserializable as e:
                     e.path.append(k)
                     raise
+            active.discard(key)
             if odd_keys:
-                _Encoder.encode_keys(out)
+                encode_keys(out)
             return out
 
         def sequence(items: list[Any] | tuple[Any, ...]) -> list[Any]:
@@ -180,6 +209,10 @@ class _Encoder:
             raise _unserializable_error(e) from None
         except RecursionError:
             raise ConfigValueError(nesting_message(value, "This config (written to JSON)")) from None
+        if self.shared:
+            nodes = self.nodes
+            for key, node_id in self.shared.items():
+                nodes[key][ID_KEY] = node_id  # Last, as Kauldron writes it (a node's keys are all in).
         return self.place_borrowed_copies(data) if self.borrowed else data
 
     def place_borrowed_copies(self, data: Any) -> Any:
@@ -200,42 +233,85 @@ class _Encoder:
                     stack.append(v)
         return copies.get(id(data), data)
 
-    @staticmethod
-    def encode_keys(out: dict[Any, Any]) -> None:
+    def encode_keys(self, out: dict[Any, Any]) -> None:
         """Rewrites non-str keys and marker-like str keys as `__raw__=<repr>`, in place."""
         items = list(out.items())
         out.clear()
         for k, v in items:
-            if type(k) is not str or k in _RESERVED_KEYS or k[:8] == RAW_PREFIX:
+            if type(k) is not str:
+                k = _encode_key(k)
+            elif k in _RESERVED_KEYS or k[:8] == RAW_PREFIX:
+                self.marked = True
                 k = _encode_key(k)
             out[k] = v
 
     def reference(self, fields: dict[Any, Any], seen: dict[str, Any]) -> dict[str, Any]:
-        """A repeated node: give its first occurrence an `__id__` (first key) and point to it."""
-        node_id = self.shared.get(id(fields))
+        """A repeated node: its JSON object again (the `__id__` is added at the end), or `{"__id__": n}`."""
+        key = id(fields)
+        node_id = self.shared.get(key)
         if node_id is None:
-            node_id = self.shared[id(fields)] = self.next_id
-            self.next_id += 1
-            if seen is fields:  # Written as the config's own dict, which must not change.
-                self.nodes[id(fields)] = self.borrowed[id(fields)] = {ID_KEY: node_id, **fields}
-                return {ID_KEY: node_id}
-            items = list(seen.items())
-            seen.clear()
-            seen[ID_KEY] = node_id
-            seen.update(items)
-        return {ID_KEY: node_id}
+            node_id = self.shared[key] = len(self.shared)
+            if seen is fields:  # Written as the config's own dict, which must not change: a copy.
+                seen = self.nodes[key] = self.borrowed[key] = dict(fields)
+        if key in self.active or not self.expand(seen):
+            self.marked = True
+            return {ID_KEY: node_id}
+        return seen
+
+    def inside(self, node: Any) -> bool:
+        """Whether `node` is part of the config being written (its nodes are listed on first use)."""
+        if self.within is None:
+            within = self.within = set()
+            stack = [self.root]
+            while stack:
+                v = stack.pop()
+                if isinstance(v, ConfigDict) or type(v) is dict:
+                    if id(v) not in within:
+                        within.add(id(v))
+                        stack.extend((v._fields if type(v) is not dict else v).values())
+                elif type(v) is list or type(v) is tuple:
+                    stack.extend(v)
+        return id(node) in self.within
+
+    def expand(self, data: dict[str, Any]) -> bool:
+        """Counts the JSON objects one more copy of `data` writes; False once past EXPANSION_LIMIT."""
+        room = EXPANSION_LIMIT - self.expanded
+        stack: list[Any] = [data]
+        count = 0
+        while stack and count <= room:
+            container = stack.pop()
+            if type(container) is dict:
+                count += 1
+                stack.extend(v for v in container.values() if type(v) is dict or type(v) is list)
+            else:
+                stack.extend(v for v in container if type(v) is dict or type(v) is list)
+        if count > room:
+            self.expanded = EXPANSION_LIMIT
+            return False
+        self.expanded += count
+        return True
 
     def other(self, value: Any, t: type) -> Any:
         if isinstance(value, ConfigDict):
             return self.node(value)
         if t is dict:  # `konfig.to_json(plain_dict)`, e.g. parsed JSON or `cfg.to_dict()`
             return self.node(ConfigDict._raw(value, None))
+        if isinstance(value, list):
+            return self.sequence(value)
         if t is PathRef:
-            out: dict[str, Any] = {_REF: self.sequence(value._konfig_path)}
             root = value._konfig_root
+            if root is not self.root and not self.inside(root):
+                # The config it follows is not written (`konfig.ref_copy(train_ds).to_json()`): the link
+                # cannot survive, so its value is written, as Kauldron does.
+                current = current_value(value, ConfigDict)
+                if current is not NOT_YET:
+                    return self.value(current)
+            self.marked = True
+            out: dict[str, Any] = {_REF: self.sequence(value._konfig_path)}
             if root is not self.root:
                 out[_ROOT] = self.value(root)
             return out
+        self.marked = True  # Everything else is written as a marker.
         if t is OpRef:
             out = {_OP: value._konfig_op, "args": self.op_args(value)}
             if value._konfig_kwargs:
@@ -273,8 +349,8 @@ class _Encoder:
 
         if isinstance(value, os.PathLike):
             return {_PATH: os.fspath(value), "type": f"{t.__module__}:{t.__qualname__}"}
-        if t is list or t is tuple or isinstance(value, (list, tuple)):
-            return self.sequence(value) if isinstance(value, list) else {_TUPLE: self.sequence(value)}
+        if isinstance(value, tuple):
+            return {_TUPLE: self.sequence(value)}
         raise _Unserializable(value)
 
     def op_args(self, ref: OpRef) -> list[Any]:
@@ -398,6 +474,47 @@ def decode(data: Any) -> Any:
 from_dict = decode
 
 
+def decode_if_marked(data: dict[Any, Any], root: ConfigDict) -> bool:
+    """Fills the empty `root` with the config JSON data stands for; False where `data` is not JSON data
+    with a marker.
+
+    JSON data is what `json.loads` gives (dicts, lists, str, numbers, bool, None) holding a
+    marker, an `__id__` or a `__raw__=` key; `konfig.ConfigDict(json.loads(text))` reads it
+    through this (as Kauldron's does). Malformed markers are not JSON data: their keys stay keys.
+    Usage: `if not decode_if_marked(data, cfg): ...  # fill cfg from data as it is`.
+    """
+    stack: list[Any] = [data]
+    seen: set[int] = set()
+    marked = False
+    while stack:
+        container = stack.pop()
+        if id(container) in seen:
+            continue
+        seen.add(id(container))
+        values = container.values() if type(container) is dict else container
+        if type(container) is dict and not marked:
+            for k in container:
+                if type(k) is str and k[:2] == "__" and (k in _RESERVED_KEYS or k[:8] == RAW_PREFIX):
+                    marked = True
+                    break
+        for v in values:
+            t = type(v)
+            if t is dict or t is list:
+                stack.append(v)
+            elif t not in _JSON_SCALARS:
+                return False  # A config value (a node, a tuple, a reference): not JSON data.
+    if not marked:
+        return False
+    decoder = _SharingDecoder()
+    decoder.root = root
+    try:
+        decoded = _decode_root(data, decoder)
+    except (_Malformed, JsonFormatError, RecursionError):
+        root._fields.clear()
+        return False
+    return decoded is root
+
+
 def _decode(data: Any, decoder_type: type[_Decoder]) -> Any:
     try:
         return _decode_root(data, decoder_type())
@@ -421,7 +538,9 @@ def _decode_root(data: Any, decoder: _Decoder) -> Any:
         if len(data) == 1 and _ROOT in data:
             return decoder.value(data[_ROOT])
     if type(data) is dict and not _is_marker(data):
-        root = decoder.root = ConfigDict._raw({}, None)
+        root = decoder.root
+        if root is None:
+            root = decoder.root = ConfigDict._raw({}, None)
         if decoder.memo is not None:
             decoder.memo[id(data)] = root
         node_id = data.get(ID_KEY)
@@ -776,7 +895,8 @@ def _read_op(decoder: _Decoder, op: Any, data: dict[str, Any]) -> Any:
                 data,
                 f"a `call` operation's function is a constant node or a reference, found {_show(args[0])}",
             )
-    return OpRef(op, tuple(values), {k: decoder.value(v) for k, v in kwargs.items()})
+    # `loaded`: computed by `konfig.resolve` only (safe mode), never by reading the field.
+    return OpRef(op, tuple(values), {k: decoder.value(v) for k, v in kwargs.items()}, loaded=True)
 
 
 # The keys each marker object may have.

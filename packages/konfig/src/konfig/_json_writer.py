@@ -16,10 +16,8 @@ from ._json import (
     _JSON_SCALARS,
     _OP,
     _REF,
-    _ROOT,
     _TUPLE,
     FORMAT_VERSION,
-    ID_KEY,
     VERSION_KEY,
     _Encoder,
     _function_name,
@@ -80,10 +78,10 @@ def write_default(root: ConfigDict) -> str | None:
     """
     from json.encoder import encode_basestring_ascii as quote
 
-    parts = [f'{{"{VERSION_KEY}": {FORMAT_VERSION}']
+    parts: list[str] = []
     append = parts.append
-    opened: dict[int, int] = {}  # id(fields) -> index of the node's first fragment in `parts`
-    ids: dict[int, int] = {}  # id(fields) -> `__id__`, numbered in the order `encode` uses
+    opened: set[int] = set()  # id(fields) of the nodes written; a repeat is left to `encode`
+    marked = False  # A marker was written: the root gets the version field.
     strings: dict[str, str] = {}
     ints: dict[int, str] = {}
     floats: dict[float, str] = {}
@@ -109,28 +107,11 @@ def write_default(root: ConfigDict) -> str | None:
             floats[v] = text
         return text
 
-    def shared(fields: dict[Any, Any]) -> str:
-        """A repeated node: its first occurrence gets `"__id__": n` as its first key."""
-        key = id(fields)
-        n = ids.get(key)
-        if n is None:
-            n = ids[key] = len(ids) + 1
-            i = opened[key]
-            first = parts[i]
-            if i == 1:  # The root: after the version key.
-                parts[1] = f', "{ID_KEY}": {n}{first}'
-            elif first == "{}":
-                parts[i] = f'{{"{ID_KEY}": {n}}}'
-            else:
-                parts[i] = f'{{"{ID_KEY}": {n}, {first[1:]}'
-        return f'{{"{ID_KEY}": {n}}}'
-
     def node(fields: dict[Any, Any], keys: dict[str, str] = first_keys) -> None:
         key = id(fields)
         if key in opened:
-            append(shared(fields))
-            return
-        opened[key] = len(parts)
+            raise _NotCommon  # A shared node: written in full again with its `__id__`, by `encode`.
+        opened.add(key)
         for k, v in fields.items():
             text = keys.get(k)
             append(text if text is not None else key_text(k, keys))
@@ -173,6 +154,7 @@ def write_default(root: ConfigDict) -> str | None:
         append("]")
 
     def value(v: Any, t: type) -> None:
+        nonlocal marked
         if t is str:
             text = strings.get(v)
             if text is None:
@@ -195,19 +177,22 @@ def write_default(root: ConfigDict) -> str | None:
         elif t is list:
             sequence(v)
         elif t is tuple:
+            marked = True
             append(f'{{"{_TUPLE}": ')
             sequence(v)
             append("}")
         elif t is path_ref:
+            if v._konfig_root is not root:
+                raise _NotCommon  # Another root: written inside or, outside the config, as a value.
+            marked = True
             append(f'{{"{_REF}": ')
             sequence(v._konfig_path)
-            if v._konfig_root is not root:
-                append(f', "{_ROOT}": ')
-                value(v._konfig_root, type(v._konfig_root))
             append("}")
         elif t is op_ref:
+            marked = True
             operation(v)
         else:
+            marked = True
             marked_leaf(v, t)
 
     def operation(ref: OpRef) -> None:
@@ -260,7 +245,10 @@ def write_default(root: ConfigDict) -> str | None:
         append(dumps(other(v, t)))
 
     try:
-        node(root._fields, next_keys)  # The root's keys follow the version key.
+        node(root._fields)
     except (_NotCommon, RecursionError):
         return None
+    if marked:
+        first = parts[0]
+        parts[0] = f'{{"{VERSION_KEY}": {FORMAT_VERSION}' + ("}" if first == "{}" else ", " + first[1:])
     return "".join(parts)

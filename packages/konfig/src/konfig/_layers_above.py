@@ -1,9 +1,9 @@
 """The methods of the core types that the layers above them implement: konfig's one back-edge.
 
 `ConfigDict` (`_config_dict`) and references (`_refs`) are the bottom data types, yet `repr(cfg)`,
-`repr(ref)`, `cfg == other` and `cfg.to_json()` are the work of modules built on them: the printer
-(`_repr`), structural equality (`_equality`) and the JSON writer (`_json_writer`), which import those
-types. The core types' methods call the functions here, and here alone konfig imports upward, in one
+`repr(ref)`, `cfg == other`, `cfg.to_json()` and `ConfigDict(json_data)` are the work of modules built
+on them: the printer (`_repr`), structural equality (`_equality`), the JSON writer and reader
+(`_json_writer`, `_json`), which import those types. The core types' methods call the functions here, and here alone konfig imports upward, in one
 late import; `import konfig` has loaded those modules already, so it costs a dictionary lookup.
 
     text = config_repr(cfg)  # what `ConfigDict.__repr__` returns
@@ -18,16 +18,21 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def _above() -> tuple[ModuleType, ModuleType, ModuleType]:
-    """`(_equality, _json_writer, _repr)`."""
-    from . import _equality, _json_writer, _repr  # late import: they import the types whose methods they are
+def _above() -> tuple[ModuleType, ModuleType, ModuleType, ModuleType]:
+    """`(_equality, _json_writer, _repr, _json)`."""
+    from . import (
+        _equality,
+        _json,
+        _json_writer,
+        _repr,
+    )  # late import: they import the types whose methods they are
 
-    return _equality, _json_writer, _repr
+    return _equality, _json_writer, _repr, _json
 
 
 def config_repr(value: Any) -> str:
-    """`repr(cfg)`: the Python-like text of a config value (`_repr.config_repr`)."""
-    return _above()[2].config_repr(value)
+    """`repr(cfg)`: `<ConfigDict[...]>` around the Python-like text of a config (`_repr.config_repr`)."""
+    return f"<ConfigDict[{_above()[2].config_repr(value)}]>"
 
 
 def format_ref(ref: Any, root_name: Callable[[Any], str] | None = None) -> str:
@@ -38,6 +43,11 @@ def format_ref(ref: Any, root_name: Callable[[Any], str] | None = None) -> str:
 def config_equal(a: Any, b: Any) -> bool:
     """`cfg == other`: structural equality of config values (`_equality.config_equal`)."""
     return _above()[0].config_equal(a, b)
+
+
+def decode_if_marked(data: dict[Any, Any], root: Any) -> bool:
+    """`ConfigDict(json_data)`: fills `root` from JSON data with markers, else False (`_json`)."""
+    return _above()[3].decode_if_marked(data, root)
 
 
 def to_json(value: Any, **dumps_kwargs: Any) -> str:

@@ -114,13 +114,17 @@ def closing_bracket(text: str, start: int) -> int:
 
 
 def get_by_path(cfg: Any, path: Path | str) -> Any:
-    """Returns the value at `path` (a tuple or a `"a.b[0]"` string)."""
+    """Returns the value stored at `path` (a tuple or a `"a.b[0]"` string); a reference stays one.
+
+    (`cfg.a.b` gives a reference's current value instead.)
+    """
     if isinstance(path, str):
         path = parse_path(path)
     value = cfg
     for i, key in enumerate(path):
         try:
-            value = value[key]
+            stored_item = getattr(type(value), "_stored_item", None)  # A ConfigDict: no reference read.
+            value = value[key] if stored_item is None else stored_item(value, key)
         except (KeyError, IndexError, TypeError) as e:
             raise KeyError(f"{format_path(path[: i + 1])}: not found in {format_path(path[:i])} ({e})") from e
     return value

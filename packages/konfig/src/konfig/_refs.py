@@ -152,8 +152,8 @@ class Ref:
     def __bool__(self) -> bool:
         raise RefControlFlowError(
             f"The reference `{ref_repr(self)}` has no value until `konfig.resolve`, so it"
-            " cannot be used in `if`, `and`, `or`, `not` or `bool()`. Combine references"
-            " lazily with `&` / `|` / `~`, or compute with `konfig.ref_fn(fn, ref)`."
+            " cannot be used for control flow (`if`, `and`, `or`, `not`, `bool()`). Combine references"
+            " lazily with the logical operators `&` / `|` / `~`, or compute with `konfig.ref_fn(fn, ref)`."
         )
 
     def __iter__(self) -> Any:
@@ -209,18 +209,24 @@ class PathRef(Ref):
 class OpRef(Ref):
     """An operation on references (`cfg.ref.x * 2`, `ref_fn(f, cfg.ref.x)`)."""
 
-    __slots__ = ("_konfig_args", "_konfig_kwargs", "_konfig_op")
+    __slots__ = ("_konfig_args", "_konfig_kwargs", "_konfig_loaded", "_konfig_op")
 
     _konfig_op: str
     _konfig_args: tuple[Any, ...]
     _konfig_kwargs: dict[str, Any]
+    # True for an operation read from text (`konfig.from_json`): only `konfig.resolve` (where safe
+    # mode can check it) computes it, never a field read (see `_ref_value`).
+    _konfig_loaded: bool
 
-    def __init__(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None, loaded: bool = False
+    ) -> None:
         if op not in OPS:
             raise ValueError(f"Unknown reference operation {op!r}; expected one of {sorted(OPS)}")
         object.__setattr__(self, "_konfig_op", op)
         object.__setattr__(self, "_konfig_args", args)
         object.__setattr__(self, "_konfig_kwargs", kwargs or {})
+        object.__setattr__(self, "_konfig_loaded", loaded)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> OpRef:
         import copy
@@ -229,13 +235,14 @@ class OpRef(Ref):
             self._konfig_op,
             copy.deepcopy(self._konfig_args, memo),
             copy.deepcopy(self._konfig_kwargs, memo),
+            self._konfig_loaded,
         )
 
     def __copy__(self) -> OpRef:
         return self
 
     def __reduce__(self) -> Any:
-        return (OpRef, (self._konfig_op, self._konfig_args, self._konfig_kwargs))
+        return (OpRef, (self._konfig_op, self._konfig_args, self._konfig_kwargs, self._konfig_loaded))
 
 
 def ref_repr(ref: Any, root_name: Callable[[Any], str] | None = None) -> str:

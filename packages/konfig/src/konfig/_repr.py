@@ -1,8 +1,18 @@
-"""`repr(cfg)`: a readable Python-like call tree.
+"""`repr(cfg)`: a readable Python-like call tree, laid out as Kauldron lays it out.
 
-Module aliases shorten targets (`flax.linen:Dense` -> `nn.Dense`); a node or
-list reached twice is printed once as `&id001 ...` and then as `*id001`
-(also for cycles); references print as references (`cfg.ref.a.b * 2`).
+    <ConfigDict[{
+        'steps': 10,
+        'model': fake_lib.Model(
+            encoder=None,
+            num_layers=cfg.ref.steps // 2,
+        ),
+    }]>
+
+`repr(cfg)` wraps the tree in `<ConfigDict[...]>`; inside, a container is on one line when it
+holds at most one item, or items of at most 20 characters in all, and has no item of several
+lines; else one item per line. Module aliases shorten targets (`flax.linen:Dense` -> `nn.Dense`);
+a node or list reached twice is printed once as `&id001 ...` and then as `*id001` (also for
+cycles); references print as references (`cfg.ref.a.b * 2`).
 """
 
 from __future__ import annotations
@@ -27,7 +37,9 @@ _ALIASES: dict[str, str] = {
     "flax.linen": "nn",
 }
 _DISPLAY_CACHE: dict[str, str] = {}
-_WIDTH = 80
+# Keyword name -> `"name="`, for the keyword arguments already printed once (bounded).
+_KEYWORD_PREFIX: dict[str, str] = {}
+_COLLAPSE = 20  # Items of at most this many characters in all share one line (Kauldron's limit).
 _INDENT = "    "
 
 
@@ -59,40 +71,71 @@ def display_qualname(qualname: str) -> str:
 
 
 class _Printer:
-    def __init__(self) -> None:
+    def __init__(self, top: Any) -> None:
+        self.top = top
         self.counts: dict[int, int] = {}
-        self.paths: dict[int, tuple[Any, ...]] = {}
+        self.paths: dict[int, tuple[Any, ...]] | None = None  # filled when a reference needs a root's path
         self.ids: dict[int, int] = {}
 
-    # Pass 1: count how often each container is reached, remember its path.
-    def scan(self, value: Any, path: tuple[Any, ...]) -> None:
-        t = type(value)
-        if t in LEAF_TYPES:
-            return
-        if isinstance(value, ConfigDict) or t is list:
-            key = id(value)
-            seen = self.counts.get(key, 0)
-            self.counts[key] = seen + 1
-            if seen:
-                return
-            self.paths[key] = path
-            if t is list:
-                for i, item in enumerate(value):
-                    self.scan(item, (*path, i))
+    # Pass 1: count how often each container is reached (its children are visited once).
+    def scan(self) -> None:
+        counts = self.counts
+        leaves = LEAF_TYPES
+        stack = [self.top]
+        while stack:
+            value = stack.pop()
+            t = type(value)
+            if t is ConfigDict or t is list or isinstance(value, ConfigDict):
+                key = id(value)
+                seen = counts.get(key, 0)
+                counts[key] = seen + 1
+                if seen:
+                    continue
+                items = value if t is list else value._fields.values()
+            elif t is tuple:
+                items = value
             else:
-                fields = value._fields
-                is_node = QUALNAME in fields
-                for k, item in fields.items():
-                    if type(item) not in LEAF_TYPES:
-                        if is_node and type(k) is str and k.isdigit() and is_positional_key(k):
-                            k = int(k)
-                        self.scan(item, (*path, k))
-        elif t is tuple:
-            for i, item in enumerate(value):
-                self.scan(item, (*path, i))
+                continue
+            for item in items:
+                if type(item) not in leaves:
+                    stack.append(item)
 
-    # Pass 2: render.
-    def render(self, value: Any) -> str:
+    def path_of(self, target: Any) -> tuple[Any, ...] | None:
+        """The first path (depth first, in field order) that reaches `target`, or None."""
+        if self.paths is None:
+            paths: dict[int, tuple[Any, ...]] = {}
+            stack: list[tuple[Any, tuple[Any, ...]]] = [(self.top, ())]
+            while stack:
+                value, path = stack.pop()
+                t = type(value)
+                if isinstance(value, ConfigDict) or t is list:
+                    if id(value) in paths:
+                        continue
+                    paths[id(value)] = path
+                    if t is list:
+                        children = list(enumerate(value))
+                    else:
+                        is_node = QUALNAME in value._fields
+                        children = [
+                            (
+                                int(k)
+                                if is_node and type(k) is str and k.isdigit() and is_positional_key(k)
+                                else k,
+                                v,
+                            )
+                            for k, v in value._fields.items()
+                        ]
+                elif t is tuple:
+                    children = list(enumerate(value))
+                else:
+                    continue
+                stack.extend((v, (*path, k)) for k, v in reversed(children) if type(v) not in LEAF_TYPES)
+            self.paths = paths
+        return self.paths.get(id(target))
+
+    # Pass 2: render. `indent` is the indentation of the line the value starts on: multi-line
+    # blocks are written indented as they are built (no re-indenting of nested text).
+    def render(self, value: Any, indent: str = "") -> str:
         t = type(value)
         if t in LEAF_TYPES:
             return "..." if value is ... else repr(value)
@@ -103,64 +146,98 @@ class _Printer:
                 if number is not None:
                     return f"*id{number:03}"
                 number = self.ids[key] = len(self.ids) + 1
-                return f"&id{number:03} " + self._render_container(value)
-            return self._render_container(value)
+                return f"&id{number:03} " + self._render_container(value, indent)
+            return self._render_container(value, indent)
+        inner = indent + _INDENT
         if t is tuple:
-            items = [self.render(v) for v in value]
+            items = [self.render(v, inner) for v in value]
             if len(items) == 1:
                 return f"({items[0]},)"
-            return _block("(", items, ")")
+            return _block("(", items, ")", indent)
         if t is set or t is frozenset:
             # Sorted so that the text does not depend on hashing order.
-            items = sorted(self.render(v) for v in value)
+            items = sorted(self.render(v, inner) for v in value)
             if t is set:
-                return _block("{", items, "}") if items else "set()"
-            return "frozenset(" + _block("{", items, "}") + ")" if items else "frozenset()"
+                return _block("{", items, "}", indent) if items else "set()"
+            return "frozenset(" + _block("{", items, "}", indent) + ")" if items else "frozenset()"
         if isinstance(value, Ref):
-            return format_ref(value, self.root_name, self.render)
+            return format_ref(value, self.root_name, lambda v: self.render(v, indent))
         return repr(value)  # Placeholders print as `konfig.required(int)`.
 
-    def _render_container(self, value: Any) -> str:
+    def _render_container(self, value: Any, indent: str) -> str:
+        inner = _DEEPER.get(indent) or _deeper(indent)
+        render = self.render
+        leaves = LEAF_TYPES
         if type(value) is list:
-            return _block("[", [self.render(v) for v in value], "]")
+            items = [render(v, inner) if type(v) not in leaves or v is ... else repr(v) for v in value]
+            return _block("[", items, "]", indent)
         fields = value._fields
         const = fields.get(CONST)
         if const is not None and len(fields) == 1:
             return display_qualname(str(const))
         qualname = fields.get(QUALNAME)
         if qualname is None:
-            items = [f"{k!r}: {self.render(v)}" for k, v in fields.items()]
-            return _block("{", items, "}")
+            items = [
+                f"{k!r}: {render(v, inner) if type(v) not in leaves or v is ... else repr(v)}"
+                for k, v in fields.items()
+            ]
+            return _block("{", items, "}", indent)
         if qualname == UNION_QUALNAME and len(fields) == 3:
-            return f"{self.render(fields.get('0'))} | {self.render(fields.get('1'))}"
+            return f"{render(fields.get('0'), indent)} | {render(fields.get('1'), indent)}"
         args: list[str] = []
         kwargs: list[str] = []
+        prefixes = _KEYWORD_PREFIX
         for k, v in fields.items():
-            if k == QUALNAME:
+            # Leaves inline (most fields): a `render` call per field costs ~20% of the printer's time.
+            text = render(v, inner) if type(v) not in leaves or v is ... else repr(v)
+            prefix = prefixes.get(k) if type(k) is str else None
+            if prefix is not None:
+                kwargs.append(prefix + text)
+            elif k == QUALNAME:
                 continue
-            text = self.render(v)
-            if type(k) is str and k.isdigit() and is_positional_key(k):
+            elif type(k) is str and k.isdigit() and is_positional_key(k):
                 args.append(text)
             elif type(k) is str and k.isidentifier():
+                if len(prefixes) < 100_000:
+                    prefixes[k] = k + "="
                 kwargs.append(f"{k}={text}")
             else:
                 kwargs.append(f"**{{{k!r}: {text}}}")
-        return _block(display_qualname(str(qualname)) + "(", args + kwargs, ")")
+        name = _DISPLAY_CACHE.get(qualname) or display_qualname(str(qualname))
+        return _block(name + "(", args + kwargs if args else kwargs, ")", indent)
 
     def root_name(self, root: Any) -> str:
-        path = self.paths.get(id(root))
+        path = () if root is self.top else self.path_of(root)
         # A root outside the printed tree is usually the enclosing `cfg`.
         return "cfg" if path is None else format_path(path)
 
 
-def _block(opening: str, items: list[str], closing: str) -> str:
+# indent -> the next indentation / the separators of a block's lines at that indentation (few).
+_DEEPER: dict[str, str] = {}
+_LINES: dict[str, tuple[str, str, str]] = {}
+
+
+def _deeper(indent: str) -> str:
+    _DEEPER[indent] = indent + _INDENT
+    return _DEEPER[indent]
+
+
+def _lines(indent: str) -> tuple[str, str, str]:
+    inner = indent + _INDENT
+    _LINES[indent] = ("\n" + inner, ",\n" + inner, ",\n" + indent)
+    return _LINES[indent]
+
+
+def _block(opening: str, items: list[str], closing: str, indent: str) -> str:
+    """`opening` + items + `closing`: on one line if short (Kauldron's rule), else one item per line."""
     if not items:
         return opening + closing
-    one_line = opening + ", ".join(items) + closing
-    if len(one_line) <= _WIDTH and "\n" not in one_line:
-        return one_line
-    inner = _INDENT + ",\n".join(items).replace("\n", "\n" + _INDENT)
-    return f"{opening}\n{inner},\n{closing}"
+    if len(items) == 1 or sum(map(len, items)) <= _COLLAPSE:
+        one_line = ", ".join(items)
+        if "\n" not in one_line:
+            return opening + one_line + closing
+    first, later, last = _LINES.get(indent) or _lines(indent)
+    return opening + first + later.join(items) + last + closing
 
 
 def config_repr(cfg: Any) -> str:
@@ -169,9 +246,9 @@ def config_repr(cfg: Any) -> str:
     A tree nested deeper than Python's recursion limit lets the printer follow is a
     `NestingError` naming its depth and deepest path.
     """
-    printer = _Printer()
+    printer = _Printer(cfg)
     try:
-        printer.scan(cfg, ())
+        printer.scan()
         return printer.render(cfg)
     except NestingError:
         raise

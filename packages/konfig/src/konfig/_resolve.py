@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict
-from ._errors import CycleError, DisallowedTargetError, MissingValueError, ResolveError, did_you_mean
+from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict, stored_item
+from ._errors import (
+    CycleError,
+    DisallowedTargetError,
+    MissingValueError,
+    ResolveError,
+    did_you_mean,
+    resolve_error,
+)
 from ._immutable_dict import ImmutableDict, register_pytree_if_jax_imported
 from ._json import decode
 from ._keys import is_positional_key
@@ -249,7 +256,7 @@ class _Resolver:
                         continue
                     if QUALNAME in fields:
                         try:
-                            current = current[key]  # positional: by index or by name
+                            current = current._stored_item(key)  # positional: by index or by name
                             continue
                         except (KeyError, IndexError):
                             pass
@@ -338,7 +345,7 @@ def resolve(cfg: Any, *, freeze: bool = True, allowed: Iterable[str] | None = No
     Raises:
         ResolveError: naming the failing path, chained to the original error.
     """
-    if type(cfg) is dict:
+    if type(cfg) is dict or type(cfg) is list:  # JSON data (`konfig.export` of a list, parsed JSON)
         cfg = _from_plain(cfg)
     guard = None
     if allowed is not None:
@@ -384,6 +391,8 @@ def _error(f: _Failure) -> ResolveError:
     created = ""
     if f.origin is not None:
         created = f"\n  node created at {f.origin[0]}:{f.origin[1]}"
+    if f.error_type is ResolveError:
+        return resolve_error(f"In {where}{via}: {f.message}{created}", f.cause)
     return f.error_type(f"In {where}{via}: {f.message}{created}")
 
 
@@ -502,7 +511,7 @@ def _config_at(root: Any, path: tuple[Any, ...]) -> Any:
         if not isinstance(current, (ConfigDict, list, tuple)):
             return _NOT_FOUND
         try:
-            current = current[key]
+            current = stored_item(current, key)
         except (KeyError, IndexError, TypeError):
             return _NOT_FOUND
     return current

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
 
+from .._config_dict import stored_item
 from .._errors import OverrideError, shown
 from .._keys import is_positional_key
 from .._paths import ANY, ANY_DEPTH, Glob, closing_bracket, format_keys
@@ -225,7 +226,7 @@ def expand_override_path(root: Any, pattern: tuple[Any, ...]) -> list[tuple[Any,
         else:
             stored = _normalize(node, key)
             if stored is not None:
-                found.append((node[stored], index + 1, (*keys, key)))
+                found.append((stored_item(node, stored), index + 1, (*keys, key)))
         stack.extend(reversed(found))
     return results
 
@@ -280,7 +281,7 @@ def _set_concrete(
         if stored is None:
             raise _unknown_path(root, keys, depth)
         stored_keys.append(stored)
-        parents.append(node[stored])
+        parents.append(stored_item(node, stored))
     node = parents[-1]
     last = keys[-1]
     stored = _normalize(node, last)
@@ -293,7 +294,7 @@ def _set_concrete(
             raise _unknown_path(root, keys, len(keys) - 1)
         stored = last
     elif adapt is not None:
-        value = adapt(node[stored], value)
+        value = adapt(stored_item(node, stored), value)
     new = _assign(node, stored, value, keys)
     # Rebuild immutable tuples upwards until a mutable container takes the new value.
     for depth in range(len(keys) - 2, -1, -1):
@@ -340,7 +341,7 @@ def _assign(node: Any, key: Any, value: Any, keys: tuple[Any, ...]) -> Any:
 def _unknown_path(root: Any, keys: tuple[Any, ...], depth: int) -> OverrideError:
     node = root
     for key in keys[:depth]:
-        node = node[_normalize(node, key)]
+        node = stored_item(node, _normalize(node, key))
     missing = keys[depth]
     where = format_keys(keys[:depth])
     if isinstance(node, (list, tuple)):

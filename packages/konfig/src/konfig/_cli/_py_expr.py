@@ -42,11 +42,15 @@ _MISSING = object()
 def parse_py_expression(expr: str) -> Any:
     """Parses a `py::` expression (without the prefix) into config values.
 
-    Usage: `cfg.model = parse_py_expression("mylib.Dense(features=12)")`.
+    Usage: `cfg.model = parse_py_expression("mylib.Dense(features=12)")`; a printed node
+    (`<ConfigDict[mylib.Dense(features=12)]>`, what `repr(node)` gives) reads as its inside.
     """
     import ast
 
-    source = _mark_module_boundaries(expr.strip())
+    text = expr.strip()
+    if text.startswith("<ConfigDict[") and text.endswith("]>"):
+        text = text[len("<ConfigDict[") : -len("]>")]
+    source = _mark_module_boundaries(text)
     try:
         tree = ast.parse(source, mode="eval")
     except SyntaxError as e:
