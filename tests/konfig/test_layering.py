@@ -2,25 +2,36 @@
 
 from __future__ import annotations
 
-import ast
 import pathlib
-import subprocess
-import sys
 
 import konfig
 
-from ..import_graph import import_graph
+from ..import_graph import (
+    import_graph,
+    layer_order,
+    loaded_by_import,
+    modules_without_purpose,
+    upward_imports,
+)
 
 PACKAGE_DIR = pathlib.Path(konfig.__file__).parent
 GRAPH = import_graph(PACKAGE_DIR, "konfig")
+# Bottom to top: a module imports only modules listed before it (CONTRIBUTING.md has the same map).
+LAYERS = (
+    ("_keys", "_paths", "_placeholder", "_annotations", "_immutable_dict", "_layers_above"),
+    ("_errors",),  # every exception type and the helpers that word messages
+    ("_signature", "_targets"),
+    ("_node_path",),  # how errors name a node
+    ("_refs", "_ref_value"),  # references; a reference's current value
+    ("_config_dict",),  # the data model
+    ("_equality", "_repr", "_json", "_ref_copy", "_capture", "_export"),  # walkers on the core
+    ("_defaults", "_json_writer", "_diff", "_safe_mode", "_resolve"),
+    ("_cli._override_paths", "_cli._py_expr", "_cli._flags", "_cli._sweep", "_cli"),  # the command line
+    ("",),  # konfig/__init__.py: the public API
+)
+ORDER = layer_order("konfig", LAYERS)
 # Loaded on first use, not by `import konfig`: safe mode (`resolve(..., allowed=[...])`).
 LAZY_MODULES = {"konfig._safe_mode"}
-
-
-def _loaded_by_import_konfig() -> set[str]:
-    code = "import sys, konfig; print(' '.join(m for m in sys.modules if m.split('.')[0] == 'konfig'))"
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    return set(out.stdout.split())
 
 
 def test_import_graph_has_no_cycle():
@@ -28,6 +39,11 @@ def test_import_graph_has_no_cycle():
     assert cycles == [], "modules importing each other in a circle: " + "; ".join(
         " <-> ".join(c) for c in cycles
     )
+
+
+def test_every_module_imports_only_modules_below_it():
+    assert sorted(GRAPH.edges) == sorted(ORDER), "a new module must be placed in LAYERS"
+    assert upward_imports(GRAPH, ORDER) == []
 
 
 def test_the_one_back_edge_is_one_marked_import_statement_in_layers_above():
@@ -38,13 +54,13 @@ def test_the_one_back_edge_is_one_marked_import_statement_in_layers_above():
 
 
 def test_late_imports_load_only_what_import_konfig_does_not():
-    loaded = _loaded_by_import_konfig()
+    loaded = loaded_by_import("konfig")
     hiding = [(module, imported, line) for module, imported, line in GRAPH.late_imports if imported in loaded]
     assert hiding == [], f"imports inside functions of modules `import konfig` loads anyway: {hiding}"
 
 
 def test_import_konfig_leaves_safe_mode_unloaded():
-    assert _loaded_by_import_konfig() & LAZY_MODULES == set()
+    assert loaded_by_import("konfig") & LAZY_MODULES == set()
 
 
 def test_nothing_below_the_cli_imports_it():
@@ -58,9 +74,4 @@ def test_nothing_below_the_cli_imports_it():
 
 
 def test_every_module_docstring_says_what_it_is_for():
-    undocumented = []
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
-        docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
-        if not docstring or not docstring.splitlines()[0].strip():
-            undocumented.append(str(path.relative_to(PACKAGE_DIR)))
-    assert undocumented == []
+    assert modules_without_purpose(PACKAGE_DIR) == []
