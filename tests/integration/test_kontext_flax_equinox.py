@@ -125,7 +125,7 @@ def test_missing_key_in_a_flax_struct_suggests_its_fields() -> None:
     with pytest.raises(kontext.UnresolvedKeysError) as info:
         kontext.resolve_from_keyed_obj(context, loss)
     message = str(info.value)
-    assert message.startswith("SoftmaxCrossEntropy: 2 keys")
+    assert message.startswith("SoftmaxCrossEntropy: Invalid keys: 2 keys could not be resolved")
     assert "Did you mean 'preds.logits'" in message
     assert "Did you mean 'batch.label'" in message
     assert info.value.errors["logits"].available == ("logits", "hidden")
