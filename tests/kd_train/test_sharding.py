@@ -95,16 +95,11 @@ def test_sharding_instance_is_used_for_the_batch():
     assert batch["x"].sharding == own
 
 
-def test_trainer_places_the_state_on_the_one_device_with_a_single_device_sharding():
-    # The same layout as the strategy's replicated NamedSharding; a step given these dispatches faster.
+def test_trainer_places_the_state_by_its_strategy():
     trainer = lib.make_trainer(sharding=kd.sharding.ShardingStrategy(params=kd.sharding.REPLICATED))
     state = trainer.init_state()
     kernel = state.params["hidden"]["kernel"]
-    assert kernel.sharding == jax.sharding.SingleDeviceSharding(jax.devices()[0])
-    assert kernel.sharding.is_equivalent_to(NamedSharding(trainer.sharding.device_mesh, PartitionSpec()), 2)
-    placement = trainer.sharding.state_placement(trainer.state_specs)
-    is_sharding = lambda x: isinstance(x, jax.sharding.Sharding)  # noqa: E731
-    assert jax.tree.structure(placement, is_leaf=is_sharding) == jax.tree.structure(trainer.state_specs)
+    assert isinstance(kernel.sharding, NamedSharding) and kernel.sharding.spec == PartitionSpec()
 
 
 _SPLIT = """

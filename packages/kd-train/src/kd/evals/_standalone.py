@@ -218,7 +218,7 @@ def _tensorboard_writers(writer: Any) -> list[writers.Writer]:
 def _state_template(trainer: Any) -> Any:
     """`trainer.state_specs` with the shardings the Trainer places its state with."""
     specs = trainer.state_specs
-    shardings = trainer.sharding.state_placement(specs)
+    shardings = trainer.sharding.state_shardings(specs)
     return jax.tree.map(lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), specs, shardings)
 
 

@@ -216,19 +216,6 @@ class ShardingStrategy:
         leaves = [whole if s is None else s for s in chosen]
         return jax.tree.unflatten(jax.tree.structure(state), leaves)
 
-    def state_placement(self, state: Any) -> Any:
-        """Where the Trainer puts each leaf of a TrainState: `state_shardings(state)`, except that on a single
-        device every leaf gets that device's SingleDeviceSharding (the same layout; a jitted step given
-        SingleDeviceSharding arrays dispatches faster than one given a 1-device mesh's NamedShardings:
-        measured 825 against 940 µs per step on CPU, benchmarks/trainer_bench.py's MLP)."""
-        shardings = self.state_shardings(state)
-        if not self._single_device:
-            return shardings
-        device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
-        return jax.tree.map(
-            lambda _: device, shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
-        )
-
     def _leaf_sharding(self, setting: Any, leaf: Any, part: str, path: tuple) -> jax.sharding.Sharding:
         mesh, where = self.device_mesh, f"ShardingStrategy.{part} at {_path_trie.text(path)}"
         shape = np.shape(leaf)

@@ -184,7 +184,7 @@ class Trainer:
 
     def init_state(self) -> TrainState:
         """A fresh state placed on the devices (`init_transform` applied)."""
-        shardings = self.sharding.state_placement(self.state_specs)
+        shardings = self.sharding.state_shardings(self.state_specs)
         state = self.trainstep.init(self.element_spec, shardings)  # created in place, split or replicated
         transform = self.init_transform
         if transform is None:
@@ -387,7 +387,7 @@ class Trainer:
         if checkpointer.latest_step is None:
             return self.init_state(), data, None
         specs = self.state_specs
-        shardings = self.sharding.state_placement(specs)
+        shardings = self.sharding.state_shardings(specs)
         template = jax.tree.map(
             lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), specs, shardings
         )
