@@ -10,6 +10,7 @@ import kd
 import numpy as np
 import pytest
 import train_fixtures as lib
+from kd.train._fusing import fused_size
 
 FIELDS = dict(
     model=lib.BatchNormed(),  # batch statistics: a collection updated every step
@@ -38,10 +39,14 @@ def _assert_same_bits(a, b) -> None:
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
-@pytest.mark.parametrize("steps_per_call", [2, 4, 64])
-def test_fused_steps_give_the_bits_of_single_steps(steps_per_call):
-    _, single, _ = _run(steps_per_call=1)
-    _, fused, _ = _run(steps_per_call=steps_per_call)
+WITH_METRICS = {"train_metrics": {"err": lib.MSE()}}  # logging steps then run on their own
+
+
+@pytest.mark.parametrize("metrics", [{}, WITH_METRICS], ids=["losses-only", "metrics"])
+@pytest.mark.parametrize("steps_per_call", [2, 4, 64, None])
+def test_fused_steps_give_the_bits_of_single_steps(steps_per_call, metrics):
+    _, single, _ = _run(steps_per_call=1, **metrics)
+    _, fused, _ = _run(steps_per_call=steps_per_call, **metrics)
 
     assert int(fused.step) == int(single.step) == 23
     _assert_same_bits(
@@ -51,17 +56,43 @@ def test_fused_steps_give_the_bits_of_single_steps(steps_per_call):
 
 
 def test_the_fused_call_compiles_once_for_every_call_length():
-    trainer, _, _ = _run(steps_per_call=4)  # calls of 1 to 4 updates between the logging steps
+    trainer, _, _ = _run(steps_per_call=4)  # calls of 1 to 4 updates, the logging steps' included
 
     traces = {variant: n for variant, n in trainer.trainstep.num_traces.items() if variant[0] != "eval"}
-    assert traces == {("fused", False): 1, (False, False): 1}  # the fused call, and the logging steps' step
+    assert traces == {("fused", False): 1}  # losses only: a logging step's come back from the fused call
 
 
-def test_on_cpu_the_default_is_one_update_per_call():
-    trainer, _, _ = _run()
+def test_with_metrics_a_logging_step_is_its_own_call():
+    trainer, _, writer = _run(steps_per_call=4, **WITH_METRICS)
 
-    assert ("fused", False) not in trainer.trainstep.num_traces
+    traces = {variant: n for variant, n in trainer.trainstep.num_traces.items() if variant[0] != "eval"}
+    assert traces == {("fused", False): 1, (True, False): 1}
+    assert [s for s, _ in writer.scalars["metrics/err"]] == [1, 6, 12, 18, 23]
+
+
+def test_by_default_the_updates_between_logging_steps_are_one_call():
+    trainer, _, _ = _run()  # log_metrics_every=6: the 5 updates after a logging step and it are one call
+
     assert kd.train.Trainer.__dataclass_fields__["steps_per_call"].default is None
+    assert trainer.trainstep.num_traces[("fused", False)] == 1
+    assert (False, False) not in trainer.trainstep.num_traces
+
+
+@pytest.mark.parametrize(
+    ("period", "bytes_per_batch", "expected"),
+    [
+        (100, 4096, 99),  # a logging step and the 99 before it
+        (1000, 4096, 125),  # 999 = 8 calls of at most 125 (the limit is 128)
+        (1000, None, 125),  # row indices only: the same limit
+        (100, 4 << 20, 2),  # 4 MB batches: 8 MB of stacked batches on CPU
+        (100, 16 << 20, 1),  # too large to stack: one update per call
+        (1, 4096, 1),  # every step logs
+        (2, 4096, 1),
+    ],
+)
+def test_the_size_splits_a_logging_period_evenly_within_the_limits(period, bytes_per_batch, expected):
+    assert fused_size(None, period=period, bytes_per_batch=bytes_per_batch) == expected
+    assert fused_size(7, period=period, bytes_per_batch=bytes_per_batch) == 7  # as asked
 
 
 def test_logs_and_evaluations_land_on_the_steps_asked_for():

@@ -11,7 +11,8 @@ Every pipeline: `iter(p)` (a `CheckpointableIterator`: `get_state()` / `set_stat
 `p.iter_from_state(state)`, `p.element_spec` (a tree of `jax.ShapeDtypeStruct`, one host-local
 batch), `len(p)` (batches per epoch, TypeError when unknown), `p.num_epochs` (None: forever) and
 `p.seed` (defaults to `ROOT_CFG_REF.seed`, filled by the Trainer). `batch_size` is global: host i of
-n yields rows [i*b/n, (i+1)*b/n) of each batch.
+n yields rows [i*b/n, (i+1)*b/n) of each batch. An iterator that is also a `RowsIterator`
+(`InMemoryPipeline`'s) lets the Trainer keep the examples on the device and gather batches there.
 """
 
 from kd.data._base import Pipeline as Pipeline
@@ -24,6 +25,7 @@ from kd.data._from_iterable import FromIterable as FromIterable
 from kd.data._grain import GrainPipeline as GrainPipeline
 from kd.data._in_memory import InMemoryPipeline as InMemoryPipeline
 from kd.data._iterator import CheckpointableIterator as CheckpointableIterator
+from kd.data._iterator import RowsIterator as RowsIterator
 from kd.data._synthetic import SyntheticRegression as SyntheticRegression
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "InMemoryPipeline",
     "LengthMismatchError",
     "Pipeline",
+    "RowsIterator",
     "SeedNotSetError",
     "StateError",
     "SyntheticRegression",

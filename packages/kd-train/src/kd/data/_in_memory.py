@@ -113,7 +113,35 @@ class _InMemoryIterator:
     def __iter__(self) -> _InMemoryIterator:
         return self
 
+    @property
+    def examples(self) -> Any:
+        """Every example: the tree of arrays that batches are rows of (`examples[rows]` is a batch)."""
+        return self._examples
+
+    @property
+    def full_batches(self) -> bool:
+        """Whether every batch has the same rows (a smaller last batch of an epoch makes this False)."""
+        order = self._order
+        return order.drop_remainder or order.num_examples % order.batch_size == 0
+
+    def next_rows(self) -> np.ndarray:
+        """The example indices of the next batch (this host's rows), moving the position as `next()` does:
+        `examples[next_rows()]` is the batch `next()` would have returned. Lets the Trainer keep the
+        examples on the device and gather batches there (no copy from the host per step)."""
+        epoch, index = self._advance()
+        return self._order.host_indices(epoch, index)
+
     def __next__(self) -> Any:
+        epoch, index = self._advance()
+        if not self._order.shuffle:
+            # In order, a batch is a run of rows: a read-only view, no copy (the step copies it to the device).
+            rows = self._order.host_positions(index)
+            return self._treedef.unflatten([_read_only(a[rows.start : rows.stop]) for a in self._leaves])
+        indices = self._order.host_indices(epoch, index)
+        return self._treedef.unflatten([a[indices] for a in self._leaves])
+
+    def _advance(self) -> tuple[int, int]:
+        """`(epoch, index)` of the next batch, then moves past it; StopIteration after the last epoch."""
         num_epochs = self._pipeline.num_epochs
         if num_epochs is not None and self._epoch >= num_epochs:
             raise StopIteration
@@ -121,12 +149,7 @@ class _InMemoryIterator:
         self._index += 1
         if self._index == self._order.batches_per_epoch:
             self._epoch, self._index = self._epoch + 1, 0
-        if not self._order.shuffle:
-            # In order, a batch is a run of rows: a read-only view, no copy (the step copies it to the device).
-            rows = self._order.host_positions(index)
-            return self._treedef.unflatten([_read_only(a[rows.start : rows.stop]) for a in self._leaves])
-        indices = self._order.host_indices(epoch, index)
-        return self._treedef.unflatten([a[indices] for a in self._leaves])
+        return epoch, index
 
     def get_state(self) -> dict[str, int]:
         return _iterator.epoch_state(self._epoch, self._index)

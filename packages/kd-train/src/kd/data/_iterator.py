@@ -34,6 +34,25 @@ class CheckpointableIterator(Protocol):
     def set_state(self, state: Mapping[str, Any]) -> None: ...
 
 
+@runtime_checkable
+class RowsIterator(CheckpointableIterator, Protocol):
+    """An iterator over examples held in memory that can say which rows its next batch takes (kd's
+    `InMemoryPipeline` has it). The Trainer then places `examples` on the device once and gathers each
+    batch there, instead of copying every batch from the host.
+
+    `examples[next_rows()]` (per leaf) is the batch `next()` would have returned, and both move the
+    position alike; `full_batches` is True when every batch has the same number of rows.
+    """
+
+    @property
+    def examples(self) -> Any: ...
+
+    @property
+    def full_batches(self) -> bool: ...
+
+    def next_rows(self) -> Any: ...
+
+
 class FirstBatchKept:
     """An iterator whose first batch was already pulled (to read its shapes) and is handed out first.
 

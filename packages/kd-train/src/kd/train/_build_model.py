@@ -13,10 +13,9 @@ import pkgutil
 from typing import Any
 
 import konfig
-from flax import nnx
 
 from kd.train._errors import ConfigError
-from kd.train._model import NnxModel
+from kd.train._model import NnxModel, is_nnx_module_class
 
 
 def build_model(value: Any) -> Any:
@@ -24,7 +23,7 @@ def build_model(value: Any) -> Any:
         return value
     qualname = value.get("__qualname__")
     target = _import(qualname) if isinstance(qualname, str) else None
-    if isinstance(target, type) and issubclass(target, nnx.Module):
+    if is_nnx_module_class(target):
         if "rngs" in value:
             raise ConfigError(
                 f"Trainer.model: {qualname} is an NNX module; leave out `rngs` (the Trainer builds it with "

@@ -1,10 +1,10 @@
 """Fused steps: how many updates one compiled call runs, and the stacked batches it takes.
 
-    size = fused_size(trainer.steps_per_call, element_spec, log_metrics_every=100)   # e.g. 64
+    size = fused_size(trainer.steps_per_call, period=100, bytes_per_batch=4096)   # 99
     n = steps_until_boundary(step, stop=1000, limit=size, is_boundary=lambda s: s % 100 == 0)
     stacked = stack_batches([next(data) for _ in range(n)], size)   # [size, ...] per leaf
 
-Small models are dispatch-bound: one call of K updates (a `lax.scan`) costs about one dispatch. The
+Small models are dispatch-bound: one call of K updates (a loop compiled once) costs about one dispatch. The
 Trainer still logs, evaluates and checkpoints at the exact steps asked for: a call ends at the next such
 step (a boundary), and a step that must return metrics or summaries runs on its own.
 """
@@ -19,8 +19,11 @@ import jax.numpy as jnp
 import numpy as np
 
 MAX_STEPS_PER_CALL = 128
-# Stacked batches of one call stay within this many bytes when the Trainer chooses the size itself.
+# Stacked batches of one call stay within this many bytes when the Trainer chooses the size itself. On CPU
+# smaller: a larger buffer is a fresh mapping each call, whose page faults cost more than the fused dispatch
+# saves (a 40 MB stack: ~25 ms to fill, ~30 ms more for the call to copy).
 STACKED_BYTES_BUDGET = 64 << 20
+CPU_STACKED_BYTES_BUDGET = 8 << 20
 
 
 def batch_bytes(element_spec: Any) -> int:
@@ -28,18 +31,23 @@ def batch_bytes(element_spec: Any) -> int:
     return sum(int(np.prod(s.shape)) * np.dtype(s.dtype).itemsize for s in jax.tree.leaves(element_spec))
 
 
-def fused_size(steps_per_call: int | None, element_spec: Any, *, log_metrics_every: int) -> int:
-    """The K of the compiled fused call: `steps_per_call` when set; else 1 on CPU, and on accelerators chosen
-    from the logging period and the batch size (at most `MAX_STEPS_PER_CALL`, stacked batches within
-    `STACKED_BYTES_BUDGET`)."""
+def fused_size(steps_per_call: int | None, *, period: int, bytes_per_batch: int | None) -> int:
+    """The K of the compiled fused call: `steps_per_call` when set; else chosen so that the updates between
+    two logging steps (`period - 1`: a logging step runs on its own) take as few calls as the limits allow,
+    split evenly (99 -> one call of 99; 999 -> 8 calls of 125). The limits: `MAX_STEPS_PER_CALL`, and with
+    `bytes_per_batch` (host batches stacked per call; None when a call gets row indices only) the stacked
+    bytes budget."""
     if steps_per_call is not None:
         return int(steps_per_call)
-    if jax.default_backend() == "cpu":
-        # XLA:CPU runs a scan body slower than the same update jitted on its own (a step there costs ~1 ms,
-        # more than the dispatch a fused call saves): measured 0.8x on a 784-128-10 MLP, benchmarks/trainer_bench.py.
+    limit = MAX_STEPS_PER_CALL
+    if bytes_per_batch is not None:
+        budget = CPU_STACKED_BYTES_BUDGET if jax.default_backend() == "cpu" else STACKED_BYTES_BUDGET
+        limit = min(limit, budget // max(1, bytes_per_batch))
+    gap = period - 1
+    if limit <= 1 or gap <= 1:
         return 1
-    by_memory = STACKED_BYTES_BUDGET // max(1, batch_bytes(element_spec))
-    return int(max(1, min(MAX_STEPS_PER_CALL, log_metrics_every, by_memory)))
+    calls = -(-gap // limit)
+    return -(-gap // calls)
 
 
 def steps_until_boundary(step: int, *, stop: int, limit: int, is_boundary: Callable[[int], bool]) -> int:

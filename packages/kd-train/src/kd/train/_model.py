@@ -13,18 +13,40 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 import kontext
 from flax import linen as nn
-from flax import nnx
 
 from kd.nn import training_mode
 from kd.train._context import Context
 from kd.train._errors import ConfigError
+
+if TYPE_CHECKING:
+    from flax import nnx
+
+
+def loaded_nnx_module() -> type | None:
+    """`flax.nnx.Module` once something has imported flax.nnx, else None. An NNX module's class is defined
+    by code that imported flax.nnx, so a linen-only run never pays for importing it (~0.3 s)."""
+    nnx = sys.modules.get("flax.nnx")
+    return getattr(nnx, "Module", None)
+
+
+def is_nnx_module(value: Any) -> bool:
+    """Whether `value` is a built `flax.nnx.Module` (False without importing flax.nnx)."""
+    module_type = loaded_nnx_module()
+    return module_type is not None and isinstance(value, module_type)
+
+
+def is_nnx_module_class(value: Any) -> bool:
+    """Whether `value` is a subclass of `flax.nnx.Module` (False without importing flax.nnx)."""
+    module_type = loaded_nnx_module()
+    return module_type is not None and isinstance(value, type) and issubclass(value, module_type)
 
 
 class InterestFilter:
@@ -163,9 +185,13 @@ class NnxModel:
         return f"NnxModel({self.name})"
 
     def _split(self, module: nnx.Module) -> tuple[Any, Any, Any, Any]:
+        from flax import nnx  # an NNX model's code has loaded it already
+
         return nnx.split(module, nnx.Param, nnx.RngState, ...)
 
     def _templates(self, stream_names: Iterable[str]) -> tuple[Any, ...]:
+        from flax import nnx
+
         if self._abstract is None:
             key = jax.random.key(0)
             rngs = {name: key for name in stream_names}
@@ -187,6 +213,8 @@ class NnxModel:
     def init(
         self, rngs: dict[str, jax.Array], context: Context, all_streams: Iterable[str] = ()
     ) -> tuple[Any, Any]:
+        from flax import nnx
+
         names = dict.fromkeys([*rngs, *all_streams])
         # An NNX module takes every stream it will use at construction (a Dropout keeps its stream).
         keys = {name: rngs.get(name, rngs.get("default", jax.random.key(0))) for name in names}
@@ -205,6 +233,8 @@ class NnxModel:
         is_training: bool,
         capture: InterestFilter,
     ) -> tuple[Any, Any, Any]:
+        from flax import nnx
+
         if self._abstract is None:  # evaluators share the Trainer's NnxModel, initialized by the Trainer
             raise ConfigError("NnxModel.apply before init: call trainer.init_state() (or model.init) first.")
         graphdef, params_t, rng_t, rest_t = self._abstract
@@ -228,6 +258,8 @@ class NnxModel:
 
 
 def _filled(template: Any, pure: Any) -> Any:
+    from flax import nnx
+
     state = jax.tree.map(lambda v: v, template)  # a fresh copy: replace_by_pure_dict writes in place
     nnx.replace_by_pure_dict(state, pure)
     return state
@@ -260,7 +292,7 @@ def as_model(model: Any) -> LinenModel | NnxModel:
             f"Trainer.model: got the linen class {model.__name__}, not a module; instantiate it "
             f"(`{model.__name__}(...)`, in a config `cfg.model = lib.{model.__name__}(...)`)."
         )
-    if isinstance(model, nnx.Module):
+    if is_nnx_module(model):
         raise ConfigError(
             "Trainer.model: got an already built nnx.Module; configure the class instead "
             "(`cfg.model = my_lib.MyModel(din=..., dout=...)`, the Trainer supplies `rngs`), or pass "

@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from flax import linen as nn
-from flax import nnx
 
 from kd._root_ref import INHERITED_ATTR, RootRef
 from kd.train._errors import ConfigError
+from kd.train._model import is_nnx_module
 
 
 def fill_from_root(root: Any, value: Any, where: str, memo: dict[int, Any]) -> Any:
@@ -110,4 +110,4 @@ def _is_opaque(value: Any) -> bool:
 
 
 def _is_model(value: Any) -> bool:
-    return isinstance(value, (nn.Module, nnx.Module))
+    return isinstance(value, nn.Module) or is_nnx_module(value)

@@ -142,39 +142,50 @@ class TrainStep:
             )
         return fn(state, batch)
 
-    def fused_steps(self, state: TrainState, batches: Any, num_steps: int) -> tuple[TrainState, Any]:
+    def fused_steps(
+        self, state: TrainState, batches: Any, num_steps: int, *, source: Any = None
+    ) -> tuple[TrainState, Any]:
         """`num_steps` updates in one compiled call: `batches` stacks K batches on a new first axis, and the
-        first `num_steps` of them (at most K) are trained on, in order; the rest are not used.
+        first `num_steps` of them (at most K) are trained on, in order; the rest are not used. With `source`
+        (a tree of arrays holding every example, on the device) `batches` is instead `int32[K, rows]`: batch
+        i is `source[batches[i]]`, gathered on the device.
 
         Usage: `state, losses = trainstep.fused_steps(state, stacked, 7)`; `losses` holds each step's loss
         states stacked (`[K, ...]`; the entries past `num_steps` are zeros). The parameters equal those of
-        `num_steps` calls of `step`, bit for bit: each update is the same computation (under `lax.cond`, which
-        compiles it on its own), and the batches' K sets the compiled shape, so any `num_steps <= K` reuses
-        one compile. `state` is donated.
+        `num_steps` calls of `step`, bit for bit: each update is the same computation, run `num_steps` times
+        by a loop whose trip count is an argument, so any `num_steps <= K` reuses one compile. `state` is
+        donated.
         """
         if self._jitted_fused is None:
             self._jitted_fused = jax.jit(self._fused_steps, donate_argnums=(0,), out_shardings=_kept(state))
-        return self._jitted_fused(state, batches, jnp.asarray(num_steps, jnp.int32))
+        return self._jitted_fused(state, batches, jnp.asarray(num_steps, jnp.int32), source)
 
-    def _fused_steps(self, state: TrainState, batches: Any, num_steps: jax.Array) -> tuple[TrainState, Any]:
-        self.num_traces[("fused", False)] += 1
-        first = jax.tree.map(lambda x: x[0], batches)
-        loss_specs = jax.eval_shape(lambda s, b: self._update(s, b)[1].loss_states, state, first)
-
-        def body(carry: TrainState, inputs: tuple[Any, jax.Array]) -> tuple[TrainState, Any]:
-            batch, index = inputs
-
-            def run(current: TrainState) -> tuple[TrainState, Any]:
-                new_state, context = self._update(current, batch)
-                return new_state, context.loss_states
-
-            def skip(current: TrainState) -> tuple[TrainState, Any]:
-                return current, jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), loss_specs)
-
-            return jax.lax.cond(index < num_steps, run, skip, carry)
-
+    def _fused_steps(
+        self, state: TrainState, batches: Any, num_steps: jax.Array, source: Any
+    ) -> tuple[TrainState, Any]:
+        self.num_traces[("fused", source is not None)] += 1
         count = jax.tree.leaves(batches)[0].shape[0]
-        return jax.lax.scan(body, state, (batches, jnp.arange(count, dtype=jnp.int32)))
+
+        def batch_at(i: jax.Array) -> Any:
+            if source is None:
+                return jax.tree.map(lambda x: jax.lax.dynamic_index_in_dim(x, i, keepdims=False), batches)
+            rows = jax.lax.dynamic_index_in_dim(batches, i, keepdims=False)
+            return jax.tree.map(lambda x: x.at[rows].get(mode="promise_in_bounds"), source)
+
+        loss_specs = jax.eval_shape(lambda s: self._update(s, batch_at(jnp.int32(0)))[1].loss_states, state)
+        stacked_losses = jax.tree.map(lambda s: jnp.zeros((count, *s.shape), s.dtype), loss_specs)
+
+        def body(i: jax.Array, carry: tuple[TrainState, Any]) -> tuple[TrainState, Any]:
+            current, losses = carry
+            new_state, context = self._update(current, batch_at(i))
+            losses = jax.tree.map(
+                lambda stack, x: jax.lax.dynamic_update_index_in_dim(stack, x, i, 0),
+                losses,
+                context.loss_states,
+            )
+            return new_state, losses
+
+        return jax.lax.fori_loop(0, num_steps, body, (state, stacked_losses))
 
     def _step(
         self, state: TrainState, batch: Any, return_metrics: bool, return_summaries: bool

@@ -28,10 +28,12 @@ import kontext
 from flax import linen as nn
 
 from kd import ckpts, sharding, writers
+from kd.train._aux import AuxState
 from kd.train._build_model import build_model
 from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
-from kd.train._fusing import MAX_STEPS_PER_CALL, fused_size, stack_batches, steps_until_boundary
+from kd.train._feed import make_feed
+from kd.train._fusing import MAX_STEPS_PER_CALL, fused_size, steps_until_boundary
 from kd.train._inspect import parameter_table
 from kd.train._model import InterestFilter, as_model
 from kd.train._nonfinite import POLICIES as NONFINITE_POLICIES
@@ -86,10 +88,11 @@ class Trainer:
       aux: free values for `cfg.ref.aux...` and `ROOT_CFG_REF.aux...`.
       progress: `kd.train.Progress`: the terminal bar (default: shown when stderr is a terminal).
       profiler: `kd.train.Profiler` to trace a few steps into `<workdir>/profile`; None (default) traces nothing.
-      steps_per_call: updates per compiled call (a `lax.scan` over stacked batches); None (default) chooses:
-        1 on CPU (where a scan runs slower than single steps), on accelerators up to 128 within 64 MB of
-        stacked batches. A call never runs past a step that logs, evaluates or checkpoints. The parameters are
-        the same bits either way.
+      steps_per_call: updates per compiled call (a loop over stacked batches, compiled once); None (default)
+        chooses: the updates between two logging steps in as few calls as fit (at most 128; stacked host
+        batches within 8 MB on CPU, 64 MB on accelerators; no limit but 128 when the examples sit on the
+        device, see `kd.data.RowsIterator`). A call never runs past a step that logs, evaluates or
+        checkpoints. The parameters are the same bits either way; 1 runs every update as its own call.
       on_nonfinite_loss: `"stop"` (default): a NaN or infinite loss raises `kd.train.NonFiniteLossError` naming
         the step and the losses, before anything computed from it is logged or checkpointed; `"skip"`: such
         an update is not applied (the state stays as it was, the data moves on) and is reported.
@@ -283,12 +286,16 @@ class Trainer:
             logged: dict[str, Any] = {}
             last_log_time, last_log_step = time.perf_counter(), step
             bar = self.progress.start(total=stop, initial=step)
+            feed = make_feed(
+                data, sharding=self.sharding, element_spec=self.element_spec, fused=self.steps_per_call != 1
+            )
             fused = fused_size(
-                self.steps_per_call, self.element_spec, log_metrics_every=self.log_metrics_every
+                self.steps_per_call, period=self.log_metrics_every, bytes_per_batch=feed.bytes_per_batch
             )
             while step < stop:
                 # One call group: fused updates up to the next step that logs, evaluates or saves (or `stop`);
-                # a step that returns metrics or summaries runs on its own.
+                # a step that returns metrics or summaries runs on its own (one that logs only losses does not:
+                # they come back from the fused call).
                 n = (
                     1
                     if fused == 1
@@ -297,18 +304,20 @@ class Trainer:
                 end = step + n
                 log_metrics = _due(end, self.log_metrics_every, last_step)
                 log_summaries = bool(self.train_summaries) and _due(end, self.log_summaries_every, last_step)
-                in_fused = n - 1 if (log_metrics or log_summaries or fused == 1) else n
+                own_call = fused == 1 or log_summaries or (log_metrics and bool(self.trainstep.metrics))
+                in_fused = n - 1 if own_call else n
                 if profiler is not None:
                     for s in range(step + 1, end + 1):
                         profiler.before_step(s)
                 if in_fused:
-                    batches = [_next(data, step + i) for i in range(in_fused)]
-                    stacked = self.sharding.step_inputs(stack_batches(batches, fused))
-                    state, losses = self.trainstep.fused_steps(state, stacked, in_fused)
+                    inputs = feed.next_group(step, in_fused, size=fused)
+                    state, losses = self.trainstep.fused_steps(state, inputs, in_fused, source=feed.source)
                     watch.add_fused(step + 1, in_fused, losses)
                     step += in_fused
+                    if step == end:  # the group's last update logs: its losses are the fused call's last
+                        aux = AuxState(loss_states=jax.tree.map(lambda x, i=in_fused - 1: x[i], losses))
                 if step < end:
-                    batch = self.sharding.step_input(_next(data, step))
+                    batch = feed.next_batch(step)
                     step += 1
                     state, aux = self.trainstep.step(
                         state, batch, return_metrics=log_metrics, return_summaries=log_summaries
@@ -451,16 +460,6 @@ _SILENT_WRITER = writers.Writer()
 
 def _due(step: int, every: int, last_step: int) -> bool:
     return step == 1 or step == last_step or step % every == 0
-
-
-def _next(data: Any, step: int) -> Any:
-    try:
-        return next(data)
-    except StopIteration:
-        raise ConfigError(
-            f"Trainer.train_ds ran out of batches after {step} steps; give it more epochs (num_epochs=None "
-            "repeats forever) or lower num_train_steps."
-        ) from None
 
 
 def _data_state(data: Any) -> Any:

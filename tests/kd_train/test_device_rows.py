@@ -1,0 +1,134 @@
+"""Examples kept on the device: an `InMemoryPipeline` run gathers its fused calls' batches there, with the bits,
+the logs and the saved data position of a run that copies every batch from the host."""
+
+from __future__ import annotations
+
+import jax
+import kd
+import numpy as np
+import pytest
+import train_fixtures as lib
+from kd.train import _feed
+
+
+def _examples(n: int = 60) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(n, 2)).astype(np.float32)
+    return {"x": x, "y": (x @ np.array([[1.5], [-2.0]], np.float32)).astype(np.float32)}
+
+
+def _pipeline(**fields) -> kd.data.InMemoryPipeline:
+    examples = _examples(fields.pop("n", 60))
+    return kd.data.InMemoryPipeline(loader=lambda: examples, batch_size=8, **fields)
+
+
+def _run(tmp_path=None, **fields):
+    saving = {}
+    if tmp_path is not None:
+        saving = dict(workdir=str(tmp_path), checkpointer=kd.ckpts.Checkpointer(save_interval_steps=10))
+    trainer = lib.make_trainer(
+        **{
+            "num_train_steps": 25,
+            "log_metrics_every": 10,
+            "writer": kd.writers.InMemoryWriter(),
+            **saving,
+            **fields,
+        }
+    )
+    state, _ = trainer.train()
+    return trainer, state
+
+
+def _assert_same_bits(a, b) -> None:
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+@pytest.mark.parametrize("shuffle", [False, True], ids=["in-order", "shuffled"])
+def test_batches_gathered_on_the_device_give_the_bits_of_host_batches(shuffle):
+    ds = _pipeline(shuffle=shuffle)  # 7 batches an epoch: the fused calls cross epochs
+    host_trainer, host = _run(train_ds=ds, steps_per_call=1)
+    device_trainer, on_device = _run(train_ds=ds)
+
+    assert device_trainer.trainstep.num_traces[("fused", True)] == 1  # the rows-gathering call
+    assert ("fused", True) not in host_trainer.trainstep.num_traces
+    _assert_same_bits((on_device.params, on_device.opt_state), (host.params, host.opt_state))
+    assert device_trainer.writer.scalars["losses/total"] == host_trainer.writer.scalars["losses/total"]
+
+
+def test_the_saved_data_position_is_the_one_host_batches_reach(tmp_path):
+    _run(tmp_path / "device", train_ds=_pipeline(shuffle=True))
+    _run(tmp_path / "host", train_ds=_pipeline(shuffle=True), steps_per_call=1)
+
+    positions = {}
+    for name in ("device", "host"):
+        with kd.ckpts.Checkpointer(
+            workdir=str(tmp_path / name), save_interval_steps=10, read_only=True
+        ) as ckpt:
+            specs = lib.make_trainer(train_ds=_pipeline(shuffle=True)).state_specs
+            positions[name] = [ckpt.restore(specs, step=s).data_state for s in ckpt.all_steps()]
+    assert positions["device"] == positions["host"]
+    assert positions["device"][0] == {"epoch": 1, "index": 3}  # step 10: 10 batches of 7 an epoch
+
+
+def test_a_resumed_run_gathers_from_where_it_stopped(tmp_path):
+    _, straight = _run(train_ds=_pipeline(shuffle=True), steps_per_call=1)
+    _run(tmp_path, train_ds=_pipeline(shuffle=True), stop_after_steps=13)
+    _, resumed = _run(tmp_path, train_ds=_pipeline(shuffle=True))
+
+    _assert_same_bits((resumed.params, resumed.opt_state), (straight.params, straight.opt_state))
+
+
+def test_next_rows_names_the_batch_next_would_give_and_moves_alike():
+    ds = _pipeline(shuffle=True, seed=3)
+    by_rows, by_batches = iter(ds), iter(ds)
+
+    assert isinstance(by_rows, kd.data.RowsIterator)
+    for _ in range(9):  # past the end of the first epoch (7 batches)
+        rows = by_rows.next_rows()
+        batch = next(by_batches)
+        np.testing.assert_array_equal(by_rows.examples["x"][rows], batch["x"])
+        assert by_rows.get_state() == by_batches.get_state()
+
+
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        (dict(n=60, drop_remainder=False), "a smaller last batch"),
+        (dict(n=56, drop_remainder=False), None),  # 56 = 7 x 8: every batch is full after all
+    ],
+)
+def test_only_full_batches_are_gathered_on_the_device(fields, reason):
+    data = iter(_pipeline(**fields))
+    spec = lib.make_trainer().element_spec
+
+    feed = _feed.make_feed(data, sharding=kd.sharding.ShardingStrategy(), element_spec=spec, fused=True)
+
+    assert isinstance(feed, _feed.HostFeed if reason else _feed.DeviceRowsFeed)
+
+
+def test_examples_beyond_the_budget_stay_on_the_host(monkeypatch):
+    data = iter(_pipeline())
+    make = lambda: _feed.make_feed(  # noqa: E731
+        data,
+        sharding=kd.sharding.ShardingStrategy(),
+        element_spec=lib.make_trainer().element_spec,
+        fused=True,
+    )
+    assert isinstance(make(), _feed.DeviceRowsFeed)
+
+    monkeypatch.setattr(_feed, "CPU_RESIDENT_BYTES", _examples()["x"].nbytes)  # x alone fills it
+    assert isinstance(make(), _feed.HostFeed)
+
+
+def test_one_update_per_call_copies_host_batches():
+    feed = _feed.make_feed(
+        iter(_pipeline()), sharding=kd.sharding.ShardingStrategy(), element_spec={}, fused=False
+    )
+
+    assert isinstance(feed, _feed.HostFeed)
+
+
+def test_a_run_past_the_last_epoch_names_the_step():
+    with pytest.raises(kd.train.ConfigError, match=r"ran out of batches after 14 steps"):
+        _run(train_ds=_pipeline(num_epochs=2))  # 14 batches, 25 steps
