@@ -65,7 +65,7 @@ The variants:
             mesh, the loss read every `log_every` steps as kd reads it;
   kd:       `kd.train.Trainer` with the same module (behind `kd.nn.ExternalModule`), optimizer and data
             (`InMemoryPipeline`), logging every `log_every` steps, its default sharding and fused steps
-            (`steps_per_call=None`: 1 on CPU, on accelerators up to the logging period per compiled call);
+            (`steps_per_call=None`: the updates between logging steps in as few compiled calls as fit);
   kd1:      kd with `steps_per_call=1`, only with `--lm-variants ...,kd1`: what the fused steps cost or buy.
 Columns, medians over `--repeats` processes:
   steps/s:     steady rate from step `log_every` (the first logged step after step 1: every step variant is

@@ -14,14 +14,19 @@ The variants train the same model on the same data for the same number of steps:
   (a) hand:     `jax.jit(train_step, donate_argnums=0)` over `(params, opt_state)` (init jitted too), a
                 python loop feeding the numpy batches of a fixed pool in turn, blocking only at steps 1, 100
                 and the last;
-  (b) kd:       `kd.train.Trainer` with its defaults (fused steps chosen by itself, no workdir: nothing
-                written), `log_metrics_every=100`, data `kd.data.InMemoryPipeline` over the pool's arrays;
+  (b) kd:       `kd.train.Trainer` with its defaults (fused steps chosen by itself: the 99 updates up to
+                each logging step in one call; no workdir: nothing written), `log_metrics_every=100`, data
+                `kd.data.InMemoryPipeline` over the pool's arrays, which the Trainer keeps on the device and
+                gathers each call's batches from;
   (c) Kauldron: `kauldron.kd.train.Trainer` with its defaults (its profiler included: it traces 5 steps at
                 step 10 into the workdir, a temporary folder), `log_metrics_every=100`, data
                 `kauldron.kd.data.InMemoryPipeline` over the same arrays. Kauldron runs `num_train_steps + 1`
                 updates (steps 0 ... N), one more than the others;
   (b1) kd, 1/call: (b) with `steps_per_call=1` (one jitted call per update), only with `--variants ...,b1`:
                 what the fused steps of (b) cost or buy;
+  (b2) kd, host data: (b) with data `kd.data.FromIterable` over the pool's batches, only with
+                `--variants ...,b2`: a pipeline that is not a `kd.data.RowsIterator`, so each fused call gets
+                its batches stacked on the host and copies them (8 MB a call on CPU: 20 batches);
   (c0) Kauldron, no profiler: (c) with `profiler=None`, only with `--variants ...,c0`: Kauldron's own
                 overhead without its default profiling (which, here, slows every later step and grows RSS).
 Model: linen `Dense(128) -> relu -> Dense(10)` on 784 inputs, batch 128, softmax cross-entropy with integer
@@ -73,6 +78,7 @@ VARIANTS = {
     "a": "(a) hand loop",
     "b": "(b) kd Trainer",
     "b1": "(b1) kd, 1/call",
+    "b2": "(b2) kd, host data",
     "c": "(c) Kauldron",
     "c0": "(c0) Kauldron noprof",
 }
@@ -103,6 +109,11 @@ def _pool() -> dict[str, Any]:
         "x": rng.normal(size=(n, INPUTS)).astype(np.float32),
         "label": rng.integers(0, CLASSES, size=(n, 1)).astype(np.int32),
     }
+
+
+def _pool_batches(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pool as its `POOL` batches (views), in order, as (a) cycles them."""
+    return [{k: v[i * BATCH_SIZE : (i + 1) * BATCH_SIZE] for k, v in data.items()} for i in range(POOL)]
 
 
 def _since_start() -> float:
@@ -143,7 +154,7 @@ def child_hand(steps: int, import_only: bool) -> dict[str, Any]:
             return nn.Dense(CLASSES)(nn.relu(nn.Dense(HIDDEN)(x)))
 
     data = _pool()
-    batches = [{k: v[i * BATCH_SIZE : (i + 1) * BATCH_SIZE] for k, v in data.items()} for i in range(POOL)]
+    batches = _pool_batches(data)
     model = Mlp()
     optimizer = optax.adam(LEARNING_RATE)
 
@@ -186,7 +197,9 @@ def child_hand(steps: int, import_only: bool) -> dict[str, Any]:
     }
 
 
-def child_kd(steps: int, import_only: bool, steps_per_call: int | None = None) -> dict[str, Any]:
+def child_kd(
+    steps: int, import_only: bool, steps_per_call: int | None = None, host_batches: bool = False
+) -> dict[str, Any]:
     """(b): kd.train.Trainer, default settings, logging every 100 steps into an in-memory clock writer."""
     start = time.perf_counter()
     import kd
@@ -213,7 +226,11 @@ def child_kd(steps: int, import_only: bool, steps_per_call: int | None = None) -
     data = _pool()
     trainer = kd.train.Trainer(
         seed=0,
-        train_ds=kd.data.InMemoryPipeline(loader=lambda: data, batch_size=BATCH_SIZE),
+        train_ds=(
+            kd.data.FromIterable(iterable=_pool_batches(data), batch_size=BATCH_SIZE)
+            if host_batches
+            else kd.data.InMemoryPipeline(loader=lambda: data, batch_size=BATCH_SIZE)
+        ),
         model=Mlp(),
         optimizer=optax.adam(LEARNING_RATE),
         train_losses={
@@ -305,6 +322,12 @@ def child_kd_one_per_call(steps: int, import_only: bool) -> dict[str, Any]:
     return child_kd(steps, import_only, steps_per_call=1)
 
 
+def child_kd_host_batches(steps: int, import_only: bool) -> dict[str, Any]:
+    """(b2): (b) over `kd.data.FromIterable` (a pipeline that is not a RowsIterator): host batches stacked per
+    fused call and copied by it, as for any pipeline."""
+    return child_kd(steps, import_only, host_batches=True)
+
+
 def child_kauldron_no_profiler(steps: int, import_only: bool) -> dict[str, Any]:
     """(c0): (c) with `profiler=None` (Kauldron's NoopProfiler)."""
     return child_kauldron(steps, import_only, default_profiler=False)
@@ -314,6 +337,7 @@ CHILDREN = {
     "a": child_hand,
     "b": child_kd,
     "b1": child_kd_one_per_call,
+    "b2": child_kd_host_batches,
     "c": child_kauldron,
     "c0": child_kauldron_no_profiler,
 }
@@ -566,7 +590,7 @@ def main() -> None:
     parser.add_argument(
         "--variants",
         default="a,b,c",
-        help="of a (hand loop), b (kd), c (Kauldron), b1 (kd, steps_per_call=1), c0 (Kauldron, profiler=None); "
+        help="of a (hand loop), b (kd), c (Kauldron), b1 (kd, steps_per_call=1), b2 (kd, FromIterable data), c0 (Kauldron, profiler=None); "
         "default a,b,c",
     )
     parser.add_argument(

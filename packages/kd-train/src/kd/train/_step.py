@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import kontext
 import ktyping
+import numpy as np
 import optax
 
 from kd.train._aux import AuxState
@@ -57,6 +58,7 @@ class TrainStep:
         self._jitted_fused: Any = None
         self._jitted_init: Any = None
         self._jitted_eval: Any = None
+        self._loss_specs_memo: dict[Any, Any] = {}
 
     # ---------------------------------------------------------------- init
 
@@ -66,8 +68,11 @@ class TrainStep:
         With `shardings` (a TrainState of Shardings) each array is created where it belongs, split or
         replicated: the whole state never exists on one device first."""
         if self._jitted_init is None or shardings is not None:
-            self._jitted_init = jax.jit(self._init, out_shardings=shardings)
-        return self._jitted_init(_zeros_like_spec(element_spec))
+            # The batch of zeros is made inside the compiled init: no op runs (and compiles) on its own first.
+            self._jitted_init = jax.jit(
+                lambda: self._init(_zeros_like_spec(element_spec)), out_shardings=shardings
+            )
+        return self._jitted_init()
 
     def _init(self, batch: Any) -> TrainState:
         context = Context(step=jnp.zeros((), jnp.int32), batch=batch)
@@ -172,7 +177,7 @@ class TrainStep:
             rows = jax.lax.dynamic_index_in_dim(batches, i, keepdims=False)
             return jax.tree.map(lambda x: x.at[rows].get(mode="promise_in_bounds"), source)
 
-        loss_specs = jax.eval_shape(lambda s: self._update(s, batch_at(jnp.int32(0)))[1].loss_states, state)
+        loss_specs = self._loss_specs(state, jax.eval_shape(batch_at, jnp.int32(0)))
         stacked_losses = jax.tree.map(lambda s: jnp.zeros((count, *s.shape), s.dtype), loss_specs)
 
         def body(i: jax.Array, carry: tuple[TrainState, Any]) -> tuple[TrainState, Any]:
@@ -246,7 +251,19 @@ class TrainStep:
                 summary_states=states_of(self.summaries, context, "train_summaries"),
             )
 
-        return jax.eval_shape(full, state, element_spec)
+        specs = jax.eval_shape(full, state, element_spec)
+        self._loss_specs_memo[_shapes_key(state, element_spec)] = specs.loss_states
+        return specs
+
+    def _loss_specs(self, state: Any, batch: Any) -> Any:
+        """Shapes and dtypes of the loss states of an update on `state` and `batch` (kept from `context_specs`,
+        which `Trainer.check()` computes, so a fused call's trace does not trace the update twice)."""
+        key = _shapes_key(state, batch)
+        if key not in self._loss_specs_memo:
+            self._loss_specs_memo[key] = jax.eval_shape(
+                lambda s, b: self._update(s, b)[1].loss_states, state, batch
+            )
+        return self._loss_specs_memo[key]
 
 
 def states_of(objects: Mapping[str, Any], context: Context, field: str) -> dict[str, Any]:
@@ -307,6 +324,12 @@ def _collect_paths(tree: Any, out: list[Any]) -> None:
 
 def _zeros_like_spec(spec: Any) -> Any:
     return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), spec)
+
+
+def _shapes_key(*trees: Any) -> tuple[Any, ...]:
+    """What an abstract evaluation depends on: the trees' structure and each leaf's shape and dtype."""
+    leaves, treedef = jax.tree.flatten(trees)
+    return (treedef, *((tuple(np.shape(x)), str(x.dtype)) for x in leaves))
 
 
 def _kept(state: TrainState) -> Any:
