@@ -102,31 +102,40 @@ def test_only_full_batches_are_gathered_on_the_device(fields, reason):
     data = iter(_pipeline(**fields))
     spec = lib.make_trainer().element_spec
 
-    feed = _feed.make_feed(data, sharding=kd.sharding.ShardingStrategy(), element_spec=spec, fused=True)
+    feed, size = _feed.make_feed(
+        data, sharding=kd.sharding.ShardingStrategy(), element_spec=spec, steps_per_call=None, period=10
+    )
 
     assert isinstance(feed, _feed.HostFeed if reason else _feed.DeviceRowsFeed)
+    assert size == 9
 
 
 def test_examples_beyond_the_budget_stay_on_the_host(monkeypatch):
     data = iter(_pipeline())
-    make = lambda: _feed.make_feed(  # noqa: E731
-        data,
-        sharding=kd.sharding.ShardingStrategy(),
-        element_spec=lib.make_trainer().element_spec,
-        fused=True,
-    )
-    assert isinstance(make(), _feed.DeviceRowsFeed)
+    spec = lib.make_trainer().element_spec
 
+    def feed():
+        return _feed.make_feed(
+            data, sharding=kd.sharding.ShardingStrategy(), element_spec=spec, steps_per_call=None, period=10
+        )[0]
+
+    assert isinstance(feed(), _feed.DeviceRowsFeed)
     monkeypatch.setattr(_feed, "CPU_RESIDENT_BYTES", _examples()["x"].nbytes)  # x alone fills it
-    assert isinstance(make(), _feed.HostFeed)
+    assert isinstance(feed(), _feed.HostFeed)
 
 
-def test_one_update_per_call_copies_host_batches():
-    feed = _feed.make_feed(
-        iter(_pipeline()), sharding=kd.sharding.ShardingStrategy(), element_spec={}, fused=False
+@pytest.mark.parametrize(("steps_per_call", "period"), [(1, 100), (None, 1)])
+def test_one_update_per_call_copies_host_batches(steps_per_call, period):
+    feed, size = _feed.make_feed(
+        iter(_pipeline()),
+        sharding=kd.sharding.ShardingStrategy(),
+        element_spec={},
+        steps_per_call=steps_per_call,
+        period=period,
     )
 
     assert isinstance(feed, _feed.HostFeed)
+    assert size == 1
 
 
 def test_a_run_past_the_last_epoch_names_the_step():

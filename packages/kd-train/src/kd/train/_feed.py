@@ -1,8 +1,8 @@
 """How batches reach the compiled step: copied from the host per call, or gathered from examples on the device.
 
-    feed = make_feed(data, sharding=trainer.sharding, element_spec=spec, fused=True)
+    feed, size = make_feed(data, sharding=trainer.sharding, element_spec=spec, steps_per_call=None, period=100)
     batch = feed.next_batch(step)                    # one step's input
-    inputs = feed.next_group(step, 7, size=16)       # a fused call's: 7 batches (as `size`)
+    inputs = feed.next_group(step, 7, size=size)     # a fused call's: 7 batches (padded to `size`)
     state, losses = trainstep.fused_steps(state, inputs, 7, source=feed.source)
 
 `HostFeed` (any pipeline) hands the host batches to the call, which copies them to the devices; a fused call
@@ -21,7 +21,7 @@ import numpy as np
 
 from kd.data._iterator import RowsIterator
 from kd.train._errors import ConfigError
-from kd.train._fusing import batch_bytes, stack_batches
+from kd.train._fusing import batch_bytes, fused_size, stack_batches
 
 # Examples are kept on a CPU "device" within this many bytes: there they are a second copy in host memory.
 CPU_RESIDENT_BYTES = 256 << 20
@@ -62,8 +62,6 @@ class DeviceRowsFeed:
     """Every example on the device (`source`); a fused call gets the rows of its batches (`int32[size, rows]`)
     and gathers each batch there. A single step still gets the host batch (the call copies it)."""
 
-    bytes_per_batch = None  # a call's input is its row indices: the stacked-bytes budget does not apply
-
     def __init__(self, data: RowsIterator) -> None:
         self._data = data
         self.source = jax.device_put(data.examples)
@@ -77,18 +75,23 @@ class DeviceRowsFeed:
         return np.stack(rows).astype(np.int32, copy=False)
 
 
-def make_feed(data: Any, *, sharding: Any, element_spec: Any, fused: bool) -> HostFeed | DeviceRowsFeed:
-    """`DeviceRowsFeed` where it applies (fused calls, one device and one process, a `RowsIterator` with full
-    batches whose examples fit `device_budget()`), else `HostFeed`."""
+def make_feed(
+    data: Any, *, sharding: Any, element_spec: Any, steps_per_call: int | None, period: int
+) -> tuple[HostFeed | DeviceRowsFeed, int]:
+    """`(feed, updates per call)`: `DeviceRowsFeed` where it applies (fused calls, one device and one process,
+    a `RowsIterator` with full batches whose examples fit `device_budget()`), else `HostFeed`; the size from
+    `fused_size` (`period`: the logging period)."""
+    size = fused_size(steps_per_call, period=period, bytes_per_batch=None)
     if (
-        fused
+        size > 1
         and jax.device_count() == 1
         and isinstance(data, RowsIterator)
         and data.full_batches
         and _tree_bytes(data.examples) <= device_budget()
     ):
-        return DeviceRowsFeed(data)
-    return HostFeed(data, sharding=sharding, element_spec=element_spec)
+        return DeviceRowsFeed(data), size
+    feed = HostFeed(data, sharding=sharding, element_spec=element_spec)
+    return feed, fused_size(steps_per_call, period=period, bytes_per_batch=feed.bytes_per_batch)
 
 
 def next_batch(data: Any, step: int) -> Any:

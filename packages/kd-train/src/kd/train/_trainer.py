@@ -33,7 +33,7 @@ from kd.train._build_model import build_model
 from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
 from kd.train._feed import make_feed
-from kd.train._fusing import MAX_STEPS_PER_CALL, fused_size, steps_until_boundary
+from kd.train._fusing import MAX_STEPS_PER_CALL, steps_until_boundary
 from kd.train._inspect import parameter_table
 from kd.train._model import InterestFilter, as_model
 from kd.train._nonfinite import POLICIES as NONFINITE_POLICIES
@@ -286,11 +286,12 @@ class Trainer:
             logged: dict[str, Any] = {}
             last_log_time, last_log_step = time.perf_counter(), step
             bar = self.progress.start(total=stop, initial=step)
-            feed = make_feed(
-                data, sharding=self.sharding, element_spec=self.element_spec, fused=self.steps_per_call != 1
-            )
-            fused = fused_size(
-                self.steps_per_call, period=self.log_metrics_every, bytes_per_batch=feed.bytes_per_batch
+            feed, fused = make_feed(
+                data,
+                sharding=self.sharding,
+                element_spec=self.element_spec,
+                steps_per_call=self.steps_per_call,
+                period=self.log_metrics_every,
             )
             while step < stop:
                 # One call group: fused updates up to the next step that logs, evaluates or saves (or `stop`);
@@ -314,7 +315,7 @@ class Trainer:
                     state, losses = self.trainstep.fused_steps(state, inputs, in_fused, source=feed.source)
                     watch.add_fused(step + 1, in_fused, losses)
                     step += in_fused
-                    if step == end:  # the group's last update logs: its losses are the fused call's last
+                    if log_metrics and step == end:  # the group's last update logs: the call's last losses
                         aux = AuxState(loss_states=jax.tree.map(lambda x, i=in_fused - 1: x[i], losses))
                 if step < end:
                     batch = feed.next_batch(step)
