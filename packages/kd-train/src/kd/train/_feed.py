@@ -87,7 +87,7 @@ def make_feed(
         and jax.device_count() == 1
         and isinstance(data, RowsIterator)
         and data.full_batches
-        and _tree_bytes(data.examples) <= device_budget()
+        and _fits(data.examples)
     ):
         return DeviceRowsFeed(data), size
     feed = HostFeed(data, sharding=sharding, element_spec=element_spec)
@@ -116,5 +116,9 @@ def _ran_out(step: int) -> ConfigError:
     )
 
 
-def _tree_bytes(tree: Any) -> int:
-    return sum(int(np.asarray(leaf).nbytes) for leaf in jax.tree.leaves(tree))
+def _fits(examples: Any) -> bool:
+    """Whether the examples fit `device_budget()`, and their rows int32 indices."""
+    leaves = [np.asarray(leaf) for leaf in jax.tree.leaves(examples)]
+    return (
+        bool(leaves) and leaves[0].shape[0] < 2**31 and sum(leaf.nbytes for leaf in leaves) <= device_budget()
+    )
