@@ -1,5 +1,6 @@
-"""Examples kept on the device: an `InMemoryPipeline` run gathers its fused calls' batches there, with the bits,
-the logs and the saved data position of a run that copies every batch from the host."""
+"""How batches reach fused calls. Examples kept on the device: an `InMemoryPipeline` run gathers its fused calls'
+batches there, with the bits, the logs and the saved data position of a run that copies every batch from the
+host. Host batches of other shapes (an epoch's short last batch) run on their own."""
 
 from __future__ import annotations
 
@@ -96,9 +97,10 @@ def test_next_rows_names_the_batch_next_would_give_and_moves_alike():
     [
         (dict(n=60, drop_remainder=False), "a smaller last batch"),
         (dict(n=56, drop_remainder=False), None),  # 56 = 7 x 8: every batch is full after all
+        (dict(on_device=False), "the pipeline says no"),
     ],
 )
-def test_only_full_batches_are_gathered_on_the_device(fields, reason):
+def test_only_full_batches_are_gathered_on_the_device(fields, reason):  # and only when allowed
     data = iter(_pipeline(**fields))
     spec = lib.make_trainer().element_spec
 
@@ -107,7 +109,7 @@ def test_only_full_batches_are_gathered_on_the_device(fields, reason):
     )
 
     assert isinstance(feed, _feed.HostFeed if reason else _feed.DeviceRowsFeed)
-    assert size == 9
+    assert size == 10  # the logging period: losses only, so the logging step is the call's last
 
 
 def test_examples_beyond_the_budget_stay_on_the_host(monkeypatch):
@@ -141,3 +143,43 @@ def test_one_update_per_call_copies_host_batches(steps_per_call, period):
 def test_a_run_past_the_last_epoch_names_the_step():
     with pytest.raises(kd.train.ConfigError, match=r"ran out of batches after 14 steps"):
         _run(train_ds=_pipeline(num_epochs=2))  # 14 batches, 25 steps
+
+
+@pytest.mark.parametrize("source", ["in-memory", "iterable"])
+def test_a_short_last_batch_runs_on_its_own_with_the_bits_of_single_steps(source):
+    if source == "in-memory":
+        ds = _pipeline(n=60, drop_remainder=False)  # batches of 8, 8, ..., 4: host batches, stacked
+    else:
+        examples = _examples(60)
+        ds = kd.data.FromIterable(
+            iterable=[{k: v[i : i + 8] for k, v in examples.items()} for i in range(0, 60, 8)],
+            num_epochs=None,
+        )
+    single_trainer, single = _run(train_ds=ds, steps_per_call=1)
+    fused_trainer, fused = _run(train_ds=ds)
+
+    assert fused_trainer.trainstep.num_traces[("fused", False)] == 1
+    assert fused_trainer.trainstep.num_traces[(False, False)] == 1  # the short batch's own step
+    _assert_same_bits((fused.params, fused.opt_state), (single.params, single.opt_state))
+    assert fused_trainer.writer.scalars["losses/total"] == single_trainer.writer.scalars["losses/total"]
+
+
+def test_a_profile_traces_exactly_the_steps_asked_for(tmp_path):
+    trainer = lib.make_trainer(
+        workdir=str(tmp_path),
+        train_ds=_pipeline(),
+        num_train_steps=40,
+        log_metrics_every=20,
+        profiler=kd.train.Profiler(first_step=10, num_steps=5),
+    )
+    calls, fused_steps = [], trainer.trainstep.fused_steps
+
+    def recording(state, inputs, num_steps, **kwargs):
+        calls.append((int(state.step) + 1, int(state.step) + num_steps))  # the steps the call runs
+        return fused_steps(state, inputs, num_steps, **kwargs)
+
+    trainer.trainstep.fused_steps = recording
+    trainer.train()
+
+    assert calls == [(1, 1), (2, 10), (11, 15), (16, 20), (21, 40)]
+    assert any((tmp_path / "profile").rglob("*.xplane.pb"))

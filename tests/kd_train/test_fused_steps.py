@@ -79,20 +79,25 @@ def test_by_default_the_updates_between_logging_steps_are_one_call():
 
 
 @pytest.mark.parametrize(
-    ("period", "bytes_per_batch", "expected"),
+    ("period", "bytes_per_batch", "inside", "expected"),
     [
-        (100, 4096, 99),  # a logging step and the 99 before it
-        (1000, 4096, 125),  # 999 = 8 calls of at most 125 (the limit is 128)
-        (1000, None, 125),  # row indices only: the same limit
-        (100, 4 << 20, 2),  # 4 MB batches: 8 MB of stacked batches on CPU
-        (100, 16 << 20, 1),  # too large to stack: one update per call
-        (1, 4096, 1),  # every step logs
-        (2, 4096, 1),
+        (100, 4096, True, 100),  # a logging step that logs only losses and the 99 before it
+        (100, 4096, False, 99),  # a logging step with metrics runs on its own: the 99 before it
+        (1000, 4096, True, 125),  # 8 calls of at most 128
+        (1000, 4096, False, 125),  # 999 = 8 calls, the last of 124
+        (1000, None, True, 125),  # row indices only: the same limit
+        (100, 4 << 20, True, 2),  # 4 MB batches: 8 MB of stacked batches on CPU
+        (100, 16 << 20, True, 1),  # too large to stack: one update per call
+        (1, 4096, True, 1),  # every step logs
+        (2, 4096, False, 1),
     ],
 )
-def test_the_size_splits_a_logging_period_evenly_within_the_limits(period, bytes_per_batch, expected):
-    assert fused_size(None, period=period, bytes_per_batch=bytes_per_batch) == expected
-    assert fused_size(7, period=period, bytes_per_batch=bytes_per_batch) == 7  # as asked
+def test_the_size_splits_a_logging_period_evenly_within_the_limits(period, bytes_per_batch, inside, expected):
+    sizes = [
+        fused_size(asked, period=period, bytes_per_batch=bytes_per_batch, logging_step_inside=inside)
+        for asked in (None, 7)
+    ]
+    assert sizes == [expected, 7]  # chosen, or as asked
 
 
 def test_logs_and_evaluations_land_on_the_steps_asked_for():

@@ -171,7 +171,7 @@ def test_inspecting_runs_no_step_and_allocates_no_state():
     kinspect.step_cost(trainer, return_metrics=True)
     step = trainer.trainstep
     assert dict(step.num_traces) == {}  # no step variant traced for step()
-    assert step._jitted == {} and step._jitted_init is None  # nothing compiled to run, no state initialized
+    assert step._jitted == {} and step._jitted_init == {}  # nothing compiled to run, no state initialized
     assert trainer.writer.scalars == {} and trainer.writer.summaries == {}
 
 

@@ -54,7 +54,7 @@ def test_reading_specs_runs_no_train_step():
     trainer.context_specs  # noqa: B018
     assert _step_traces(trainer.trainstep) == {}
     # Nothing was compiled or run: no jitted init, no jitted step variant exists yet.
-    assert trainer.trainstep._jitted_init is None and trainer.trainstep._jitted == {}
+    assert trainer.trainstep._jitted_init == {} and trainer.trainstep._jitted == {}
 
 
 def test_init_state_is_at_step_zero():

@@ -35,6 +35,9 @@ class InMemoryPipeline(_base.Pipeline):
       num_epochs: passes over the data; None repeats forever.
       drop_remainder: drop the last batch of an epoch when it would be smaller than `batch_size`;
         with False it is yielded smaller (split as evenly as its rows allow between hosts).
+      on_device: let a Trainer on one device keep the examples there (within its budget: 256 MB on CPU,
+        1/8 of an accelerator's memory) and gather its fused calls' batches there; False copies every
+        batch from the host (for a device short of memory).
     """
 
     # The loaded examples do not depend on the seed: the Trainer's copy keeps them (the loader runs once).
@@ -44,6 +47,7 @@ class InMemoryPipeline(_base.Pipeline):
     batch_size: int
     shuffle: bool = False  # Kauldron's default
     drop_remainder: bool = True
+    on_device: bool = True
 
     @functools.cached_property
     def examples(self) -> Any:
@@ -119,10 +123,12 @@ class _InMemoryIterator:
         return self._examples
 
     @property
-    def full_batches(self) -> bool:
-        """Whether every batch has the same rows (a smaller last batch of an epoch makes this False)."""
+    def gather_on_device(self) -> bool:
+        """Whether the Trainer may keep `examples` on the device and gather batches there: the pipeline's
+        `on_device` is set and every batch has the same rows (an epoch's short last batch rules it out)."""
         order = self._order
-        return order.drop_remainder or order.num_examples % order.batch_size == 0
+        full = order.drop_remainder or order.num_examples % order.batch_size == 0
+        return self._pipeline.on_device and full
 
     def next_rows(self) -> np.ndarray:
         """The example indices of the next batch (this host's rows), moving the position as `next()` does:

@@ -41,14 +41,15 @@ class RowsIterator(CheckpointableIterator, Protocol):
     batch there, instead of copying every batch from the host.
 
     `examples[next_rows()]` (per leaf) is the batch `next()` would have returned, and both move the
-    position alike; `full_batches` is True when every batch has the same number of rows.
+    position alike; `gather_on_device` says whether the Trainer may do so (every batch must have the same
+    number of rows).
     """
 
     @property
     def examples(self) -> Any: ...
 
     @property
-    def full_batches(self) -> bool: ...
+    def gather_on_device(self) -> bool: ...
 
     def next_rows(self) -> Any: ...
 

@@ -143,6 +143,12 @@ class ShardingStrategy:
         about 10x cheaper than `device_put` on CPU), on several `put_batch(batch)`."""
         return batch if self._single_device else self.put_batch(batch)
 
+    @property
+    def stacks_batches(self) -> bool:
+        """Whether fused calls can take stacked batches: on one device always, on several with a
+        NamedSharding batch (the stack is split like one batch, along its second axis)."""
+        return self._single_device or isinstance(self.batch_sharding, NamedSharding)
+
     def step_inputs(self, stacked: Any) -> Any:
         """What a fused call should receive: batches stacked on a new first axis, each split like one batch."""
         if self._single_device:

@@ -2,18 +2,20 @@
 
     feed, size = make_feed(data, sharding=trainer.sharding, element_spec=spec, steps_per_call=None, period=100)
     batch = feed.next_batch(step)                    # one step's input
-    inputs = feed.next_group(step, 7, size=size)     # a fused call's: 7 batches (padded to `size`)
-    state, losses = trainstep.fused_steps(state, inputs, 7, source=feed.source)
+    taken, inputs = feed.next_group(step, 7, size=size)   # a fused call's: 7 batches (padded to `size`)
+    state, losses = trainstep.fused_steps(state, inputs, taken, source=feed.source)
 
 `HostFeed` (any pipeline) hands the host batches to the call, which copies them to the devices; a fused call
-gets them stacked. `DeviceRowsFeed` (an iterator that is a `kd.data.RowsIterator`, e.g. `InMemoryPipeline`'s,
-on one device, examples within `device_budget()`) places every example on the device once; a fused call
+gets them stacked (a batch of other shapes, like an epoch's short last batch, runs on its own). `DeviceRowsFeed`
+(an iterator that is a `kd.data.RowsIterator`, e.g. `InMemoryPipeline`'s, on one device, examples within
+`device_budget()`) places every example on the device once; a fused call
 then gets only the row indices of its batches and gathers them there, so no batch is copied per step. Both
 move the iterator alike: its saved position is the same either way.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
@@ -47,15 +49,34 @@ class HostFeed:
     def __init__(self, data: Any, *, sharding: Any, element_spec: Any) -> None:
         self._data = data
         self._sharding = sharding
+        self._shapes = _shapes(element_spec)
+        self._pending: Any = None  # a batch pulled for a group that it could not join
         self.bytes_per_batch = batch_bytes(element_spec)
 
     def next_batch(self, step: int) -> Any:
-        return self._sharding.step_input(next_batch(self._data, step))
+        return self._sharding.step_input(self._pull(step))
 
-    def next_group(self, step: int, num_steps: int, *, size: int) -> Any:
-        """`num_steps` batches stacked on a new first axis, padded to `size` (the padding is not trained on)."""
-        batches = [next_batch(self._data, step + i) for i in range(num_steps)]
-        return self._sharding.step_inputs(stack_batches(batches, size))
+    def next_group(self, step: int, num_steps: int, *, size: int) -> tuple[int, Any]:
+        """`(taken, stacked)`: up to `num_steps` batches stacked on a new first axis, padded to `size` (the
+        padding is not trained on). A batch of other shapes than `element_spec` (an epoch's short last batch)
+        cannot be stacked: the group ends before it (`taken < num_steps`; `stacked` None when `taken` is 0)
+        and it is the next `next_batch`."""
+        batches: list[Any] = []
+        while len(batches) < num_steps:
+            batch = self._pull(step + len(batches))
+            if _shapes(batch) != self._shapes:
+                self._pending = batch
+                break
+            batches.append(batch)
+        if not batches:
+            return 0, None
+        return len(batches), self._sharding.step_inputs(stack_batches(batches, size))
+
+    def _pull(self, step: int) -> Any:
+        if self._pending is not None:
+            batch, self._pending = self._pending, None
+            return batch
+        return next_batch(self._data, step)
 
 
 class DeviceRowsFeed:
@@ -69,29 +90,41 @@ class DeviceRowsFeed:
     def next_batch(self, step: int) -> Any:
         return next_batch(self._data, step)
 
-    def next_group(self, step: int, num_steps: int, *, size: int) -> np.ndarray:
+    def next_group(self, step: int, num_steps: int, *, size: int) -> tuple[int, np.ndarray]:
+        """`(num_steps, rows)`: every batch is full (`gather_on_device`), so all `num_steps` are taken."""
         rows = [_next_rows(self._data, step + i) for i in range(num_steps)]
         rows += [rows[-1]] * (size - num_steps)  # padding: never trained on
-        return np.stack(rows).astype(np.int32, copy=False)
+        return num_steps, np.stack(rows).astype(np.int32, copy=False)
 
 
 def make_feed(
-    data: Any, *, sharding: Any, element_spec: Any, steps_per_call: int | None, period: int
+    data: Any,
+    *,
+    sharding: Any,
+    element_spec: Any,
+    steps_per_call: int | None,
+    period: int,
+    logging_step_inside: bool = True,
 ) -> tuple[HostFeed | DeviceRowsFeed, int]:
     """`(feed, updates per call)`: `DeviceRowsFeed` where it applies (fused calls, one device and one process,
-    a `RowsIterator` with full batches whose examples fit `device_budget()`), else `HostFeed`; the size from
-    `fused_size` (`period`: the logging period)."""
-    size = fused_size(steps_per_call, period=period, bytes_per_batch=None)
+    a `RowsIterator` that allows it, examples within `device_budget()`), else `HostFeed`; the size from
+    `fused_size` (`period`: the logging period). On several devices a batch sharding that is not a
+    NamedSharding cannot be stacked: the chosen size is then 1."""
+    size = functools.partial(
+        fused_size, steps_per_call, period=period, logging_step_inside=logging_step_inside
+    )
     if (
-        size > 1
+        size(bytes_per_batch=None) > 1
         and jax.device_count() == 1
         and isinstance(data, RowsIterator)
-        and data.full_batches
+        and data.gather_on_device
         and _fits(data.examples)
     ):
-        return DeviceRowsFeed(data), size
+        return DeviceRowsFeed(data), size(bytes_per_batch=None)
     feed = HostFeed(data, sharding=sharding, element_spec=element_spec)
-    return feed, fused_size(steps_per_call, period=period, bytes_per_batch=feed.bytes_per_batch)
+    if steps_per_call is None and not sharding.stacks_batches:
+        return feed, 1
+    return feed, size(bytes_per_batch=feed.bytes_per_batch)
 
 
 def next_batch(data: Any, step: int) -> Any:
@@ -114,6 +147,11 @@ def _ran_out(step: int) -> ConfigError:
         f"Trainer.train_ds ran out of batches after {step} steps; give it more epochs (num_epochs=None "
         "repeats forever) or lower num_train_steps."
     )
+
+
+def _shapes(batch: Any) -> tuple[Any, ...]:
+    leaves, treedef = jax.tree.flatten(batch)
+    return (treedef, *(tuple(np.shape(x)) for x in leaves))
 
 
 def _fits(examples: Any) -> bool:

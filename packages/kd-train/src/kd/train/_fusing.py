@@ -1,12 +1,13 @@
 """Fused steps: how many updates one compiled call runs, and the stacked batches it takes.
 
-    size = fused_size(trainer.steps_per_call, period=100, bytes_per_batch=4096)   # 99
+    size = fused_size(trainer.steps_per_call, period=100, bytes_per_batch=4096)   # 100
     n = steps_until_boundary(step, stop=1000, limit=size, is_boundary=lambda s: s % 100 == 0)
     stacked = stack_batches([next(data) for _ in range(n)], size)   # [size, ...] per leaf
 
 Small models are dispatch-bound: one call of K updates (a loop compiled once) costs about one dispatch. The
 Trainer still logs, evaluates and checkpoints at the exact steps asked for: a call ends at the next such
-step (a boundary), and a step that must return metrics or summaries runs on its own.
+step (a boundary), and a step that must return metrics or summaries runs on its own (a logging step that
+logs only losses is the last update of its call).
 """
 
 from __future__ import annotations
@@ -31,10 +32,13 @@ def batch_bytes(element_spec: Any) -> int:
     return sum(int(np.prod(s.shape)) * np.dtype(s.dtype).itemsize for s in jax.tree.leaves(element_spec))
 
 
-def fused_size(steps_per_call: int | None, *, period: int, bytes_per_batch: int | None) -> int:
-    """The K of the compiled fused call: `steps_per_call` when set; else chosen so that the updates between
-    two logging steps (`period - 1`: a logging step runs on its own) take as few calls as the limits allow,
-    split evenly (99 -> one call of 99; 999 -> 8 calls of 125). The limits: `MAX_STEPS_PER_CALL`, and with
+def fused_size(
+    steps_per_call: int | None, *, period: int, bytes_per_batch: int | None, logging_step_inside: bool = True
+) -> int:
+    """The K of the compiled fused call: `steps_per_call` when set; else chosen so that the updates of one
+    logging period take as few calls as the limits allow, split evenly (100 -> one call of 100; 1000 -> 8 calls
+    of 125). With `logging_step_inside=False` (a logging step returns metrics, so it runs on its own) the
+    period's other `period - 1` updates are split instead. The limits: `MAX_STEPS_PER_CALL`, and with
     `bytes_per_batch` (host batches stacked per call; None when a call gets row indices only) the stacked
     bytes budget."""
     if steps_per_call is not None:
@@ -43,11 +47,11 @@ def fused_size(steps_per_call: int | None, *, period: int, bytes_per_batch: int 
     if bytes_per_batch is not None:
         budget = CPU_STACKED_BYTES_BUDGET if jax.default_backend() == "cpu" else STACKED_BYTES_BUDGET
         limit = min(limit, budget // max(1, bytes_per_batch))
-    gap = period - 1
-    if limit <= 1 or gap <= 1:
+    updates = period if logging_step_inside else period - 1
+    if limit <= 1 or updates <= 1:
         return 1
-    calls = -(-gap // limit)
-    return -(-gap // calls)
+    calls = -(-updates // limit)
+    return -(-updates // calls)
 
 
 def steps_until_boundary(step: int, *, stop: int, limit: int, is_boundary: Callable[[int], bool]) -> int:

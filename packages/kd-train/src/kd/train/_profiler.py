@@ -43,6 +43,11 @@ class Profiler:
             return None
         return os.path.join(str(self.workdir), "profile")
 
+    def bounds(self, step: int) -> bool:
+        """Whether a fused call must end at `step`: the step before the traced ones, or the last traced one
+        (so that the trace holds exactly the steps asked for)."""
+        return step in (self.first_step, self.first_step + self.num_steps)
+
     def before_step(self, step: int) -> None:
         """Called with the step about to run (`state.step + 1`)."""
         if step == self.first_step + 1 and self.folder is not None:

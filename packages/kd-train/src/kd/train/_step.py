@@ -56,7 +56,7 @@ class TrainStep:
         self.num_traces: Counter[tuple[Any, bool]] = Counter()
         self._jitted: dict[tuple[bool, bool], Any] = {}
         self._jitted_fused: Any = None
-        self._jitted_init: Any = None
+        self._jitted_init: dict[Any, Any] = {}  # by the batch's shapes
         self._jitted_eval: Any = None
         self._loss_specs_memo: dict[Any, Any] = {}
 
@@ -67,12 +67,13 @@ class TrainStep:
 
         With `shardings` (a TrainState of Shardings) each array is created where it belongs, split or
         replicated: the whole state never exists on one device first."""
-        if self._jitted_init is None or shardings is not None:
+        key = _shapes_key(element_spec)
+        if shardings is not None or key not in self._jitted_init:
             # The batch of zeros is made inside the compiled init: no op runs (and compiles) on its own first.
-            self._jitted_init = jax.jit(
+            self._jitted_init[key] = jax.jit(
                 lambda: self._init(_zeros_like_spec(element_spec)), out_shardings=shardings
             )
-        return self._jitted_init()
+        return self._jitted_init[key]()
 
     def _init(self, batch: Any) -> TrainState:
         context = Context(step=jnp.zeros((), jnp.int32), batch=batch)

@@ -292,6 +292,7 @@ class Trainer:
                 element_spec=self.element_spec,
                 steps_per_call=self.steps_per_call,
                 period=self.log_metrics_every,
+                logging_step_inside=not self.trainstep.metrics,
             )
             while step < stop:
                 # One call group: fused updates up to the next step that logs, evaluates or saves (or `stop`);
@@ -306,17 +307,27 @@ class Trainer:
                 log_metrics = _due(end, self.log_metrics_every, last_step)
                 log_summaries = bool(self.train_summaries) and _due(end, self.log_summaries_every, last_step)
                 own_call = fused == 1 or log_summaries or (log_metrics and bool(self.trainstep.metrics))
-                in_fused = n - 1 if own_call else n
+                fused_end = end - 1 if own_call else end
                 if profiler is not None:
                     for s in range(step + 1, end + 1):
                         profiler.before_step(s)
-                if in_fused:
-                    inputs = feed.next_group(step, in_fused, size=fused)
-                    state, losses = self.trainstep.fused_steps(state, inputs, in_fused, source=feed.source)
-                    watch.add_fused(step + 1, in_fused, losses)
-                    step += in_fused
-                    if log_metrics and step == end:  # the group's last update logs: the call's last losses
-                        aux = AuxState(loss_states=jax.tree.map(lambda x, i=in_fused - 1: x[i], losses))
+                while step < fused_end:
+                    taken, inputs = feed.next_group(step, fused_end - step, size=fused)
+                    if taken:
+                        state, losses = self.trainstep.fused_steps(state, inputs, taken, source=feed.source)
+                        watch.add_fused(step + 1, taken, losses)
+                        step += taken
+                        if (
+                            log_metrics and step == end
+                        ):  # the group's last update logs: the call's last losses
+                            aux = AuxState(loss_states=jax.tree.map(lambda x, i=taken - 1: x[i], losses))
+                    if step < fused_end:  # a batch that cannot be stacked (other shapes) runs on its own
+                        batch = feed.next_batch(step)
+                        step += 1
+                        state, aux = self.trainstep.step(
+                            state, batch, return_metrics=log_metrics and step == end
+                        )
+                        watch.add(step, aux.loss_states)
                 if step < end:
                     batch = feed.next_batch(step)
                     step += 1
@@ -419,13 +430,14 @@ class Trainer:
         return state, data, info
 
     def _is_boundary(self, step: int) -> bool:
-        """Whether `step` logs, evaluates or checkpoints: a fused call group ends there."""
+        """Whether `step` logs, evaluates, checkpoints or starts / ends a profile: a fused call group ends there."""
         last_step = self.num_train_steps
         return (
             _due(step, self.log_metrics_every, last_step)
             or (bool(self.train_summaries) and _due(step, self.log_summaries_every, last_step))
             or self._evals_due(step, last_step)
             or self.checkpointer.should_save(step)
+            or bool(getattr(self.profiler, "bounds", lambda _: False)(step))
         )
 
     def _evals_due(self, step: int, last_step: int) -> bool:
