@@ -24,6 +24,7 @@ import numpy as np
 from kd.data._iterator import RowsIterator
 from kd.train._errors import ConfigError
 from kd.train._fusing import batch_bytes, fused_size, stack_batches
+from kd.train._step import shapes_key
 
 # Examples are kept on a CPU "device" within this many bytes: there they are a second copy in host memory.
 CPU_RESIDENT_BYTES = 256 << 20
@@ -49,7 +50,7 @@ class HostFeed:
     def __init__(self, data: Any, *, sharding: Any, element_spec: Any) -> None:
         self._data = data
         self._sharding = sharding
-        self._shapes = _shapes(element_spec)
+        self._shapes = shapes_key(element_spec)
         self._pending: Any = None  # a batch pulled for a group that it could not join
         self.bytes_per_batch = batch_bytes(element_spec)
 
@@ -64,7 +65,7 @@ class HostFeed:
         batches: list[Any] = []
         while len(batches) < num_steps:
             batch = self._pull(step + len(batches))
-            if _shapes(batch) != self._shapes:
+            if shapes_key(batch) != self._shapes:
                 self._pending = batch
                 break
             batches.append(batch)
@@ -147,11 +148,6 @@ def _ran_out(step: int) -> ConfigError:
         f"Trainer.train_ds ran out of batches after {step} steps; give it more epochs (num_epochs=None "
         "repeats forever) or lower num_train_steps."
     )
-
-
-def _shapes(batch: Any) -> tuple[Any, ...]:
-    leaves, treedef = jax.tree.flatten(batch)
-    return (treedef, *(tuple(np.shape(x)) for x in leaves))
 
 
 def _fits(examples: Any) -> bool:

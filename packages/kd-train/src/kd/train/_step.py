@@ -67,7 +67,7 @@ class TrainStep:
 
         With `shardings` (a TrainState of Shardings) each array is created where it belongs, split or
         replicated: the whole state never exists on one device first."""
-        key = _shapes_key(element_spec)
+        key = shapes_key(element_spec)
         if shardings is not None or key not in self._jitted_init:
             # The batch of zeros is made inside the compiled init: no op runs (and compiles) on its own first.
             self._jitted_init[key] = jax.jit(
@@ -253,13 +253,13 @@ class TrainStep:
             )
 
         specs = jax.eval_shape(full, state, element_spec)
-        self._loss_specs_memo[_shapes_key(state, element_spec)] = specs.loss_states
+        self._loss_specs_memo[shapes_key(state, element_spec)] = specs.loss_states
         return specs
 
     def _loss_specs(self, state: Any, batch: Any) -> Any:
         """Shapes and dtypes of the loss states of an update on `state` and `batch` (kept from `context_specs`,
         which `Trainer.check()` computes, so a fused call's trace does not trace the update twice)."""
-        key = _shapes_key(state, batch)
+        key = shapes_key(state, batch)
         if key not in self._loss_specs_memo:
             self._loss_specs_memo[key] = jax.eval_shape(
                 lambda s, b: self._update(s, b)[1].loss_states, state, batch
@@ -327,10 +327,13 @@ def _zeros_like_spec(spec: Any) -> Any:
     return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), spec)
 
 
-def _shapes_key(*trees: Any) -> tuple[Any, ...]:
+def shapes_key(*trees: Any) -> tuple[Any, ...]:
     """What an abstract evaluation depends on: the trees' structure and each leaf's shape and dtype."""
     leaves, treedef = jax.tree.flatten(trees)
-    return (treedef, *((tuple(np.shape(x)), str(x.dtype)) for x in leaves))
+    return (
+        treedef,
+        *((np.shape(x), str(x.dtype if hasattr(x, "dtype") else np.result_type(x))) for x in leaves),
+    )
 
 
 def _kept(state: TrainState) -> Any:
