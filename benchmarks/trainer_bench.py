@@ -1,6 +1,7 @@
 """kd.train.Trainer against a hand-written jitted flax + optax loop and against Kauldron's Trainer.
 
-    python3 -m hatch run python benchmarks/trainer_bench.py                  # (a) and (b); (c) if found
+    python3 -m hatch run bench-trainer                                       # (a) and (b); (c) if found
+    python3 -m hatch run python benchmarks/trainer_bench.py                  # the same
     python3 -m hatch run python benchmarks/trainer_bench.py --steps 200 --repeats 1    # a quick look
     python3 -m hatch run python benchmarks/trainer_bench.py --install-size   # + a fresh venv of the kd stack
     python3 -m hatch run python benchmarks/trainer_bench.py --variants '' --install-size   # that alone
