@@ -10,7 +10,8 @@ import kd
 import numpy as np
 import pytest
 import train_fixtures as lib
-from kd.train._fusing import fused_size
+from kd.train import _fusing
+from kd.train._fusing import fused_size, time_capped
 
 FIELDS = dict(
     model=lib.BatchNormed(),  # batch statistics: a collection updated every step
@@ -155,3 +156,27 @@ def test_the_progress_bar_counts_every_fused_step(capsys):
 def test_steps_per_call_must_be_a_positive_int(value):
     with pytest.raises(kd.train.ConfigError, match=r"steps_per_call: expected None or an int"):
         lib.make_trainer(steps_per_call=value)
+
+
+@pytest.mark.parametrize(
+    ("seconds_per_update", "expected"),
+    [(None, 100), (0.001, 100), (0.5, 4), (5.0, 1)],  # calls of about 2 s at most
+)
+def test_a_slow_update_gets_short_calls(seconds_per_update, expected):
+    assert time_capped(100, seconds_per_update) == expected
+
+
+def test_calls_shrink_once_a_logging_window_measured_the_updates(monkeypatch):
+    monkeypatch.setattr(_fusing, "CALL_SECONDS", 1e-9)  # as if every update took longer than a call may
+    trainer = lib.make_trainer(**{**FIELDS, "num_train_steps": 14, "evals": {}})
+    calls, fused_steps = [], trainer.trainstep.fused_steps
+
+    def recording(state, inputs, num_steps, **kwargs):
+        calls.append((int(state.step) + 1, int(state.step) + num_steps))
+        return fused_steps(state, inputs, num_steps, **kwargs)
+
+    trainer.trainstep.fused_steps = recording
+    trainer.train()
+
+    # Steps 2-6: the first window, not yet measured (it starts after step 1). Then one update per call.
+    assert calls == [(1, 1), (2, 6), *((s, s) for s in range(7, 15))]

@@ -25,6 +25,8 @@ MAX_STEPS_PER_CALL = 128
 # saves (a 40 MB stack: ~25 ms to fill, ~30 ms more for the call to copy).
 STACKED_BYTES_BUDGET = 64 << 20
 CPU_STACKED_BYTES_BUDGET = 8 << 20
+# Once an update's time is known (from a logging window), a call runs at most about this long.
+CALL_SECONDS = 2.0
 
 
 def batch_bytes(element_spec: Any) -> int:
@@ -52,6 +54,15 @@ def fused_size(
         return 1
     calls = -(-updates // limit)
     return -(-updates // calls)
+
+
+def time_capped(size: int, seconds_per_update: float | None) -> int:
+    """At most `size` updates, and no more than take about `CALL_SECONDS` (at `seconds_per_update`, measured
+    over the last logging window): the loop sees a SIGTERM, and the progress bar moves, between calls, so a
+    model whose update takes seconds gets short calls (fusing buys it nothing anyway)."""
+    if not seconds_per_update or seconds_per_update <= 0:
+        return size
+    return max(1, min(size, int(CALL_SECONDS / seconds_per_update)))
 
 
 def steps_until_boundary(step: int, *, stop: int, limit: int, is_boundary: Callable[[int], bool]) -> int:

@@ -33,7 +33,7 @@ from kd.train._build_model import build_model
 from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
 from kd.train._feed import make_feed
-from kd.train._fusing import MAX_STEPS_PER_CALL, steps_until_boundary
+from kd.train._fusing import MAX_STEPS_PER_CALL, steps_until_boundary, time_capped
 from kd.train._inspect import parameter_table
 from kd.train._model import InterestFilter, as_model
 from kd.train._nonfinite import POLICIES as NONFINITE_POLICIES
@@ -91,8 +91,9 @@ class Trainer:
       steps_per_call: updates per compiled call (a loop over stacked batches, compiled once); None (default)
         chooses: the updates between two logging steps in as few calls as fit (at most 128; stacked host
         batches within 8 MB on CPU, 64 MB on accelerators; no limit but 128 when the examples sit on the
-        device, see `kd.data.RowsIterator`). A call never runs past a step that logs, evaluates or
-        checkpoints. The parameters are the same bits either way; 1 runs every update as its own call.
+        device, see `kd.data.RowsIterator`; once a logging window has measured the updates, calls of about
+        2 s at most). A call never runs past a step that logs, evaluates, checkpoints or bounds a profile.
+        On CPU the parameters are the same bits either way; 1 runs every update as its own call.
       on_nonfinite_loss: `"stop"` (default): a NaN or infinite loss raises `kd.train.NonFiniteLossError` naming
         the step and the losses, before anything computed from it is logged or checkpointed; `"skip"`: such
         an update is not applied (the state stays as it was, the data moves on) and is reported.
@@ -285,6 +286,9 @@ class Trainer:
                 self._run_evals(state, step, last_step)
             logged: dict[str, Any] = {}
             last_log_time, last_log_step = time.perf_counter(), step
+            # Training time per update over the last logging window (evaluations and saves left out).
+            seconds_per_update: float | None = None
+            window: tuple[float, int] | None = None
             bar = self.progress.start(total=stop, initial=step)
             feed, fused = make_feed(
                 data,
@@ -301,7 +305,12 @@ class Trainer:
                 n = (
                     1
                     if fused == 1
-                    else steps_until_boundary(step, stop=stop, limit=fused, is_boundary=self._is_boundary)
+                    else steps_until_boundary(
+                        step,
+                        stop=stop,
+                        limit=time_capped(fused, seconds_per_update),
+                        is_boundary=self._is_boundary,
+                    )
                 )
                 end = step + n
                 log_metrics = _due(end, self.log_metrics_every, last_step)
@@ -353,6 +362,8 @@ class Trainer:
                     logged["perf/train_seconds"] = now - started
                     if self.on_nonfinite_loss == "skip":
                         logged["perf/skipped_updates"] = watch.skipped
+                    if window is not None and step > window[1]:  # done: its losses were read
+                        seconds_per_update = (now - window[0]) / (step - window[1])
                     last_log_time, last_log_step = now, step
                     writer.write_scalars(step, logged)
                     bar.logged(logged)
@@ -374,6 +385,8 @@ class Trainer:
                         info=info,
                         force=step == stop or preempted,
                     )
+                if log_metrics:  # the next window starts after this step's evaluations and save
+                    window = (time.perf_counter(), step)
                 if preempted:
                     print_line(
                         f"preempted (SIGTERM) at step {step} of {last_step}: the state is checkpointed; run the same"
