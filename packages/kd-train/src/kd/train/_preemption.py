@@ -1,4 +1,4 @@
-"""`Preemption`: SIGTERM (how schedulers preempt a job) asks the training loop to stop after its current step.
+"""`Preemption`: SIGTERM (how schedulers preempt a job) asks the training loop to stop after its current call.
 
     with Preemption() as preemption:
         while step < stop and not preemption.requested: ...

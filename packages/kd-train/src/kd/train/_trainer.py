@@ -252,7 +252,7 @@ class Trainer:
 
         In a workdir holding checkpoints it continues from the latest complete one: same state, the data from
         the next batch, the logs without the steps after it. A SIGTERM (preemption) ends the loop after the
-        current step, which is checkpointed; `state.step` then tells where it stopped, and the next `train()`
+        current call (a step, or fused steps of about 2 s at most), which is checkpointed; `state.step` then tells where it stopped, and the next `train()`
         in the same workdir continues from there. A non-finite loss stops the run (`NonFiniteLossError`)
         before anything computed from it is logged or saved, or skips that update (`on_nonfinite_loss`).
         """
