@@ -24,7 +24,6 @@ import numpy as np
 from kd.data._iterator import RowsIterator
 from kd.train._errors import ConfigError
 from kd.train._fusing import batch_bytes, fused_size, stack_batches
-from kd.train._step import shapes_key
 
 # Examples are kept on a CPU "device" within this many bytes: there they are a second copy in host memory.
 CPU_RESIDENT_BYTES = 256 << 20
@@ -50,7 +49,7 @@ class HostFeed:
     def __init__(self, data: Any, *, sharding: Any, element_spec: Any) -> None:
         self._data = data
         self._sharding = sharding
-        self._shapes = shapes_key(element_spec)
+        self._shapes = _leaf_shapes(element_spec)
         self._pending: Any = None  # a batch pulled for a group that it could not join
         self.bytes_per_batch = batch_bytes(element_spec)
 
@@ -65,7 +64,7 @@ class HostFeed:
         batches: list[Any] = []
         while len(batches) < num_steps:
             batch = self._pull(step + len(batches))
-            if shapes_key(batch) != self._shapes:
+            if _leaf_shapes(batch) != self._shapes:
                 self._pending = batch
                 break
             batches.append(batch)
@@ -148,6 +147,12 @@ def _ran_out(step: int) -> ConfigError:
         f"Trainer.train_ds ran out of batches after {step} steps; give it more epochs (num_epochs=None "
         "repeats forever) or lower num_train_steps."
     )
+
+
+def _leaf_shapes(batch: Any) -> tuple[tuple[int, ...], ...]:
+    """The shapes of a batch's arrays, in order: batches that agree on them stack (the spec's dtype and
+    container type need not match a batch's)."""
+    return tuple(np.shape(x) for x in jax.tree.leaves(batch))
 
 
 def _fits(examples: Any) -> bool:
