@@ -228,7 +228,7 @@ def child_kd(
     trainer = kd.train.Trainer(
         seed=0,
         train_ds=(
-            kd.data.FromIterable(iterable=_pool_batches(data), batch_size=BATCH_SIZE)
+            kd.data.FromIterable(iterable=_pool_batches(data), batch_size=BATCH_SIZE, num_epochs=None)
             if host_batches
             else kd.data.InMemoryPipeline(loader=lambda: data, batch_size=BATCH_SIZE)
         ),
