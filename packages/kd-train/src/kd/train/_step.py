@@ -158,9 +158,9 @@ class TrainStep:
 
         Usage: `state, losses = trainstep.fused_steps(state, stacked, 7)`; `losses` holds each step's loss
         states stacked (`[K, ...]`; the entries past `num_steps` are zeros). The parameters equal those of
-        `num_steps` calls of `step`, bit for bit: each update is the same computation, run `num_steps` times
-        by a loop whose trip count is an argument, so any `num_steps <= K` reuses one compile. `state` is
-        donated.
+        `num_steps` calls of `step`, bit for bit on CPU (tested; an accelerator's compiler may round the loop
+        body otherwise): each update is the same computation, run `num_steps` times by a loop whose trip
+        count is an argument, so any `num_steps <= K` reuses one compile. `state` is donated.
         """
         if self._jitted_fused is None:
             self._jitted_fused = jax.jit(self._fused_steps, donate_argnums=(0,), out_shardings=_kept(state))
