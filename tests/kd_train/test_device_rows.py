@@ -4,6 +4,12 @@ host. Host batches of other shapes (an epoch's short last batch) run on their ow
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import jax
 import kd
 import numpy as np
@@ -183,3 +189,47 @@ def test_a_profile_traces_exactly_the_steps_asked_for(tmp_path):
 
     assert calls == [(1, 1), (2, 10), (11, 15), (16, 20), (21, 40)]
     assert any((tmp_path / "profile").rglob("*.xplane.pb"))
+
+
+_TWO_DEVICES = """
+import json, os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+import jax, kd
+from kd.train import _feed
+import train_fixtures as lib  # on PYTHONPATH
+
+spec = lib.make_trainer().element_spec
+sizes = {}
+for name, batch in [("named", kd.sharding.FIRST_DIM), ("single", jax.sharding.SingleDeviceSharding(jax.devices()[0]))]:
+    strategy = kd.sharding.ShardingStrategy(batch=batch)
+    feed, size = _feed.make_feed(iter(lib.Regression()), sharding=strategy, element_spec=spec, steps_per_call=None, period=10)
+    sizes[name] = [type(feed).__name__, size, strategy.stacks_batches]
+print(json.dumps(sizes))
+"""
+
+
+def test_on_two_devices_a_batch_sharding_that_cannot_stack_runs_one_update_per_call():
+    path = os.pathsep.join([str(Path(lib.__file__).parent), os.environ.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        [sys.executable, "-c", _TWO_DEVICES],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "PYTHONPATH": path},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.splitlines()[-1]) == {
+        "named": ["HostFeed", 10, True],  # stacked batches, split like one batch
+        "single": ["HostFeed", 1, False],  # not a NamedSharding: no stack, no error
+    }
+
+
+def test_init_follows_the_batch_shapes_it_is_given():
+    step = lib.make_trainer().trainstep
+    narrow = {"x": jax.ShapeDtypeStruct((8, 2), np.float32), "y": jax.ShapeDtypeStruct((8, 1), np.float32)}
+    wide = {"x": jax.ShapeDtypeStruct((8, 5), np.float32), "y": jax.ShapeDtypeStruct((8, 1), np.float32)}
+
+    kernels = [jax.tree.leaves(step.init(spec).params)[1].shape for spec in (narrow, wide, narrow)]
+
+    assert kernels[0] == kernels[2] != kernels[1]
+    assert kernels[1][0] == 5  # the first Dense reads 5 features
