@@ -246,6 +246,26 @@ def _hand_loop(
     return state, loss, timing
 
 
+def _hand_train_step(model: Any, optimizer: Any, *, inputs: str, labels: str) -> Any:
+    """The hand loop's update of `(params, opt_state)`: softmax cross-entropy of `model` on `batch[inputs]`
+    against the integer `batch[labels]`, then `optimizer`; returns `(new state, loss)`."""
+    import jax
+    import optax
+
+    def train_step(state: Any, batch: dict[str, Any]) -> tuple[Any, Any]:
+        params, opt_state = state
+
+        def loss_fn(p: Any) -> Any:
+            logits = model.apply({"params": p}, batch[inputs])
+            return optax.softmax_cross_entropy_with_integer_labels(logits, batch[labels]).mean()
+
+        loss, grads = jax.value_and_grad(loss_fn)(params)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state), loss
+
+    return train_step
+
+
 def _data_mesh() -> Any:
     """A one-axis mesh `("data",)` over all devices, its axis typed Auto (jit propagates shardings)."""
     import jax
@@ -323,16 +343,7 @@ def child_mlp_hand(spec: dict[str, Any]) -> dict[str, Any]:
 
     state = jax.jit(init, out_shardings=replicated)(jax.random.key(0))
 
-    def train_step(state: Any, batch: dict[str, Any]) -> tuple[Any, jax.Array]:
-        params, opt_state = state
-
-        def loss_fn(p: Any) -> jax.Array:
-            logits = model.apply({"params": p}, batch["x"])
-            return optax.softmax_cross_entropy_with_integer_labels(logits, batch["label"]).mean()
-
-        loss, grads = jax.value_and_grad(loss_fn)(params)
-        updates, opt_state = optimizer.update(grads, opt_state, params)
-        return (optax.apply_updates(params, updates), opt_state), loss
+    train_step = _hand_train_step(model, optimizer, inputs="x", labels="label")
 
     step_fn = jax.jit(
         train_step, in_shardings=(replicated, split), out_shardings=replicated, donate_argnums=0
@@ -472,16 +483,7 @@ def child_lm_hand(spec: dict[str, Any]) -> dict[str, Any]:
 
     state = jax.jit(init, out_shardings=replicated)(jax.random.key(0))
 
-    def train_step(state: Any, batch: dict[str, Any]) -> tuple[Any, jax.Array]:
-        params, opt_state = state
-
-        def loss_fn(p: Any) -> jax.Array:
-            logits = model.apply({"params": p}, batch["inputs"])
-            return optax.softmax_cross_entropy_with_integer_labels(logits, batch["targets"]).mean()
-
-        loss, grads = jax.value_and_grad(loss_fn)(params)
-        updates, opt_state = optimizer.update(grads, opt_state, params)
-        return (optax.apply_updates(params, updates), opt_state), loss
+    train_step = _hand_train_step(model, optimizer, inputs="inputs", labels="targets")
 
     put = lambda batch: jax.device_put(batch, split)  # noqa: E731
     compiled = (
