@@ -36,3 +36,51 @@ def give_run() -> Any:
 
 
 __all__ = ["Box", "EvilAlias", "add", "give_run", "partial_run", "run_alias", "sub", "thing"]
+
+
+partial_add = functools.partial(add, 1)  # a partial of an allowed function: allowed without `functools`
+
+
+def give_runs() -> Any:
+    """A container holding a forbidden function (read from it by a reference, it is refused)."""
+    return {"run": forbidden_lib.run, "numbers": [3, 1, 2]}
+
+
+class Nested:
+    """Resolves the sub-config it is given unresolved while it is being built (as kd's Trainer does)."""
+
+    __konfig_resolve_exclude_fields__ = ("sub",)
+
+    def __init__(self, sub: Any = None, allowed: Any = None) -> None:
+        import konfig
+
+        self.sub = sub
+        self.value = konfig.resolve(sub) if allowed is None else konfig.resolve(sub, allowed=allowed)
+
+
+class Later:
+    """Keeps its sub-config unresolved; `build()` resolves it later (after the outer resolve returned)."""
+
+    __konfig_resolve_exclude_fields__ = ("sub",)
+
+    def __init__(self, sub: Any = None) -> None:
+        self.sub = sub
+
+    def build(self) -> Any:
+        import konfig
+
+        return konfig.resolve(self.sub)
+
+
+def import_by_name(qualname: str) -> Any:
+    """A library function that turns names into objects through konfig's importer."""
+    import konfig
+
+    return konfig.import_object(qualname)
+
+
+def resolve_named(qualname: str, allowed: Any = None) -> Any:
+    """Builds and resolves a config of its own from a name it is given (its check sees only a string)."""
+    import konfig
+
+    return konfig.resolve({"__qualname__": qualname}, allowed=allowed)

@@ -31,3 +31,14 @@ class CallableThing:
 
 
 SECRET = {"token": "s3cret"}
+
+
+class Wrapper:
+    """A callable object of a forbidden class that claims to wrap an allowed function."""
+
+    def __init__(self, fn: Any) -> None:
+        self.__wrapped__ = fn
+
+    def __call__(self, *args: Any) -> str:
+        CALLS.append("Wrapper()")
+        return "ran"

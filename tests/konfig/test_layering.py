@@ -18,7 +18,16 @@ PACKAGE_DIR = pathlib.Path(konfig.__file__).parent
 GRAPH = import_graph(PACKAGE_DIR, "konfig")
 # Bottom to top: a module imports only modules listed before it (CONTRIBUTING.md has the same map).
 LAYERS = (
-    ("_keys", "_paths", "_placeholder", "_annotations", "_immutable_dict", "_layers_above"),
+    (
+        "_keys",
+        "_paths",
+        "_placeholder",
+        "_annotations",
+        "_immutable_dict",
+        "_layers_above",
+        "_policy",
+        "_hash_spread",
+    ),
     ("_errors",),  # every exception type and the helpers that word messages
     ("_signature", "_targets"),
     ("_node_path",),  # how errors name a node

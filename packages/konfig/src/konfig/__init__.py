@@ -58,6 +58,7 @@ from ._ref_copy import ref_copy as ref_copy
 from ._refs import ref_fn as ref_fn
 from ._repr import register_aliases as register_aliases
 from ._resolve import resolve as resolve
+from ._targets import import_object as import_object
 
 __version__ = "0.1.0"
 
@@ -78,6 +79,7 @@ __all__ = [
     "TargetNotFoundError",
     "WithRef",
     "get_by_path",
+    "import_object",
     "imports",
     "placeholder",
     "ref_copy",

@@ -12,12 +12,14 @@ from ._errors import (
     ResolveError,
     did_you_mean,
     resolve_error,
+    shorten_path,
 )
 from ._immutable_dict import ImmutableDict, register_pytree_if_jax_imported
 from ._json import decode
 from ._keys import is_positional_key
 from ._paths import format_path
 from ._placeholder import Placeholder
+from ._policy import current_policy, enter, hand_over, handed_over_policy, leave
 from ._refs import OPS, OpRef, PathRef, Ref, ref_repr
 from ._signature import display_name
 from ._targets import import_target
@@ -150,6 +152,10 @@ class _Resolver:
 
         target = self.target(qualname, v)
         exclude = getattr(target, "__konfig_resolve_exclude_fields__", ())
+        if exclude and self.guard is not None:
+            for key in exclude:
+                if key in fields:
+                    _hand_over(fields[key], self.guard)
         positional: dict[int, Any] = {}
         kwargs: dict[str, Any] = {}
         self.active.add(vid)
@@ -180,14 +186,21 @@ class _Resolver:
             raise _Failure(
                 f"positional arguments must be contiguous from [0], got {sorted(positional)}", None, v._origin
             ) from None
-        if self.guard is not None:
-            self.guarded(self.guard.admit_call, target, args, kwargs)
+        guard = self.guard
+        if guard is not None:
+            args, kwargs = self.guarded(guard.admit_call, target, args, kwargs)
         try:
             obj = target(*args, **kwargs)
+        except DisallowedTargetError as e:  # a nested resolve refused under the policy in force
+            f = _Failure(f"building {display_name(qualname)}(...): {e}", None, v._origin)
+            f.error_type = DisallowedTargetError
+            raise f from None
         except Exception as e:
             raise _Failure(
                 f"building {display_name(qualname)}(...) raised {type(e).__name__}: {e}", e, v._origin
             ) from None
+        if guard is not None:  # what an allowed callable returns is judged like everything else
+            self.guarded(guard.admit_built, obj)
         post = getattr(type(obj), "__post_konfig_resolve__", None)
         if post is not None:
             try:
@@ -298,7 +311,8 @@ class _Resolver:
         if guard is not None:
             op = r._konfig_op
             if op == "call" and args:
-                self.guarded(guard.admit_call, args[0], args[1:], kwargs)
+                call_args, kwargs = self.guarded(guard.admit_call, args[0], args[1:], kwargs)
+                args = [args[0], *call_args]
             elif op == "getattr" and len(args) > 1:
                 self.guarded(guard.admit_getattr, args[0], args[1])  # A name computed by a reference.
             else:
@@ -312,12 +326,19 @@ class _Resolver:
         return result
 
     @staticmethod
-    def guarded(check: Callable[..., Any], *args: Any) -> None:
-        """Runs a safe-mode check; a refusal becomes a `DisallowedTargetError` naming the path."""
+    def guarded(check: Callable[..., Any], *args: Any) -> Any:
+        """Runs a safe-mode check; a refusal becomes a `DisallowedTargetError` naming the path, and any
+        other error of the check (an operand that cannot be measured) konfig's own `ResolveError`."""
         try:
-            check(*args)
+            return check(*args)
         except DisallowedTargetError as e:
             f = _Failure(f"{e}; it was not used", None)
+            f.error_type = DisallowedTargetError
+            raise f from None
+        except Exception as e:
+            f = _Failure(
+                f"safe mode could not check an operand ({type(e).__name__}: {e}); it was not used", None
+            )
             f.error_type = DisallowedTargetError
             raise f from None
 
@@ -345,15 +366,18 @@ def resolve(cfg: Any, *, freeze: bool = True, allowed: Iterable[str] | None = No
     Raises:
         ResolveError: naming the failing path, chained to the original error.
     """
+    in_force = current_policy() or handed_over_policy(cfg)
     if type(cfg) is dict or type(cfg) is list:  # JSON data (`konfig.export` of a list, parsed JSON)
         cfg = _from_plain(cfg)
     guard = None
-    if allowed is not None:
+    if allowed is not None or in_force is not None:
         from ._safe_mode import Guard, check_allowed
 
-        guard = Guard(check_allowed(cfg, allowed))
+        patterns = check_allowed(cfg, allowed, within=in_force)
+        guard = Guard(patterns, parent=in_force) if allowed is not None else in_force
     if freeze:
         register_pytree_if_jax_imported()
+    token = enter(guard) if guard is not None else None
     try:
         return _Resolver(freeze, guard).value(cfg)
     except _MissingRequired:
@@ -362,6 +386,33 @@ def resolve(cfg: Any, *, freeze: bool = True, allowed: Iterable[str] | None = No
         raise _error(f) from f.cause
     except RecursionError:
         raise _depth_error(cfg) from None
+    finally:
+        if token is not None:
+            leave(token)
+
+
+def _hand_over(value: Any, guard: Guard) -> None:
+    """Marks every config node of a field passed unresolved (`__konfig_resolve_exclude_fields__`) with the
+    policy: the target that resolves it later, in any thread, resolves it under that policy."""
+    stack = [value]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        t = type(item)
+        if isinstance(item, ConfigDict):
+            hand_over(item, guard)
+            stack.extend(item._fields.values())
+        elif t is list or t is tuple or t is dict:
+            stack.extend(item.values() if t is dict else item)
+        elif t is Placeholder:
+            stack.append(item.default)
+        elif isinstance(item, PathRef):
+            stack.append(item._konfig_root)
+        elif isinstance(item, OpRef):
+            stack.extend((*item._konfig_args, *item._konfig_kwargs.values()))
 
 
 def _from_plain(data: dict[Any, Any]) -> Any:
@@ -403,37 +454,40 @@ def _missing_error(cfg: Any) -> MissingValueError:
     exponentially many paths) costs time linear in its size.
     """
     missing: dict[str, None] = {}
-    roots: list[tuple[Any, tuple[Any, ...]]] = [(cfg, ())]
+    # Paths are kept as (parent link, key) pairs and spelled out only for the values reported.
+    roots: list[tuple[Any, Any]] = [(cfg, None)]
     followed: set[tuple[int, tuple[Any, ...]]] = set()
     visited: set[int] = set()
     while roots:
         root, prefix = roots.pop(0)
         stack = [(root, prefix)]
         while stack:
-            value, path = stack.pop()
+            value, link = stack.pop()
             t = type(value)
             if isinstance(value, ConfigDict) or t is list or t is tuple:
                 if id(value) in visited:
                     continue
                 visited.add(id(value))
                 if t is list or t is tuple:
-                    stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(value))))
+                    stack.extend((child, (link, i)) for i, child in reversed(list(enumerate(value))))
                     continue
                 fields = value._fields
                 if CONST in fields:
                     continue
                 is_call = QUALNAME in fields
                 stack.extend(
-                    (child, (*path, int(key) if is_call and is_positional_key(key) else key))
+                    (child, (link, int(key) if is_call and is_positional_key(key) else key))
                     for key, child in reversed(fields.items())
                     if key != QUALNAME
                 )
             elif t is Placeholder:
                 if value.required:
                     name = getattr(value.type, "__qualname__", repr(value.type))
-                    missing[f"{format_path(path)} ({name})"] = None
+                    keys = _linked_keys(link)
+                    where = format_path(keys) if len(keys) <= 100 else shorten_path(keys)
+                    missing[f"{where} ({name})"] = None
                 else:
-                    stack.append((value.default, path))
+                    stack.append((value.default, link))
             elif isinstance(value, Ref):
                 for ref in _path_refs(value):
                     key = (id(ref._konfig_root), ref._konfig_path)
@@ -441,7 +495,10 @@ def _missing_error(cfg: Any) -> MissingValueError:
                         followed.add(key)
                         target = _config_at(ref._konfig_root, ref._konfig_path)
                         if target is not _NOT_FOUND:
-                            roots.append((target, ref._konfig_path))
+                            link = None
+                            for part in ref._konfig_path:
+                                link = (link, part)
+                            roots.append((target, link))
     listing = ", ".join(missing) or "(reached through a reference outside the config)"
     return MissingValueError(
         f"Required value(s) not set: {listing}. Set each one before resolving,"
@@ -449,44 +506,56 @@ def _missing_error(cfg: Any) -> MissingValueError:
     )
 
 
+def _linked_keys(link: Any) -> tuple[Any, ...]:
+    """The keys of a path kept as `(parent link, key)` pairs, root first."""
+    keys: list[Any] = []
+    while link is not None:
+        link, key = link
+        keys.append(key)
+    return tuple(reversed(keys))
+
+
 def _depth_error(cfg: Any) -> ResolveError:
     """The error for a config nested deeper than Python's recursion limit lets `resolve` go.
 
-    Depth counts fields, items, placeholder defaults and the operations of reference expressions.
+    Depth counts fields, items, placeholder defaults and the operations of reference expressions. The
+    walk keeps each path as a link to its parent, so it is linear in the config's size at any depth.
     """
     import sys
 
-    deepest: tuple[int, tuple[Any, ...]] = (0, ())
-    stack: list[tuple[Any, tuple[Any, ...], int]] = [(cfg, (), 0)]
+    deepest: tuple[int, Any] = (0, None)
+    stack: list[tuple[Any, Any, int]] = [(cfg, None, 0)]  # (value, (parent link, key) or None, depth)
     visited: set[int] = set()
     while stack:
-        value, path, depth = stack.pop()
+        value, link, depth = stack.pop()
         if depth > deepest[0]:
-            deepest = (depth, path)
+            deepest = (depth, link)
         if id(value) in visited:
             continue
         t = type(value)
         if isinstance(value, ConfigDict):
             visited.add(id(value))
-            stack.extend((child, (*path, key), depth + 1) for key, child in value._fields.items())
+            stack.extend((child, (link, key), depth + 1) for key, child in value._fields.items())
         elif t is list or t is tuple or t is dict:
             visited.add(id(value))
             items = value.items() if t is dict else enumerate(value)
-            stack.extend((child, (*path, key), depth + 1) for key, child in items)
+            stack.extend((child, (link, key), depth + 1) for key, child in items)
         elif t is Placeholder:
-            stack.append((value.default, path, depth + 1))
+            stack.append((value.default, link, depth + 1))
         elif t is OpRef:
             visited.add(id(value))
             operands = (*value._konfig_args, *value._konfig_kwargs.values())
-            stack.extend((operand, path, depth + 1) for operand in operands)
-    depth, path = deepest
+            stack.extend((operand, link, depth + 1) for operand in operands)
+    depth, link = deepest
+    path = _linked_keys(link)
     where = (
         format_path(path) if len(path) <= 8 else f"{format_path(path[:4])}…{format_path(path[-2:], root='')}"
     )
     return ResolveError(
-        f"In {where}: the config nests {depth} levels deep (fields, items and reference operations),"
-        f" too deep to resolve within Python's recursion limit ({sys.getrecursionlimit()}). Flatten the"
-        " config, or raise the limit with sys.setrecursionlimit(...) if the nesting is intended."
+        f"In {where}: the config nests {depth} levels deep (fields, items and"
+        f" reference operations), too deep to resolve within Python's recursion limit"
+        f" ({sys.getrecursionlimit()}). Flatten the config, or raise the limit with sys.setrecursionlimit(...)"
+        " if the nesting is intended."
     )
 
 

@@ -9,24 +9,37 @@ Two layers:
 * `Guard`, while resolving: the one choke point every object passes through
   before the resolver uses it. Every module imported, every object an import
   walks through, every callable called (call nodes, `ref_fn`, methods called by
-  references) and every object a reference reads or computes is checked by what
-  it *is* (`obj.__module__` / `obj.__qualname__`, a method by its owner's type),
-  not by the name that reached it; plain values' methods that interpret format
-  strings (`str.format`) are refused, and operations on plain values are bounded
-  in size (`"a" * 10**10`, `10 ** 10**8`).
+  references), every callable passed as an argument (`key=`, a partial's function),
+  every object a call node returns and every object a reference reads or computes
+  is checked by what it *is* (a function by its own module, a bound method by its
+  function, a callable object by its type), not by a name that reached it. Plain
+  values' methods that interpret format strings (`str.format`) are refused, codecs
+  that would import a module are refused, and the size of what an operation or a
+  plain value's method builds is computed from its operands *before* it runs
+  (`"a" * 10**10`, `"x" * 30000 .join("y" * 30000)`, `"%s" * 1000 % ...`), against a
+  per-result limit and a budget for the whole resolve.
 
-Usage: `guard = Guard(("optax",)); fn = guard.import_target("optax:adam"); guard.admit_call(fn, (), {})`.
+The guard of a resolve is the policy in force (`_policy`) while it runs: every
+nested `konfig.resolve` (a target's own, kd's model building) checks against it too.
+
+Usage: `guard = Guard(("optax",)); fn = guard.import_target("optax:adam"); args, kw = guard.admit_call(fn, (), {})`.
 """
 
 from __future__ import annotations
 
+import encodings
+import encodings.aliases
 import fnmatch
+import functools
+import inspect
+import itertools
 import re
+import sys
 import types
 
 from ._config_dict import CONST, QUALNAME, UNION_QUALNAME, ConfigDict
-from ._errors import DisallowedTargetError, TargetNotFoundError
-from ._paths import format_path
+from ._errors import DisallowedTargetError, TargetNotFoundError, shorten_path
+from ._hash_spread import MAX_SAME_HASH, crowded_hash
 from ._placeholder import Placeholder
 from ._refs import OpRef, PathRef
 from ._targets import import_module, walk_attrs
@@ -135,16 +148,48 @@ def object_name(obj: Any) -> str:
 def refused_object(obj: Any, patterns: tuple[str, ...]) -> str | None:
     """Why `obj` may not be used under `patterns` (its `module:qualname`), or None.
 
-    Modules, classes and functions are checked by their own name; methods by
-    their owner (a module for C functions like `os.system`, else the owner's
-    type); any other callable by the name it carries (a jitted function's
-    `__module__`/`__qualname__`), else by its type (`functools.partial`).
-    Plain values and their methods pass, except the format-string methods;
-    other data passes (it may be read, and what is read from it is checked).
+    Every object is judged by what it *is*, never by a name it carries on itself:
+
+    * modules, classes and functions by their own `__module__` / `__qualname__`;
+    * a bound method by its function (`Box().evil` is the function stored on `Box`) and by its
+      owner's type, a C method by its owner (a module for `os.system`, else the owner's type);
+    * a `functools.partial` by what it calls and every callable it holds, recursively;
+    * any other callable object by its type (whose `__call__` runs), or, for a wrapper that is not
+      allowed itself (`jax.jit(f)`), by the function it wraps (`__wrapped__`, read statically).
+
+    Plain values and their methods pass, except the format-string methods; other data passes (it may
+    be read, and what is read from it is checked).
     """
+    pending = [obj]
+    seen: set[int] = set()
+    while pending:
+        item = pending.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if len(seen) > _MAX_CALLABLE_PARTS:
+            return f"a callable built of more than {_MAX_CALLABLE_PARTS:,} nested parts"
+        refused = _refused_one(item, patterns, pending)
+        if refused is not None:
+            return refused
+    return None
+
+
+_MAX_CALLABLE_PARTS = 10_000
+
+
+def _refused_one(obj: Any, patterns: tuple[str, ...], pending: list[Any]) -> str | None:
+    """`refused_object` for one object; the parts it holds that must be judged too go on `pending`."""
+    t = type(obj)
+    if t in _PLAIN_TYPES:
+        return None
     if isinstance(obj, types.ModuleType):
         name = object_name(obj)
         return None if is_allowed(name, patterns) else name
+    if t is types.MethodType:  # a Python function bound to an instance or class: both must be allowed
+        pending.append(obj.__func__)  # `Box().evil`: the function stored on an allowed class
+        owner = obj.__self__
+        return _refused_named(owner if isinstance(owner, type) else type(owner), patterns)
     if isinstance(obj, _METHOD_TYPES):
         owner = getattr(obj, "__self__", None)
         if owner is None:
@@ -162,14 +207,31 @@ def refused_object(obj: Any, patterns: tuple[str, ...]) -> str | None:
             return _refused_format(obj, owner_type)
         return _refused_named(owner_type if owner_type is not None else obj, patterns)
     if isinstance(obj, type):
-        return None if obj in _PLAIN_TYPES else _refused_named(obj, patterns)
+        return _refused_named(obj, patterns)
     if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)):
         return _refused_named(obj, patterns)
     if isinstance(obj, _INTERNAL_TYPES):
-        return f"{type(obj).__name__} object (interpreter internals)"
-    if callable(obj) and type(obj) not in _PLAIN_TYPES:
-        return _refused_named(obj, patterns)  # functools.partial(os.system, ...), a callable object
-    return None
+        return f"{t.__name__} object (interpreter internals)"
+    if t is functools.partial:
+        pending.append(obj.func)
+        pending.extend(a for a in (*obj.args, *obj.keywords.values()) if callable(a))
+        return None
+    if not callable(obj):
+        return None  # data: may be read; what is read from it is checked
+    refused = _refused_named(t, patterns)
+    if refused is None:
+        return None
+    if str(getattr(t, "__module__", "")).partition(".")[0] in _WRAPPER_MODULES:
+        wrapped = inspect.getattr_static(obj, "__wrapped__", None)
+        if isinstance(wrapped, (types.FunctionType, types.BuiltinFunctionType)):
+            pending.append(wrapped)  # jax.jit(f), functools.lru_cache(f): what runs is `f`
+            return None
+    return refused
+
+
+# Modules whose callable wrapper types (`jax.jit`'s PjitFunction, `functools.lru_cache`'s) only call the
+# function they wrap: such a wrapper is judged by that function.
+_WRAPPER_MODULES = frozenset({"functools", "jax", "jaxlib"})
 
 
 def _refused_named(obj: Any, patterns: tuple[str, ...]) -> str | None:
@@ -186,18 +248,24 @@ def _refused_format(method: Any, owner_type: type) -> str | None:
 class Guard:
     """Safe mode's choke point: every object the resolver imports, calls or reads passes `admit`.
 
+    A guard created while another is in force (`parent`) must be satisfied together with it: a
+    nested resolve can narrow the policy, never widen it. All guards of one resolve share one budget
+    of plain values created (`MAX_TOTAL_BYTES`).
+
     Usage:
         guard = Guard(("optax",))
         adam = guard.import_target("optax:adam")  # refuses `json:codecs.builtins.eval` under ("json",)
-        guard.admit_call(adam, (1e-3,), {})
+        args, kwargs = guard.admit_call(adam, (1e-3,), {})
     """
 
-    __slots__ = ("exact", "patterns")
+    __slots__ = ("exact", "parent", "patterns", "spent")
 
-    def __init__(self, patterns: tuple[str, ...]) -> None:
+    def __init__(self, patterns: tuple[str, ...], parent: Guard | None = None) -> None:
         self.patterns = patterns
+        self.parent = parent
         # Objects imported by a target named exactly by an `"module:attr"` pattern: trusted as named.
         self.exact: dict[int, Any] = {}
+        self.spent = 0  # estimated bytes of plain values created by operations and plain calls
 
     def refuse(self, what: str) -> DisallowedTargetError:
         return DisallowedTargetError(f"safe mode refused {what} (outside allowed={list(self.patterns)!r})")
@@ -208,16 +276,38 @@ class Guard:
 
     def admit(self, obj: Any) -> Any:
         """Returns `obj` if safe mode lets the resolver use, call or return it, else raises."""
-        if id(obj) in self.exact:
+        if id(obj) not in self.exact:
+            name = refused_object(obj, self.patterns)
+            if name is not None:
+                # A `module:qualname` outside the list, or a reason (format methods, interpreter internals).
+                raise self.limit(name) if " " in name else self.refuse(repr(name))
+        if self.parent is not None:
+            self.parent.admit(obj)
+        return obj
+
+    def admit_built(self, obj: Any) -> Any:
+        """What a call node returns: the object and everything in the plain containers it is made of
+        (a dict of functions from an allowed factory) are admitted, each container once."""
+        self.admit(obj)
+        if type(obj) not in _CONTAINERS:
             return obj
-        name = refused_object(obj, self.patterns)
-        if name is not None:
-            # A `module:qualname` outside the list, or a reason (format methods, interpreter internals).
-            raise self.limit(name) if " " in name else self.refuse(repr(name))
+        seen: set[int] = set()
+        stack = [obj]
+        while stack:
+            item = stack.pop()
+            t = type(item)
+            if t not in _CONTAINERS or id(item) in seen:
+                if t not in _LEAVES:
+                    self.admit(item)
+                continue
+            seen.add(id(item))
+            stack.extend(item.items() if t is dict else item)
         return obj
 
     def import_target(self, qualname: str) -> Any:
         """Imports `"module:attr.sub"`, admitting the module and every object on the way."""
+        if self.parent is not None:
+            self.parent.import_target(qualname)  # the outer policy must allow it too
         segment = unsafe_target_segment(qualname)
         if segment is not None:
             raise self.limit(f"the target {qualname!r}: attribute {segment!r} is not reachable in safe mode")
@@ -257,47 +347,102 @@ class Guard:
                 f"reference attribute {name!r} (dunder and frame attributes lead to arbitrary code)"
             )
 
-    def admit_call(self, fn: Any, args: tuple[Any, ...] | list[Any], kwargs: dict[str, Any]) -> None:
-        """Before `fn(*args, **kwargs)`: `fn` is allowed, and plain callables get bounded arguments."""
+    def admit_call(
+        self, fn: Any, args: tuple[Any, ...] | list[Any], kwargs: dict[str, Any]
+    ) -> tuple[list[Any], dict[str, Any]]:
+        """Before `fn(*args, **kwargs)`: returns the arguments to call it with.
+
+        `fn` and every callable argument (a `key=`, a partial's function) are admitted by what they
+        are; a plain value's method or constructor gets its result's size computed from its operands
+        (and iterators it consumes read into a bounded list first) before it runs.
+        """
         self.admit(fn)
+        for value in (*args, *kwargs.values()):
+            if callable(value) and type(value) not in _PLAIN_TYPES:
+                self.admit(value)
         owner = getattr(fn, "__self__", None)
         if (isinstance(fn, type) and fn in _PLAIN_TYPES) or type(owner) in _PLAIN_TYPES:
-            _check_plain_call(fn, owner, (*args, *kwargs.values()), self)
+            return _plain_call(fn, owner, list(args), dict(kwargs), self)
+        return list(args), dict(kwargs)
 
     def admit_op(self, op: str, args: list[Any]) -> None:
-        """Before an operator on values: bounded results (`"a" * 10**10`, `10 ** 10**8`, `"%*d"`)."""
-        if op == "mul" and len(args) == 2:
-            a, b = args
-            if (type(b) is int and _is_sequence(a)) or (type(a) is int and _is_sequence(b)):
-                seq, n = (a, b) if type(b) is int else (b, a)
-                _check_count(len(seq) * max(n, 0), f"{type(seq).__name__} * {n}", self)
-            elif type(a) is int and type(b) is int:
+        """Before an operator on values: the result's size computed from the operands."""
+        if len(args) != 2:
+            return
+        a, b = args
+        ta, tb = type(a), type(b)
+        if op == "mul":
+            if (tb is int and ta in _SEQUENCES) or (ta is int and tb in _SEQUENCES):
+                seq, n = (a, b) if tb is int else (b, a)
+                self.expect(type(seq), len(seq) * max(n, 0), f"{type(seq).__name__} * {n}")
+            elif ta is int and tb is int:
                 _check_bits(a.bit_length() + b.bit_length(), "int * int", self)
-        elif op == "pow" and len(args) == 2:
-            base, exponent = args
-            if type(base) is int and type(exponent) is int and exponent > 0 and abs(base) > 1:
-                _check_bits(base.bit_length() * exponent, f"{base} ** {exponent}", self)
-        elif op == "mod" and len(args) == 2 and type(args[0]) in (str, bytes):
-            _check_format(args[0], self)
+        elif op == "add" and ta is tb and ta in _SEQUENCES:
+            self.expect(ta, len(a) + len(b), f"{ta.__name__} + {ta.__name__}")
+        elif op in ("or", "xor", "sub", "and") and ta in _SETS_AND_DICTS and tb in _SETS_AND_DICTS:
+            self.expect(ta, len(a) + len(b), f"{ta.__name__} {op} {tb.__name__}")
+        elif op == "pow":
+            if ta is int and tb is int and b > 0 and abs(a) > 1:
+                _check_bits(a.bit_length() * b, f"{a} ** {b}", self)
+        elif op == "mod" and ta in (str, bytes):
+            self.expect(ta, _percent_format_size(a, b, self), f"a %-format of a {ta.__name__}")
+
+    def expect(self, kind: type, items: int, what: str) -> None:
+        """Refuses, before it is built, a result of `items` items, or one the resolve's budget cannot hold."""
+        if items > MAX_ITEMS:
+            raise self.limit(f"{what}: it would hold {items:,} items (limit {MAX_ITEMS:,})")
+        cost = items * _BYTES_PER_ITEM.get(kind, 8)
+        guard: Guard | None = self
+        while guard is not None:
+            if guard.spent + cost > MAX_TOTAL_BYTES:
+                raise self.limit(
+                    f"{what}: the plain values this resolve creates would pass ~{MAX_TOTAL_BYTES >> 20} MB"
+                    f" ({guard.spent >> 20} MB so far)"
+                )
+            guard = guard.parent
 
     def admit_result(self, value: Any) -> Any:
-        """After an operation or call on plain values: bounded size, then `admit`."""
+        """After an operation or call on plain values: bounded size, counted in the budget, then `admit`."""
         t = type(value)
         if t is int:
             if value.bit_length() > MAX_INT_BITS:
                 raise self.limit(f"an int of {value.bit_length():,} bits (limit {MAX_INT_BITS:,})")
-        elif t in (str, bytes, list, tuple, dict, set, frozenset, bytearray):
-            _check_count(len(value), f"a {t.__name__} result", self)
+        elif t in _SIZED:
+            size = len(value)
+            self.expect(t, size, f"a {t.__name__} result")
+            guard: Guard | None = self
+            while guard is not None:
+                guard.spent += size * _BYTES_PER_ITEM.get(t, 8)
+                guard = guard.parent
         return self.admit(value)
 
 
-def _is_sequence(value: Any) -> bool:
-    return type(value) in (str, bytes, list, tuple)
+_SEQUENCES = (str, bytes, list, tuple)
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+_LEAVES = (bool, int, float, complex, str, bytes, type(None))
+_SETS_AND_DICTS = (set, frozenset, dict)
+_SIZED = (str, bytes, list, tuple, dict, set, frozenset, bytearray)
+# What one item of a result costs (a character, a list slot and a new element, a hash table entry).
+_BYTES_PER_ITEM: dict[type, int] = {
+    str: 1,
+    bytes: 1,
+    bytearray: 1,
+    list: 40,
+    tuple: 40,
+    set: 64,
+    frozenset: 64,
+    dict: 96,
+}
+# Estimated bytes of plain values one resolve may create by operations and plain calls.
+MAX_TOTAL_BYTES = 256 * 1024 * 1024
 
 
-def _check_count(count: int, what: str, guard: Guard) -> None:
-    if count > MAX_ITEMS:
-        raise guard.limit(f"{what}: it would hold {count:,} items (limit {MAX_ITEMS:,})")
+def _length(value: Any) -> int:
+    """`len(value)` for a sized plain value; a `range` too long for `len` counts as unbounded."""
+    try:
+        return len(value)
+    except OverflowError:
+        return MAX_ITEMS + 1
 
 
 def _check_bits(bits: int, what: str, guard: Guard) -> None:
@@ -305,60 +450,310 @@ def _check_bits(bits: int, what: str, guard: Guard) -> None:
         raise guard.limit(f"{what}: the result would have ~{bits:,} bits (limit {MAX_INT_BITS:,})")
 
 
-def _check_plain_call(fn: Any, owner: Any, args: tuple[Any, ...], guard: Guard) -> None:
-    """Methods and constructors of plain values: no argument may ask for more than `MAX_ITEMS`."""
+# Methods of plain values (and plain constructors) that consume an iterable argument: an iterator is read
+# into a list first, at most MAX_ITEMS items, so its size is known before the method runs.
+_CONSUMING = frozenset(
+    {
+        "join",
+        "extend",
+        "update",
+        "union",
+        "intersection",
+        "difference",
+        "symmetric_difference",
+        "intersection_update",
+        "difference_update",
+        "symmetric_difference_update",
+        "issubset",
+        "issuperset",
+        "isdisjoint",
+        "fromkeys",
+    }
+)
+_HASHING = frozenset({"update", "union", "symmetric_difference", "fromkeys", "intersection", "difference"})
+_CASE_METHODS = frozenset({"upper", "lower", "casefold", "swapcase", "title", "capitalize"})
+_WIDTH_METHODS = frozenset({"center", "ljust", "rjust", "zfill"})
+_SPLIT_METHODS = frozenset({"split", "rsplit", "splitlines", "partition", "rpartition"})
+
+
+def _plain_call(
+    fn: Any, owner: Any, args: list[Any], kwargs: dict[str, Any], guard: Guard
+) -> tuple[list[Any], dict[str, Any]]:
+    """Methods and constructors of plain values: arguments bounded, the result's size known before the call."""
     name = getattr(fn, "__name__", "?")
-    for arg in args:
+    constructor = isinstance(fn, type)
+    for i, arg in enumerate(args):
+        if _consumes(name, constructor, i, arg):
+            args[i] = _bounded_list(arg, f"{name}() of a {type(arg).__name__}", guard)
+    for arg in (*args, *kwargs.values()):
         if type(arg) is int and abs(arg) > MAX_ITEMS:
             raise guard.limit(f"{name}() with the size argument {arg:,} (limit {MAX_ITEMS:,})")
-        if type(arg) in (range, str, bytes, list, tuple, dict, set, frozenset):
-            _check_count(len(arg), f"{name}() of a {type(arg).__name__}", guard)
-    if owner is None or not _is_sequence(owner):
-        return
-    size = len(owner)
-    if name == "expandtabs":
-        tab = args[0] if args and type(args[0]) is int else 8
-        _check_count(size * max(tab, 1), f"{type(owner).__name__}.expandtabs({tab})", guard)
-    elif name == "replace" and len(args) >= 2 and _is_sequence(args[1]):
-        _check_count(size + (size + 1) * len(args[1]), f"{type(owner).__name__}.replace", guard)
-    elif name == "join" and args and type(args[0]) in (list, tuple):
-        items = args[0]
-        total = size * len(items) + sum(len(x) for x in items if _is_sequence(x))
-        _check_count(total, f"{type(owner).__name__}.join", guard)
+        if type(arg) in (range, *_SIZED):
+            size = _length(arg)
+            if size > MAX_ITEMS:
+                raise guard.limit(
+                    f"{name}() of a {type(arg).__name__}: it holds {size:,} items (limit {MAX_ITEMS:,})"
+                )
+    if constructor:
+        _expect_constructed(fn, args, kwargs, guard)
+    elif type(owner) in (str, bytes):
+        _expect_text_method(name, owner, args, kwargs, guard)
+    elif type(owner) in (list, tuple, dict, set, frozenset):
+        _expect_container_method(name, owner, args, guard)
+    return args, kwargs
 
 
-# `%[(key)][flags][width][.precision]`: a width or precision of `*` comes from the arguments.
-_PERCENT_FIELD = re.compile(rb"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
+def _consumes(name: str, constructor: bool, index: int, arg: Any) -> bool:
+    """Is `arg` an iterator (or other unsized iterable) that the call reads to its end?"""
+    if type(arg) in (range, *_SIZED) or callable(arg) or not hasattr(type(arg), "__iter__"):
+        return False
+    if constructor:
+        return index == 0 and not hasattr(type(arg), "keys")
+    return name in _CONSUMING and not (name == "update" and hasattr(type(arg), "keys"))
 
 
-def _check_format(template: str | bytes, guard: Guard) -> None:
+def _bounded_list(iterable: Any, what: str, guard: Guard) -> list[Any]:
+    items = list(itertools.islice(iter(iterable), MAX_ITEMS + 1))
+    if len(items) > MAX_ITEMS:
+        raise guard.limit(f"{what}: it yields more than {MAX_ITEMS:,} items")
+    guard.expect(list, len(items), what)
+    return items
+
+
+def _check_hash_spread(values: Any, what: str, guard: Guard) -> None:
+    crowded = crowded_hash(values)
+    if crowded is not None:
+        raise guard.limit(
+            f"{what}: more than {MAX_SAME_HASH} distinct values share the hash of {_short_repr(crowded)}"
+            " (a set or dict of them takes quadratic time)"
+        )
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value) if type(value) in (int, float, bool, type(None)) else f"a {type(value).__name__}"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _expect_constructed(fn: type, args: list[Any], kwargs: dict[str, Any], guard: Guard) -> None:
+    """`str(x)`, `list(it)`, `set(it)`, `dict(pairs)`, `bytes(s, "idna")`: size, codec and hash spread checked."""
+    first = args[0] if args else None
+    if fn is str or fn is bytes:
+        encoding = args[1] if len(args) > 1 else kwargs.get("encoding")
+        if encoding is not None:
+            _check_codec(encoding, guard)
+            guard.expect(
+                fn,
+                10 * _length(first) + 4 if type(first) in _SIZED else 0,
+                f"{fn.__name__}(..., {encoding!r})",
+            )
+        elif fn is str and args and type(first) is not str:
+            guard.expect(str, _text_size(first, "r", guard), f"str() of a {type(first).__name__}")
+        elif fn is bytes and type(first) in _SIZED:
+            guard.expect(bytes, len(first), "bytes()")
+    elif fn in (list, tuple, set, frozenset) and type(first) in (range, *_SIZED):
+        guard.expect(fn, _length(first), f"{fn.__name__}() of a {type(first).__name__}")
+        if fn in (set, frozenset):
+            _check_hash_spread(first, f"{fn.__name__}()", guard)
+    elif fn is dict and args and type(first) in _SIZED:
+        guard.expect(dict, len(first) + len(kwargs), "dict()")
+        if type(first) is not dict:
+            _check_hash_spread(
+                (pair[0] for pair in first if type(pair) in (tuple, list) and pair), "dict()", guard
+            )
+
+
+def _expect_text_method(
+    name: str, owner: str | bytes, args: list[Any], kwargs: dict[str, Any], guard: Guard
+) -> None:
+    """The size of what a str / bytes method returns, computed before it runs."""
+    kind, n = type(owner), len(owner)
+    what = f"{kind.__name__}.{name}"
+    if name == "join" and args and type(args[0]) in _SIZED:
+        items = list(args[0])
+        size = n * max(len(items) - 1, 0) + sum(len(x) for x in items if type(x) in (str, bytes))
+        guard.expect(kind, size, what)
+    elif name == "replace" and len(args) >= 2 and type(args[0]) is kind and type(args[1]) is kind:
+        old, new = args[0], args[1]
+        count = owner.count(old) if old else n + 1
+        if len(args) > 2 and type(args[2]) is int and args[2] >= 0:
+            count = min(count, args[2])
+        guard.expect(kind, n + count * max(len(new) - len(old), 0), what)
+    elif name == "translate" and args:
+        guard.expect(kind, n * _largest_replacement(args[0], what, guard), what)
+    elif name == "expandtabs":
+        tab = args[0] if args and type(args[0]) is int else kwargs.get("tabsize", 8)
+        tabs = owner.count("\t" if kind is str else b"\t")
+        guard.expect(kind, n + tabs * max(tab if type(tab) is int else 8, 0), f"{what}({tab})")
+    elif name in _WIDTH_METHODS and args and type(args[0]) is int:
+        guard.expect(kind, max(n, args[0]), what)
+    elif name in _CASE_METHODS:
+        guard.expect(kind, 3 * n, what)
+    elif name in _SPLIT_METHODS:
+        guard.expect(list, n + 1, what)
+    elif name in ("encode", "decode"):
+        encoding = args[0] if args else kwargs.get("encoding")
+        if encoding is not None:
+            _check_codec(encoding, guard)
+        guard.expect(bytes if name == "encode" else str, 10 * n + 4, what)
+    elif name == "hex":
+        guard.expect(str, 3 * n, what)
+
+
+def _expect_container_method(name: str, owner: Any, args: list[Any], guard: Guard) -> None:
+    """The size of what a list / tuple / dict / set method builds, and the hash spread of what it hashes."""
+    kind, n = type(owner), len(owner)
+    what = f"{kind.__name__}.{name}"
+    sized = [a for a in args if type(a) in (range, *_SIZED)]
+    if name in (
+        "extend",
+        "update",
+        "union",
+        "symmetric_difference",
+        "fromkeys",
+        "copy",
+        "intersection",
+        "difference",
+    ):
+        added = sum(_length(a) for a in sized)
+        guard.expect(kind, (0 if name == "fromkeys" else n) + added, what)
+        if name in _HASHING and kind in _SETS_AND_DICTS:
+            for arg in sized:
+                _check_hash_spread(arg, what, guard)
+
+
+def _largest_replacement(table: Any, what: str, guard: Guard) -> int:
+    """The longest text one character can become under a translate table (at least 1)."""
+    t = type(table)
+    if t in (str, bytes, type(None)):
+        return 1
+    if t is dict:
+        values: Any = table.values()
+    elif t in (list, tuple):
+        values = table
+    else:
+        raise guard.limit(
+            f"{what} with a table of type {t.__name__} (safe mode takes a dict, str, list or tuple)"
+        )
+    return max([1, *(len(v) for v in values if type(v) in (str, bytes))])
+
+
+# `%[(key)][flags][width][.precision][length]conversion`: a width or precision of `*` comes from the arguments.
+_PERCENT_FIELD = re.compile(rb"%(?:\(([^)]*)\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.?)")
+
+
+def _percent_format_size(template: str | bytes, values: Any, guard: Guard) -> int:
+    """An upper bound on `len(template % values)`, computed without formatting anything."""
     text = template.encode("utf-8", "surrogatepass") if type(template) is str else template
+    size = len(text)
+    positional = iter(values if type(values) is tuple else (values,))
+    mapping = values if type(values) is dict else None
     for match in _PERCENT_FIELD.finditer(text):
-        for number in match.groups():
-            if number is None:
-                continue
+        key, width, precision, conversion = match.groups()
+        for number in (width, precision):
             if number == b"*":
                 raise guard.limit("a `%*` width taken from the arguments in a %-format")
-            if len(number) > 8 or int(number) > MAX_ITEMS:
+            if number and (len(number) > 8 or int(number) > MAX_ITEMS):
                 raise guard.limit(f"a %-format width of {number.decode()} (limit {MAX_ITEMS:,})")
+        if conversion == b"%":
+            continue
+        if key is not None and mapping is not None:
+            value = mapping.get(key.decode("utf-8", "replace"))
+        else:
+            value = next(positional, None)
+        field = _text_size(value, conversion.decode("ascii", "replace"), guard)
+        size += max(int(width or 0), field + int(precision or 0))
+        if size > MAX_ITEMS:
+            break
+    return size
 
 
-def check_allowed(cfg: Any, allowed: Iterable[str]) -> tuple[str, ...]:
-    """Raises `DisallowedTargetError` listing every target outside `allowed`.
+def _text_size(value: Any, conversion: str, guard: Guard) -> int:
+    """An upper bound on the length of `str(value)` (`conversion` "s") or `repr(value)` ("r", "a"), or of a
+    number's digits; stops counting past MAX_ITEMS. Objects that are not plain values count as 64."""
+    total = 0
+    stack = [(value, conversion)]
+    while stack and total <= MAX_ITEMS:
+        item, conv = stack.pop()
+        t = type(item)
+        if t is str:
+            total += len(item) if conv == "s" else 10 * len(item) + 2
+        elif t is bytes:
+            total += 4 * len(item) + 3
+        elif t is int:
+            total += item.bit_length() // 3 + 2
+        elif t in (float, complex):
+            total += 330 if conv not in "sra" else 64
+        elif t in (list, tuple, set, frozenset):
+            total += 2 + 2 * len(item)
+            stack.extend((x, "r") for x in item)
+        elif t is dict:
+            total += 2 + 4 * len(item)
+            stack.extend((x, "r") for pair in item.items() for x in pair)
+        else:
+            total += 64
+    return total
 
-    Returns the patterns as a tuple.
+
+# Codecs the interpreter encodes and decodes without looking anything up (nothing is imported for them).
+_BUILTIN_CODECS = frozenset(
+    {"utf_8", "utf8", "ascii", "us_ascii", "latin_1", "latin1", "iso_8859_1", "iso8859_1", "utf_16", "utf_32"}
+)
+
+
+def _check_codec(encoding: Any, guard: Guard) -> None:
+    """A codec whose module is not loaded yet would be imported (`"idna"` imports `stringprep`, `unicodedata`)."""
+    if type(encoding) is not str:
+        return  # the call raises TypeError itself
+    normalized = encodings.normalize_encoding(encoding).lower()
+    if normalized in _BUILTIN_CODECS:
+        return
+    module = encodings.aliases.aliases.get(normalized, normalized)
+    if f"encodings.{module}" not in sys.modules:
+        raise guard.limit(
+            f"the codec {encoding!r}: its module encodings.{module} is not loaded, and safe mode imports"
+            " nothing outside allowed="
+        )
+
+
+def check_allowed(cfg: Any, allowed: Iterable[str] | None, within: Guard | None = None) -> tuple[str, ...]:
+    """Raises `DisallowedTargetError` listing every target outside `allowed` (and outside `within`'s
+    patterns, the policy already in force), before anything is imported or called.
+
+    Returns the patterns as a tuple (`within`'s when `allowed` is None). Walks the config once, each
+    container once, in time and memory linear in its size whatever its depth.
     """
-    if isinstance(allowed, str):
-        raise TypeError("allowed= expects a list of module patterns, not a str")
-    patterns = tuple(allowed)
-    for pattern in patterns:
-        if type(pattern) is not str:
-            raise TypeError(f"allowed= expects module pattern strings, found {pattern!r}")
-    refused: dict[str, list[str]] = {}
+    if allowed is None:
+        if within is None:
+            raise TypeError("check_allowed needs allowed= or a policy in force")
+        patterns = within.patterns
+    else:
+        if isinstance(allowed, str):
+            raise TypeError("allowed= expects a list of module patterns, not a str")
+        patterns = tuple(allowed)
+        for pattern in patterns:
+            if type(pattern) is not str:
+                raise TypeError(f"allowed= expects module pattern strings, found {pattern!r}")
+    policies = [patterns]
+    guard = within
+    while guard is not None:
+        policies.append(guard.patterns)
+        guard = guard.parent
+    refused: dict[str, list[Any]] = {}
+
+    def refuse(name: str, link: Any, suffix: str = "") -> None:
+        places = refused.setdefault(name, [])
+        if len(places) < 4:
+            places.append((link, suffix))
+
+    def outside(target: str) -> bool:
+        return any(not is_allowed(target, p) for p in policies)
+
     seen: set[int] = set()
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(cfg, ())]
+    # Each entry: (value, link), where a link is (parent link, key) or None for the root: paths are
+    # spelled out only for the few refusals reported.
+    stack: list[tuple[Any, Any]] = [(cfg, None)]
     while stack:
-        value, path = stack.pop()
+        value, link = stack.pop()
         t = type(value)
         if isinstance(value, ConfigDict) or t is dict:
             if id(value) in seen:
@@ -370,52 +765,64 @@ def check_allowed(cfg: Any, allowed: Iterable[str]) -> tuple[str, ...]:
                 if target is None and marker not in fields:
                     continue
                 if type(target) is not str:
-                    refused.setdefault(repr(target), []).append(format_path(path))
-                elif not is_allowed(target, patterns):
-                    refused.setdefault(target, []).append(format_path(path))
+                    refuse(repr(target), link)
+                elif outside(target):
+                    refuse(target, link)
                 elif (segment := unsafe_target_segment(target)) is not None:
-                    refused.setdefault(f"{target} (attribute {segment!r})", []).append(format_path(path))
+                    refuse(f"{target} (attribute {segment!r})", link)
             for key, child in reversed(fields.items()):
                 if key != QUALNAME and key != CONST:
-                    stack.append((child, (*path, key)))
+                    stack.append((child, (link, key)))
         elif t in (list, tuple, set, frozenset):
             if id(value) in seen:
                 continue
             seen.add(id(value))
-            stack.extend((child, (*path, i)) for i, child in enumerate(value))
+            stack.extend((child, (link, i)) for i, child in enumerate(value))
         elif t is Placeholder:
-            stack.append((value.default, path))
+            stack.append((value.default, link))
         elif isinstance(value, PathRef):
             unsafe = [k for k in value._konfig_path if is_unsafe_attr(k)]
             if unsafe:
-                refused.setdefault(f"reference attribute {unsafe[0]!r}", []).append(format_path(path))
-            stack.append((value._konfig_root, (*path, "<ref root>")))
+                refuse(f"reference attribute {unsafe[0]!r}", link)
+            stack.append((value._konfig_root, (link, "<ref root>")))
         elif isinstance(value, OpRef):
             if id(value) in seen:
                 continue
             seen.add(id(value))
             args = value._konfig_args
             if value._konfig_op == "getattr" and len(args) > 1 and is_unsafe_attr(args[1]):
-                refused.setdefault(f"reference attribute {args[1]!r}", []).append(format_path(path))
+                refuse(f"reference attribute {args[1]!r}", link)
             if (
                 value._konfig_op == "call"
                 and args
                 and callable(args[0])
                 and not isinstance(args[0], (ConfigDict, PathRef, OpRef))
             ):
-                name = refused_object(args[0], patterns)
-                if name is not None:
-                    refused.setdefault(name, []).append(format_path(path) + " (ref_fn)")
+                for policy in policies:
+                    name = refused_object(args[0], policy)
+                    if name is not None:
+                        refuse(name, link, " (ref_fn)")
+                        break
                 args = args[1:]
-            stack.extend((a, path) for a in args)
-            stack.extend((v, path) for v in value._konfig_kwargs.values())
+            stack.extend((a, link) for a in args)
+            stack.extend((v, link) for v in value._konfig_kwargs.values())
     if refused:
-        lines = [
-            f"  {name}  (at {', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''})"
-            for name, paths in sorted(refused.items())
-        ]
+        lines = []
+        for name, places in sorted(refused.items()):
+            shown = [shorten_path(linked_keys(link)) + suffix for link, suffix in places[:3]]
+            lines.append(f"  {name}  (at {', '.join(shown)}{', ...' if len(places) > 3 else ''})")
+        outer = f" and the policy in force ({list(policies[1])!r})" if len(policies) > 1 else ""
         raise DisallowedTargetError(
-            f"Safe mode refused {len(refused)} target(s) outside allowed={list(patterns)!r};"
+            f"Safe mode refused {len(refused)} target(s) outside allowed={list(patterns)!r}{outer};"
             " nothing was imported or called:\n" + "\n".join(lines)
         )
     return patterns
+
+
+def linked_keys(link: Any) -> tuple[Any, ...]:
+    """The keys of a path kept as `(parent link, key)` pairs, root first."""
+    keys = []
+    while link is not None:
+        link, key = link
+        keys.append(key)
+    return tuple(reversed(keys))

@@ -7,6 +7,7 @@ import sys
 import types
 
 from ._errors import TargetNotFoundError, did_you_mean
+from ._policy import current_policy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,6 +39,22 @@ def import_target(qualname: str) -> Any:
         obj = walk_attrs(import_module(module_name), module_name, attrs)
     _CACHE[qualname] = obj
     return obj
+
+
+def import_object(qualname: str) -> Any:
+    """The object `"module.path:Attr.sub"` names, imported through the safe-mode policy in force.
+
+    Outside safe mode it is `import_target`; inside a `konfig.resolve(..., allowed=[...])` (a target
+    being built, kd building a model) it imports only what that policy allows, and raises
+    `konfig.DisallowedTargetError` for the rest. Libraries that turn names into objects use it so that
+    they never hand out an object the policy refuses.
+
+    Usage: `adam = konfig.import_object("optax:adam")`.
+    """
+    guard = current_policy()
+    if guard is not None:
+        return guard.import_target(qualname)
+    return import_target(qualname)
 
 
 def import_module(name: str) -> types.ModuleType:

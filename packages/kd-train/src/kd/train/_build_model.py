@@ -9,7 +9,6 @@ says `cfg.model = my_lib.NnxMLP(din=64, dout=10)`.
 from __future__ import annotations
 
 import functools
-import pkgutil
 from typing import Any
 
 import konfig
@@ -34,14 +33,14 @@ def build_model(value: Any) -> Any:
                 konfig.ConfigDict({k: v for k, v in value.items() if k != "__qualname__"})
             )
         except konfig.ResolveError as e:
-            raise konfig.ResolveError(_under_model(str(e))) from e
+            raise type(e)(_under_model(str(e))) from e
         positional = [arguments[k] for k in sorted((k for k in arguments if k.isdigit()), key=int)]
         keywords = {k: v for k, v in arguments.items() if not k.isdigit()}
         return NnxModel(functools.partial(target, *positional, **keywords), name=qualname.rsplit(":", 1)[-1])
     try:
         return konfig.resolve(value)
     except konfig.ResolveError as e:
-        raise konfig.ResolveError(_under_model(str(e))) from e
+        raise type(e)(_under_model(str(e))) from e
 
 
 def _under_model(message: str) -> str:
@@ -52,7 +51,8 @@ def _under_model(message: str) -> str:
 
 
 def _import(qualname: str) -> Any:
+    """The model's target, through konfig's importer (and the safe-mode policy in force, if any)."""
     try:
-        return pkgutil.resolve_name(qualname)
-    except Exception:
-        return None  # konfig.resolve below reports it with the config path
+        return konfig.import_object(qualname)
+    except ImportError:
+        return None  # konfig.resolve below reports it (a typo, a missing module) with the config path
