@@ -12,16 +12,17 @@ returns, in any thread, when that callable resolves it later.
 from __future__ import annotations
 
 import contextvars
-import weakref
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import weakref
     from typing import Any
 
 _ACTIVE: contextvars.ContextVar[Any] = contextvars.ContextVar("konfig_safe_mode_policy", default=None)
 # Config nodes passed unresolved to an allowed callable, with the policy of the resolve that passed them:
-# id(node) -> (weak reference to the node, guard); an entry leaves when its node is collected.
-_HANDED_OVER: dict[int, tuple[weakref.ref[Any], Any]] = {}
+# id(node) -> (weak reference to the node, guard); an entry leaves when its node is collected. Written by
+# safe mode (`_safe_mode.hand_over`), read by every resolve.
+HANDED_OVER: dict[int, tuple[weakref.ref[Any], Any]] = {}
 
 
 def current_policy() -> Any:
@@ -37,15 +38,9 @@ def leave(token: contextvars.Token[Any]) -> None:
     _ACTIVE.reset(token)
 
 
-def hand_over(node: Any, guard: Any) -> None:
-    """Marks `node` (a ConfigDict) as resolvable only under `guard`."""
-    key = id(node)
-    _HANDED_OVER[key] = (weakref.ref(node, lambda _, key=key: _HANDED_OVER.pop(key, None)), guard)
-
-
 def handed_over_policy(node: Any) -> Any:
     """The guard a sub-config was handed over under, or None."""
-    entry = _HANDED_OVER.get(id(node))
+    entry = HANDED_OVER.get(id(node))
     if entry is None or entry[0]() is not node:
         return None
     return entry[1]

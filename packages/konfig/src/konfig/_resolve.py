@@ -19,7 +19,7 @@ from ._json import decode
 from ._keys import is_positional_key
 from ._paths import format_path
 from ._placeholder import Placeholder
-from ._policy import current_policy, enter, hand_over, handed_over_policy, leave
+from ._policy import current_policy, enter, handed_over_policy, leave
 from ._refs import OPS, OpRef, PathRef, Ref, ref_repr
 from ._signature import display_name
 from ._targets import import_target
@@ -155,7 +155,7 @@ class _Resolver:
         if exclude and self.guard is not None:
             for key in exclude:
                 if key in fields:
-                    _hand_over(fields[key], self.guard)
+                    self.guard.hand_over(fields[key])
         positional: dict[int, Any] = {}
         kwargs: dict[str, Any] = {}
         self.active.add(vid)
@@ -389,30 +389,6 @@ def resolve(cfg: Any, *, freeze: bool = True, allowed: Iterable[str] | None = No
     finally:
         if token is not None:
             leave(token)
-
-
-def _hand_over(value: Any, guard: Guard) -> None:
-    """Marks every config node of a field passed unresolved (`__konfig_resolve_exclude_fields__`) with the
-    policy: the target that resolves it later, in any thread, resolves it under that policy."""
-    stack = [value]
-    seen: set[int] = set()
-    while stack:
-        item = stack.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        t = type(item)
-        if isinstance(item, ConfigDict):
-            hand_over(item, guard)
-            stack.extend(item._fields.values())
-        elif t is list or t is tuple or t is dict:
-            stack.extend(item.values() if t is dict else item)
-        elif t is Placeholder:
-            stack.append(item.default)
-        elif isinstance(item, PathRef):
-            stack.append(item._konfig_root)
-        elif isinstance(item, OpRef):
-            stack.extend((*item._konfig_args, *item._konfig_kwargs.values()))
 
 
 def _from_plain(data: dict[Any, Any]) -> Any:

@@ -36,7 +36,9 @@ import itertools
 import re
 import sys
 import types
+import weakref
 
+from . import _policy
 from ._config_dict import CONST, QUALNAME, UNION_QUALNAME, ConfigDict
 from ._errors import DisallowedTargetError, TargetNotFoundError, shorten_path
 from ._hash_spread import MAX_SAME_HASH, crowded_hash
@@ -304,6 +306,30 @@ class Guard:
             stack.extend(item.items() if t is dict else item)
         return obj
 
+    def hand_over(self, value: Any) -> None:
+        """Marks every config node of a field passed unresolved (`__konfig_resolve_exclude_fields__`)
+        with this policy: the target that resolves it later, in any thread, resolves it under it."""
+        stack = [value]
+        seen: set[int] = set()
+        while stack:
+            item = stack.pop()
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            t = type(item)
+            if isinstance(item, ConfigDict):
+                key = id(item)
+                _policy.HANDED_OVER[key] = (weakref.ref(item, functools.partial(_forget, key)), self)
+                stack.extend(item._fields.values())
+            elif t is list or t is tuple or t is dict:
+                stack.extend(item.values() if t is dict else item)
+            elif t is Placeholder:
+                stack.append(item.default)
+            elif isinstance(item, PathRef):
+                stack.append(item._konfig_root)
+            elif isinstance(item, OpRef):
+                stack.extend((*item._konfig_args, *item._konfig_kwargs.values()))
+
     def import_target(self, qualname: str) -> Any:
         """Imports `"module:attr.sub"`, admitting the module and every object on the way."""
         if self.parent is not None:
@@ -415,6 +441,10 @@ class Guard:
                 guard.spent += size * _BYTES_PER_ITEM.get(t, 8)
                 guard = guard.parent
         return self.admit(value)
+
+
+def _forget(key: int, _: Any) -> None:
+    _policy.HANDED_OVER.pop(key, None)
 
 
 _SEQUENCES = (str, bytes, list, tuple)
