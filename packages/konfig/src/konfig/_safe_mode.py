@@ -599,9 +599,15 @@ def _expect_text_method(
     kind, n = type(owner), len(owner)
     what = f"{kind.__name__}.{name}"
     if name == "join" and args and type(args[0]) in _SIZED:
-        items = list(args[0])
-        size = n * max(len(items) - 1, 0) + sum(len(x) for x in items if type(x) in (str, bytes))
-        guard.expect(kind, size, what)
+        items = args[0]
+        k = len(items)
+        if type(items) in (str, bytes):  # the items are its characters (bytes.join of bytes raises itself)
+            joined = k
+        else:
+            joined = sum(
+                len(x) for x in (items.keys() if type(items) is dict else items) if type(x) in (str, bytes)
+            )
+        guard.expect(kind, n * max(k - 1, 0) + joined, what)
     elif name == "replace" and len(args) >= 2 and type(args[0]) is kind and type(args[1]) is kind:
         old, new = args[0], args[1]
         count = owner.count(old) if old else n + 1
