@@ -122,6 +122,19 @@ def test_a_library_importing_by_name_goes_through_the_policy():
     assert konfig.resolve(cfg) is forbidden_lib.run  # outside safe mode it imports anything
 
 
+def test_a_pattern_after_an_exclamation_mark_refuses_what_another_allows():
+    cfg = {"f": {"__qualname__": "allowed_lib:add", "0": 1}, "g": {"__const__": "allowed_lib:Box"}}
+    refused(cfg, allowed=("allowed_lib", "!allowed_lib:add"), match="allowed_lib:add")
+    assert konfig.resolve(
+        {"g": {"__const__": "allowed_lib:Box"}}, allowed=["allowed_lib", "!allowed_lib:add"]
+    )["g"]
+    # objects are judged by their own module: a denied module's function reached through another is refused
+    refused(
+        {"f": {"__const__": "allowed_lib:run_alias"}},
+        allowed=("allowed_lib", "forbidden_lib", "!forbidden_lib"),
+    )
+
+
 # --- callables checked where they are used ------------------------------------------------------
 
 

@@ -155,7 +155,7 @@ class _Resolver:
         if exclude and self.guard is not None:
             for key in exclude:
                 if key in fields:
-                    self.guard.hand_over(fields[key])
+                    fields[key] = self.guard.hand_over(fields[key])
         positional: dict[int, Any] = {}
         kwargs: dict[str, Any] = {}
         self.active.add(vid)

@@ -119,21 +119,30 @@ def unsafe_target_segment(qualname: str) -> str | None:
 
 def is_allowed(qualname: str, patterns: Iterable[str]) -> bool:
     """`"optax"` allows `optax` and its submodules; `"mylib.*"` is a glob on
-    the dotted name; `"optax:adam"` allows exactly that target."""
+    the dotted name; `"optax:adam"` allows exactly that target; a pattern
+    after `!` refuses what it matches even where another allows it
+    (`["kd", "!kd.cli"]`)."""
     if qualname in _BUILTIN_ALLOWED:
         return True
     module = qualname.partition(":")[0]
-    dotted = qualname.replace(":", ".")
+    allowed = False
     for pattern in patterns:
-        if any(c in pattern for c in "*?["):
-            if fnmatch.fnmatchcase(dotted, pattern) or fnmatch.fnmatchcase(module, pattern):
-                return True
-        elif ":" in pattern:
-            if qualname == pattern:
-                return True
-        elif module == pattern or module.startswith(pattern + "."):
-            return True
-    return False
+        if pattern.startswith("!"):
+            if _matches(pattern[1:], qualname, module):
+                return False
+        elif not allowed and _matches(pattern, qualname, module):
+            allowed = True
+    return allowed
+
+
+def _matches(pattern: str, qualname: str, module: str) -> bool:
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatchcase(qualname.replace(":", "."), pattern) or fnmatch.fnmatchcase(
+            module, pattern
+        )
+    if ":" in pattern:
+        return qualname == pattern
+    return module == pattern or module.startswith(pattern + ".")
 
 
 def object_name(obj: Any) -> str:
@@ -306,9 +315,14 @@ class Guard:
             stack.extend(item.items() if t is dict else item)
         return obj
 
-    def hand_over(self, value: Any) -> None:
+    def hand_over(self, value: Any) -> Any:
         """Marks every config node of a field passed unresolved (`__konfig_resolve_exclude_fields__`)
-        with this policy: the target that resolves it later, in any thread, resolves it under it."""
+        with this policy: the target that resolves it later, in any thread, resolves it under it.
+
+        Returns the value to pass: plain dicts in it (which cannot carry a mark) become config nodes
+        holding the same fields, as resolving them would make them.
+        """
+        value = _as_node(value)
         stack = [value]
         seen: set[int] = set()
         while stack:
@@ -320,15 +334,23 @@ class Guard:
             if isinstance(item, ConfigDict):
                 key = id(item)
                 _policy.HANDED_OVER[key] = (weakref.ref(item, functools.partial(_forget, key)), self)
-                stack.extend(item._fields.values())
-            elif t is list or t is tuple or t is dict:
-                stack.extend(item.values() if t is dict else item)
+                fields = item._fields
+                for k, child in fields.items():
+                    if type(child) is dict:
+                        fields[k] = _as_node(child)
+                stack.extend(fields.values())
+            elif t is list:
+                item[:] = [_as_node(child) for child in item]
+                stack.extend(item)
+            elif t is tuple:
+                stack.extend(item)
             elif t is Placeholder:
                 stack.append(item.default)
             elif isinstance(item, PathRef):
                 stack.append(item._konfig_root)
             elif isinstance(item, OpRef):
                 stack.extend((*item._konfig_args, *item._konfig_kwargs.values()))
+        return value
 
     def import_target(self, qualname: str) -> Any:
         """Imports `"module:attr.sub"`, admitting the module and every object on the way."""
@@ -441,6 +463,10 @@ class Guard:
                 guard.spent += size * _BYTES_PER_ITEM.get(t, 8)
                 guard = guard.parent
         return self.admit(value)
+
+
+def _as_node(value: Any) -> Any:
+    return ConfigDict._raw(value, None) if type(value) is dict else value
 
 
 def _forget(key: int, _: Any) -> None:
