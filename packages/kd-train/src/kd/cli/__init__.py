@@ -4,6 +4,7 @@ kd-train --cfg=examples/digits.py --cfg.num_train_steps=300 --cfg.workdir=/tmp/r
 """
 
 from ._errors import CliError as CliError
+from ._errors import RunError as RunError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -13,4 +14,4 @@ def main(argv: list[str] | None = None) -> int:
     return _main(argv)
 
 
-__all__ = ["CliError", "main"]
+__all__ = ["CliError", "RunError", "main"]

@@ -7,8 +7,10 @@
     kd-train plot /tmp/run_a /tmp/run_b --out=curves.png
     kd-train diff /tmp/run_a /tmp/run_b
 
-Exit codes: 0 done; 2 a config or usage error, printed as one paragraph (no traceback); 1 `eval` gave up
-waiting (--timeout_seconds).
+Exit codes: 0 done; 2 a config or usage error, printed as one paragraph (no traceback); 1 the machine
+refused (disk full, a read-only or unwritable workdir, too few file descriptors, an I/O error) or a value
+broke a computation during training, printed as one paragraph saying what to do, or `eval` gave up
+waiting (--timeout_seconds). A crash in user code keeps its traceback.
 """
 
 from __future__ import annotations
@@ -27,14 +29,23 @@ from typing import Any
 import konfig
 
 from . import _distributed
-from ._errors import CliError
+from ._errors import (
+    CliError,
+    HeldIOErrorNoise,
+    RunError,
+    describe_os_error,
+    operational_cause,
+    traceback_frames,
+)
+from ._workdirs import check_workdir
 
 USAGE = """\
 usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NAME]|all] [--profile] [--force]
+                       [--allowed=MODULE[,MODULE]]
                        [--coordinator_address=HOST:PORT --num_processes=N --process_id=I]
-       kd-train inspect --cfg=CONFIG.py [--cfg.PATH=VALUE ...]
+       kd-train inspect --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--allowed=MODULE[,MODULE]]
        kd-train eval --workdir=WORKDIR [--evals=NAME[,NAME]] [--poll_seconds=S] [--timeout_seconds=S]
-                     [--cfg.PATH=VALUE ...]
+                     [--allowed=MODULE[,MODULE]] [--cfg.PATH=VALUE ...]
        kd-train plot WORKDIR [WORKDIR ...] [--out=FILE.png] [--metrics=GLOB[,GLOB]]
        kd-train diff WORKDIR_A WORKDIR_B
 
@@ -42,7 +53,11 @@ usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NA
   inspect  resolves the config and prints its context paths, parameter table, and the compiled
            step's FLOPs and memory, without training
   eval     evaluates each checkpoint of a run (its config.json, its evaluators) once, as it appears,
-           into WORKDIR/eval_metrics.jsonl; stops when the run is DONE and all are evaluated
+           into WORKDIR/eval_metrics.jsonl; stops when the run is DONE and all are evaluated.
+           config.json is resolved in konfig's safe mode: only the modules the run recorded in run.json
+           (less those that run code: os, subprocess, ...), or exactly those of --allowed; so is a
+           --cfg=RUN/config.json of train and inspect (a config.py, or a .json of your own, is code
+           you run, unless --allowed is given)
   plot     renders the logged curves of one or several runs to a PNG
   diff     shows what differs between two runs' configs
 
@@ -74,18 +89,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    try:
-        return run(args)
-    except _USER_ERRORS as e:
-        if getattr(e, "_kd_raised_in_training", False):
-            raise  # a crash inside the training loop keeps its traceback
-        return _fail(e)
+    with HeldIOErrorNoise() as held:  # orbax's logged tracebacks of an I/O error: the paragraph says it
+        try:
+            return run(args)
+        except RunError as e:
+            held.discard()
+            return _fail(e, code=1)
+        except Exception as e:
+            cause = operational_cause(e)
+            if cause is not None:  # an I/O error anywhere (an eval's file, a restore) is the machine's
+                held.discard()
+                flag = _OUTPUT_FLAG.get(command, "--cfg.workdir")
+                return _fail(RunError(describe_os_error(cause, flag=flag)), code=1)
+            if not isinstance(e, _USER_ERRORS) or getattr(e, "_kd_raised_in_training", False):
+                raise  # a crash inside the training loop keeps its traceback
+            return _fail(e)
 
 
-def _fail(e: BaseException) -> int:
+# The flag naming where a command writes, for the advice of an I/O error ("choose another --workdir").
+_OUTPUT_FLAG = {"eval": "--workdir", "plot": "--out"}
+
+
+def _fail(e: BaseException, code: int = 2) -> int:
     message = str(e) if not isinstance(e, KeyError) or not e.args else str(e.args[0])
     print(f"error: {message}", file=sys.stderr, flush=True)
-    return 2
+    return code
 
 
 class _Parser(argparse.ArgumentParser):
@@ -115,8 +143,10 @@ def _train(argv: list[str]) -> int:
     parser.add_argument("--sweep", default=None)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--force", action="store_true")
+    parser.add_argument("--allowed", default=None)
     _distributed.add_flags(parser)
     opts = parser.parse_args(rest)
+    allowed = _source_policy(source, opts.allowed)
     hosts = _distributed.settings(opts)
     runs = _runs(source, args, overrides, opts.sweep)
     base = _given_workdir(runs[0][1])
@@ -125,6 +155,9 @@ def _train(argv: list[str]) -> int:
             f"{hosts['num_processes']} processes train one run into one workdir: give the same "
             "--cfg.workdir=PATH (a folder all of them can reach) to each"
         )
+    if base is not None:
+        check_workdir(base, flag="--cfg.workdir")  # before JAX starts: a run that could not write stops now
+    _enough_open_files()
     _distributed.initialize(hosts)
     import kd  # noqa: F401  (after the flags are known good: importing JAX takes a moment)
 
@@ -138,13 +171,16 @@ def _train(argv: list[str]) -> int:
             print(f"sweep item {index}/{len(runs)}: {name} -> {workdir}", flush=True)
         if not opts.force:
             _refuse_other_run(workdir, konfig.to_json(cfg))
-        trainer = _resolve(cfg, profile=opts.profile)
+        trainer = _resolve(cfg, profile=opts.profile, allowed=allowed)
         start = time.perf_counter()
         try:
             state, logged = trainer.train()
         except Exception as e:
-            e._kd_raised_in_training = True  # type: ignore[attr-defined]
-            raise
+            stopped = _stopped_training(e, cfg, trainer)
+            if stopped is None:
+                e._kd_raised_in_training = True  # type: ignore[attr-defined]
+                raise
+            raise stopped from None
         if int(state.step) < min(
             trainer.num_train_steps, trainer.stop_after_steps or trainer.num_train_steps
         ):
@@ -221,19 +257,165 @@ def _refuse_other_run(workdir: str, config_json: str) -> None:
         )
 
 
-def _resolve(cfg: Any, *, profile: bool = False) -> Any:
+def _resolve(cfg: Any, *, profile: bool = False, allowed: list[str] | None = None) -> Any:
     """The checked Trainer of `cfg` (config errors surface here, before anything is written)."""
     import kd
 
-    trainer = konfig.resolve(cfg)
+    trainer = konfig.resolve(cfg, allowed=allowed)
     if not isinstance(trainer, kd.train.Trainer):
         raise CliError(f"the config's root builds a {type(trainer).__name__}, expected a kd.train.Trainer")
     if profile and trainer.profiler is None:
         import dataclasses
 
         trainer = dataclasses.replace(trainer, profiler=kd.train.Profiler())
-    trainer.check()  # bad keys and shapes, named, before anything is written
+    try:
+        trainer.check()  # bad keys and shapes, named, before anything is written
+    except ArithmeticError as e:  # a value of the config (a size of 0, a seed of 2**70) broke the init
+        raise CliError(
+            _arithmetic_message(e, cfg, trainer, "initializing the model and the train state")
+        ) from None
     return trainer
+
+
+# ---------------------------------------------------------------- errors while running
+
+
+# The open files a run may need (orbax and tensorstore threads, data loaders, logs); below this, runs fail
+# in background threads with hundreds of lines of tracebacks, so the limit is raised or the run refused.
+_MIN_OPEN_FILES = 256
+
+
+def _enough_open_files() -> None:
+    """Raises the soft limit of open files up to `_MIN_OPEN_FILES` if the hard limit allows; else RunError."""
+    try:
+        import resource  # POSIX only
+    except ImportError:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= _MIN_OPEN_FILES:
+        return
+    wanted = _MIN_OPEN_FILES if hard == resource.RLIM_INFINITY else min(hard, _MIN_OPEN_FILES)
+    if wanted > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    if wanted < _MIN_OPEN_FILES:
+        raise RunError(
+            f"too few file descriptors: this process may open {hard} files (ulimit -n), and a run needs "
+            f"about {_MIN_OPEN_FILES} (checkpoint writers, data loaders, logs); raise the limit "
+            "(`ulimit -n 4096`) and run the same command again"
+        )
+
+
+def _stopped_training(error: Exception, cfg: Any, trainer: Any) -> RunError | None:
+    """The one paragraph for an I/O error, or a computation that a config value broke (`cfg.seed`, a size
+    of 0), during `train()`; None for anything else: a bug in user code keeps its traceback (an arithmetic
+    error gets a note naming the step)."""
+    step = next(
+        (
+            frame.f_locals.get("step")
+            for frame in reversed(traceback_frames(error))
+            if frame.f_code.co_name == "train" and frame.f_code.co_filename.endswith("_trainer.py")
+        ),
+        None,
+    )
+    where = "before step 1" if not isinstance(step, int) or step == 0 else f"after step {step}"
+    cause = operational_cause(error)
+    if cause is not None:
+        saved = _saved_steps(trainer)
+        kept = (
+            f"the checkpoints up to step {saved[-1]} are intact; run the same command again to continue from there"
+            if saved
+            else "no checkpoint was saved yet"
+        )
+        return RunError(
+            f"{describe_os_error(cause, flag='--cfg.workdir', where=str(trainer.workdir))}. The run stopped "
+            f"{where}; {kept}."
+        )
+    if isinstance(error, ArithmeticError):
+        message = _arithmetic_message(error, cfg, trainer, f"training ({where})")
+        if message.startswith("cfg."):  # a config value named: the paragraph says all
+            return RunError(message)
+        error.add_note(f"kd-train: raised while training, {where}")  # maybe a bug: the traceback stays
+    return None
+
+
+def _saved_steps(trainer: Any) -> list[int]:
+    """The complete checkpoints in the run's checkpoint folder, read from the disk (the checkpointer may be
+    in the state the error left it in)."""
+    try:
+        names = os.listdir(trainer.checkpointer.directory)
+    except (AttributeError, ValueError, OSError):
+        return []
+    return sorted(int(n[len("ckpt_") :]) for n in names if re.fullmatch(r"ckpt_\d+", n))
+
+
+def _arithmetic_message(error: ArithmeticError, cfg: Any, trainer: Any, phase: str) -> str:
+    """`cfg.seed = 2**70: OverflowError (...) while initializing ...`: the config path where it can be
+    known (the seed; a module's field of 0), else the phase and the module it was raised in."""
+    kind = f"{type(error).__name__}: {error}"
+    frames = traceback_frames(error)
+    if any(f.f_code.co_filename.endswith(os.path.join("train", "_rngs.py")) for f in frames):
+        return (
+            f"cfg.seed = {trainer.seed!r}: {kind} while {phase}; a JAX seed is a 64-bit integer "
+            "(-2**63 <= seed < 2**63): choose a smaller one"
+        )
+    module = next(
+        (f.f_locals["self"] for f in reversed(frames) if _is_model_part(f.f_locals.get("self"))), None
+    )
+    if module is None:
+        return f"{kind} while {phase}; check the config's sizes and values (a size of 0, a huge number)"
+    zeros = _zero_fields(module)
+    paths = _config_paths(cfg, type(module).__name__, zeros)
+    shown = f"{type(module).__name__}" + (
+        f" {module.name!r}" if isinstance(getattr(module, "name", None), str) else ""
+    )
+    if paths:
+        return f"{', '.join(paths)} = 0: {kind} while {phase} (in {shown}); give it a positive value"
+    hint = f" (its fields equal to 0: {', '.join(zeros)})" if zeros else ""
+    return f"{kind} while {phase}, in {shown}{hint}; check the config's values for it"
+
+
+def _is_model_part(obj: Any) -> bool:
+    """A user's or a library's module object (not JAX's, konfig's or kd's machinery)."""
+    if obj is None:
+        return False
+    owner = type(obj).__module__ or ""
+    return not owner.startswith(
+        ("jax", "kd.", "konfig", "flax.core", "numpy", "builtins", "functools", "contextlib")
+    )
+
+
+def _zero_fields(module: Any) -> list[str]:
+    import dataclasses
+
+    if not dataclasses.is_dataclass(module):
+        return []
+    return [
+        f.name
+        for f in dataclasses.fields(module)
+        if type(getattr(module, f.name, None)) is int and getattr(module, f.name) == 0
+    ]
+
+
+def _config_paths(cfg: Any, class_name: str, fields: list[str]) -> list[str]:
+    """Paths `cfg.model.layers[0].features` of the config's `class_name(...)` nodes whose `fields` are 0."""
+    if not fields:
+        return []
+    try:
+        todo = [("cfg", json.loads(konfig.to_json(cfg)))]
+    except (ValueError, TypeError, RecursionError):
+        return []
+    found = []
+    while todo and len(found) < 5:
+        path, node = todo.pop()
+        if isinstance(node, list):
+            todo += [(f"{path}[{i}]", v) for i, v in reversed(list(enumerate(node)))]
+        elif isinstance(node, dict):
+            target = node.get("__qualname__")
+            if isinstance(target, str) and target.rsplit(".", 1)[-1].rsplit(":", 1)[-1] == class_name:
+                found += [f"{path}.{f}" for f in fields if node.get(f) == 0 and type(node.get(f)) is int]
+            items = [(k, v) for k, v in node.items() if not k.startswith("__")]
+            todo += [(f"{path}[{k}]" if k.isdigit() else f"{path}.{k}", v) for k, v in reversed(items)]
+    return found
 
 
 def _done_line(steps: int, seconds: float, logged: dict[str, Any]) -> str:
@@ -252,14 +434,18 @@ def _done_line(steps: int, seconds: float, logged: dict[str, Any]) -> str:
 
 def _inspect(argv: list[str]) -> int:
     source, args, overrides, rest = _split(argv)
-    if rest:
-        raise CliError(f"inspect: unexpected arguments {rest}\n\n{USAGE}")
+    parser = _Parser(prog="kd-train inspect", add_help=False)
+    parser.add_argument("--allowed", default=None)
+    opts, unexpected = parser.parse_known_args(rest)
+    if unexpected:
+        raise CliError(f"inspect: unexpected arguments {unexpected}\n\n{USAGE}")
+    allowed = _source_policy(source, opts.allowed)
     cfg = konfig.build_config(source, args=args, overrides=overrides, from_strings=True)
     import kd  # noqa: F401
     from kd.train._inspect import inspect_report
 
     cfg.workdir = None  # inspecting writes nothing
-    print(inspect_report(_resolve(cfg)), flush=True)
+    print(inspect_report(_resolve(cfg, allowed=allowed)), flush=True)
     return 0
 
 
@@ -280,6 +466,7 @@ def _eval(argv: list[str]) -> int:
     parser.add_argument("--evals", default=None)
     parser.add_argument("--poll_seconds", type=float, default=10.0)
     parser.add_argument("--timeout_seconds", type=float, default=None)
+    parser.add_argument("--allowed", default=None)
     opts = parser.parse_args(rest)
     if opts.poll_seconds < 0:
         raise CliError(f"--poll_seconds: expected a number of seconds >= 0, got {opts.poll_seconds:g}")
@@ -287,17 +474,21 @@ def _eval(argv: list[str]) -> int:
         raise CliError(f"--timeout_seconds: expected a number of seconds > 0, got {opts.timeout_seconds:g}")
     from ._workdirs import run_file
 
+    _enough_open_files()
+
     path = run_file(opts.workdir, "config.json", "kd-train writes it when a run starts; was it trained here?")
-    cfg = konfig.from_json(path.read_text())
+    cfg = konfig.from_json(path.read_text())  # loading imports and calls nothing
     konfig.apply_overrides(cfg, overrides, from_strings=True)
     cfg.workdir = opts.workdir  # the folder the run is in now (it may have been moved)
     names = None if opts.evals is None else [n.strip() for n in opts.evals.split(",") if n.strip()]
     _check_eval_names(cfg.get("evals"), names, path)
+    allowed, policy = _run_policy(opts.workdir, opts.allowed)
     import kd
     from kd.evals._standalone import EVAL_METRICS_FILE, evaluate_checkpoints
 
     _config_folder_on_path(opts.workdir)
-    trainer = _resolve(cfg)
+    print(f"eval: resolving {path} in safe mode: allowed={allowed} ({policy})", flush=True)
+    trainer = _resolve(cfg, allowed=allowed)
     try:
         results = evaluate_checkpoints(
             trainer, evals=names, poll_seconds=opts.poll_seconds, timeout_seconds=opts.timeout_seconds
@@ -306,6 +497,8 @@ def _eval(argv: list[str]) -> int:
         print(f"error: {e}", file=sys.stderr, flush=True)
         return 1
     except Exception as e:
+        if operational_cause(e) is not None or isinstance(e, RunError):
+            raise  # one paragraph, exit 1 (main)
         if not isinstance(e, (kd.train.ConfigError, kd.ckpts.CheckpointStructureError)):
             e._kd_raised_in_training = True  # type: ignore[attr-defined]  # an evaluation crash keeps its traceback
         raise
@@ -316,6 +509,67 @@ def _eval(argv: list[str]) -> int:
         flush=True,
     )
     return 0
+
+
+# Modules that run programs or code, open files or sockets, or load objects by name: a run folder's
+# recorded imports never allow them (its run.json is as untrusted as its config.json); only --allowed does.
+_RUNS_CODE = frozenset(
+    """
+    os posix nt subprocess _posixsubprocess builtins sys shutil importlib pkgutil zipimport runpy code
+    codeop pty tty socket ssl select selectors asyncio multiprocessing concurrent threading _thread signal
+    pickle _pickle copyreg shelve dill cloudpickle marshal ctypes _ctypes cffi types inspect gc io _io
+    fileinput tempfile webbrowser urllib http ftplib smtplib telnetlib xmlrpc pdb bdb trace cProfile
+    profile timeit site sysconfig ensurepip venv distutils setuptools pip
+    """.split()
+)
+
+
+_NEVER_FROM_RUN_FOLDERS = ("!kd.cli", "!konfig")
+
+
+def _source_policy(source: str, flag: str | None) -> list[str] | None:
+    """What `train` / `inspect` may build from `--cfg=source`: `--allowed` if given; for a run folder's
+    config.json (a `.json` beside a run.json), that run's policy; else None (a config file you chose is code
+    you run, as `python config.py` is)."""
+    run_record = os.path.join(os.path.dirname(os.path.abspath(source)), "run.json")
+    if flag is None and not (source.endswith(".json") and os.path.isfile(run_record)):
+        return None
+    allowed, policy = _run_policy(os.path.dirname(os.path.abspath(source)), flag)
+    print(f"resolving {source} in safe mode: allowed={allowed} ({policy})", flush=True)
+    return allowed
+
+
+def _run_policy(workdir: str, flag: str | None) -> tuple[list[str], str]:
+    """`(allowed patterns, how they were chosen)`: `--allowed` as given, else the modules the run recorded
+    in run.json less `_RUNS_CODE`; an old run without a record is refused (CliError: pass --allowed)."""
+    if flag is not None:
+        return [p.strip() for p in flag.split(",") if p.strip()], "--allowed"
+    try:
+        with open(os.path.join(workdir, "run.json")) as f:
+            recorded = json.load(f).get("imports")
+    except (OSError, ValueError, AttributeError):
+        recorded = None
+    if not isinstance(recorded, list) or not all(isinstance(n, str) for n in recorded):
+        raise CliError(
+            f"{os.path.join(workdir, 'run.json')} records no imports (a run from an older kd-train, or "
+            "not started by it), so there is no default for what its config.json may build; a run folder is "
+            "untrusted input: read config.json and pass the modules it may use, e.g. --allowed=kd,optax,flax"
+        )
+    odd = [n for n in recorded if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)]
+    if odd:  # kd-train records top-level module names only: not patterns ("*"), not targets
+        raise CliError(
+            f"{os.path.join(workdir, 'run.json')} records imports that are not module names ({odd[:5]}), so it "
+            "was not written by kd-train as it is; a run folder is untrusted input: read config.json and pass "
+            "the modules it may use, e.g. --allowed=kd,optax,flax"
+        )
+    left_out = sorted(n for n in recorded if n in _RUNS_CODE)
+    # kd's command line and konfig's loaders run Python files by name (`kd.cli:main(["--cfg=x.py"])`):
+    # never built from a run folder's config unless --allowed says so.
+    allowed = [n for n in recorded if n not in left_out] + list(_NEVER_FROM_RUN_FOLDERS)
+    note = (
+        f"; left out as they run code: {', '.join(left_out)} (allow them with --allowed)" if left_out else ""
+    )
+    return allowed, f"the run's recorded imports{note}"
 
 
 def _check_eval_names(evals: Any, names: list[str] | None, config_path: Any) -> None:
@@ -342,20 +596,26 @@ def _check_eval_names(evals: Any, names: list[str] | None, config_path: Any) -> 
 
 def _config_folder_on_path(workdir: str) -> None:
     """The folder of the config file the run trained from goes on `sys.path`, as it did for the training
-    (`kd-train --cfg=examples/digits.py` names modules beside it); read from `run.json`, best effort."""
+    (`kd-train --cfg=examples/digits.py` names modules beside it); read from `run.json`, best effort. A
+    folder inside the run folder is skipped, and the folder goes last: it never shadows a module."""
     try:
         with open(os.path.join(workdir, "run.json")) as f:
             argv = list(json.load(f)["argv"])
     except (OSError, ValueError, KeyError, TypeError):
         return
     for index, arg in enumerate(argv):
+        if not isinstance(arg, str):
+            continue
         source = arg[len("--cfg=") :] if arg.startswith("--cfg=") else None
         if arg == "--cfg" and index + 1 < len(argv):
             source = argv[index + 1]
-        if source and source.endswith(".py") and os.path.isfile(source):
+        if isinstance(source, str) and source.endswith(".py") and os.path.isfile(source):
             folder = os.path.dirname(os.path.abspath(source))
-            if folder not in sys.path:
-                sys.path.insert(0, folder)
+            inside = os.path.realpath(folder) + os.sep
+            if inside.startswith(os.path.realpath(workdir) + os.sep):
+                continue  # code shipped inside the run folder itself is never made importable
+            if folder not in sys.path:  # last: a folder named by a run's record never shadows a module
+                sys.path.append(folder)
 
 
 # ---------------------------------------------------------------- plot, diff

@@ -1,7 +1,9 @@
 """The files that make a workdir explain its run: provenance, parameter table, element spec, completion.
 
     <workdir>/config.json        the raw config (written by the writers; `konfig.from_json` reads it back)
-    <workdir>/run.json           command line, package versions, JAX devices, host, start time
+    <workdir>/run.json           command line, package versions, JAX devices, host, start time, and the
+                                 top-level modules the config's targets name ("imports": `kd-train eval`'s
+                                 default allow-list for resolving config.json again)
     <workdir>/params.txt         parameters per module (shapes, counts) and the total
     <workdir>/element_spec.txt   one training batch: paths, shapes, dtypes
     <workdir>/DONE               written when the run reached its last step (JSON: step, seconds, time)
@@ -72,6 +74,31 @@ def provenance() -> dict[str, Any]:
     }
 
 
+# The JSON keys whose string values name an importable object (`"kd.train:Trainer"`).
+_TARGET_KEYS = ("__qualname__", "__const__", "__placeholder__")
+
+
+def config_imports(config_json: str) -> list[str]:
+    """The top-level modules the targets of a config (its `konfig.to_json` text) name, sorted.
+
+    Usage: `config_imports('{"__qualname__": "kd.train:Trainer", "optimizer": {"__qualname__": "optax:adam"}}')`
+    is `["kd", "optax"]`.
+    """
+    names: set[str] = set()
+    todo = [json.loads(config_json)]
+    while todo:  # iterative: a deep config is no deeper a problem here than in its JSON
+        node = todo.pop()
+        if isinstance(node, list):
+            todo += node
+        elif isinstance(node, dict):
+            targets = [node.get(key) for key in _TARGET_KEYS]
+            if "__path__" in node:
+                targets.append(node.get("type"))
+            names.update(t.split(":")[0].split(".")[0] for t in targets if isinstance(t, str) and t)
+            todo += node.values()
+    return sorted(n for n in names if n)
+
+
 def element_spec_table(element_spec: Any) -> str:
     """`image  (32, 8, 8, 1) float32` lines, one per leaf of a batch spec."""
     rows = [
@@ -82,12 +109,21 @@ def element_spec_table(element_spec: Any) -> str:
     return "\n".join(f"{p.ljust(width)}  {s}" for p, s in rows) + "\n"
 
 
-def write_run_start(workdir: Any, *, params_table: str, element_spec: Any) -> None:
-    """Writes run.json, params.txt and element_spec.txt, and removes a DONE left by an earlier run."""
+def write_run_start(
+    workdir: Any, *, params_table: str, element_spec: Any, config_json: str | None = None
+) -> None:
+    """Writes run.json (with the config's imports, given its JSON), params.txt and element_spec.txt, and
+    removes a DONE left by an earlier run."""
     folder = _folder(workdir)
     if folder is None:
         return
-    write_text_atomic(folder / "run.json", json.dumps(provenance(), indent=2) + "\n")
+    record = provenance()
+    if config_json is not None:
+        try:
+            record["imports"] = config_imports(config_json)
+        except (ValueError, RecursionError):  # left out: `kd-train eval` then asks for --allowed
+            pass
+    write_text_atomic(folder / "run.json", json.dumps(record, indent=2) + "\n")
     write_text_atomic(folder / "params.txt", params_table.rstrip("\n") + "\n")
     write_text_atomic(folder / "element_spec.txt", element_spec_table(element_spec))
     done = folder / DONE_FILE

@@ -266,6 +266,7 @@ class Trainer:
                 self.workdir,
                 params_table=parameter_table(self.state_specs.params),
                 element_spec=self.element_spec,
+                config_json=config_json,
             )
         profiler = self.profiler
         bar = None
