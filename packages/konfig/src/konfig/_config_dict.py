@@ -53,7 +53,14 @@ import sys
 from collections.abc import Mapping, MutableMapping
 
 from . import _layers_above, _node_path, _signature
-from ._errors import ArgumentError, ConfigValueError, NestingError, nesting_message
+from ._errors import (
+    ArgumentError,
+    ConfigValueError,
+    NestingError,
+    deepest_path,
+    nesting_message,
+    shorten_path,
+)
 from ._keys import CONST, QUALNAME, is_positional_key, path_key
 from ._paths import format_path
 from ._placeholder import Placeholder
@@ -451,6 +458,12 @@ class ConfigDict(MutableMapping):
         return _deep_copy(self, memo)
 
     def __reduce__(self) -> Any:
+        # pickle saves nested values by recursing in C, where no `except` of ours can see the limit
+        # being reached: a cheap probe a few levels deeper refuses, in konfig's words, first.
+        try:
+            isinstance(self, _RECURSION_PROBE)
+        except RecursionError:
+            raise NestingError(_pickle_nesting_message(self)) from None
         return (_new_empty, (), (self._fields, self._origin))
 
     def __setstate__(self, state: Any) -> None:
@@ -461,6 +474,23 @@ class ConfigDict(MutableMapping):
 
 def _new_empty() -> ConfigDict:
     return ConfigDict._raw({}, None)
+
+
+# `isinstance(x, ((((ConfigDict,),),),))` enters Python's recursion check once per level of tuples
+# (in C, as pickle's `save` does), so it fails where 20 more levels of pickling would: before
+# pickle itself fails, with room left to word the error.
+_RECURSION_PROBE: Any = ConfigDict
+for _ in range(20):
+    _RECURSION_PROBE = (_RECURSION_PROBE,)
+
+
+def _pickle_nesting_message(node: ConfigDict) -> str:
+    depth, path, _ = deepest_path(node)
+    return (
+        "A config given to pickle is nested deeper than pickle can follow within Python's recursion "
+        f"limit ({sys.getrecursionlimit()}): the node where it stopped still nests {depth} levels deep "
+        f"(deepest at {shorten_path(path, root='node')})."
+    )
 
 
 def _deep_copy(root: ConfigDict, memo: dict[int, Any]) -> ConfigDict:
@@ -717,11 +747,14 @@ def iter_leaves(cfg: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[
     containers are leaves. Shared nodes appear under each of their paths; a
     cycle is not followed twice.
     """
-    # Iterative (no recursion limit): a stack of (container id, path, iterator over its children).
+    # Iterative (no recursion limit): a stack of (container id, iterator over its children), and one
+    # list of the keys leading to the container on top (a path per container would cost memory
+    # quadratic in the depth).
     ancestors: set[int] = set()
-    frames: list[tuple[int, tuple[Any, ...], Iterator[tuple[Any, Any]]]] = []
+    frames: list[tuple[int, Iterator[tuple[Any, Any]]]] = []
+    keys = list(prefix)
 
-    def enter(value: Any, path: tuple[Any, ...]) -> bool:
+    def enter(value: Any) -> bool:
         """Pushes the children of a non-empty container not already being walked; False for a leaf."""
         t = type(value)
         if isinstance(value, ConfigDict):
@@ -738,19 +771,21 @@ def iter_leaves(cfg: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[
         else:
             return False
         ancestors.add(id(value))
-        frames.append((id(value), path, iter(items)))
+        frames.append((id(value), iter(items)))
         return True
 
-    if not enter(cfg, prefix):
+    if not enter(cfg):
         yield prefix, cfg
         return
     while frames:
-        container_id, path, children = frames[-1]
+        container_id, children = frames[-1]
         for key, child in children:
-            child_path = (*path, key)
-            if enter(child, child_path):
+            if enter(child):
+                keys.append(key)
                 break
-            yield child_path, child
+            yield (*keys, key), child
         else:
             frames.pop()
             ancestors.discard(container_id)
+            if frames:
+                keys.pop()

@@ -6,8 +6,14 @@
 
 Mappings are compared key by key, lists and tuples index by index; a node
 whose target (`__qualname__` / `__const__`) changed is one change, not a
-change per argument. A change inside a shared node is listed at each of its paths. References compare by what they point to, never by
-evaluating them; values of different types differ (`1` vs `1.0` vs `True`).
+change per argument. References compare by what they point to, never by evaluating them; values of
+different types differ (`1` vs `1.0` vs `True`).
+
+A pair of nodes met at several paths (shared nodes) is compared once: its changes are listed at each
+of its paths while those repeats add at most `REPEAT_LIMIT` changes in all; past that, a repeat is one
+`"shared"` entry pointing to the first path (`= cfg.b: shared with cfg.a, whose 3 change(s) are listed
+there`), so that the work and the output stay linear in the number of distinct nodes (configs where
+each node is shared by the next have exponentially many paths).
 """
 
 from __future__ import annotations
@@ -31,19 +37,36 @@ if TYPE_CHECKING:
 __all__ = ["Change", "ConfigDiff", "diff"]
 
 _TARGET_KEYS = ("__qualname__", "__const__")
+# Changes listed again at the later paths of shared nodes, in all; later repeats are `"shared"` entries.
+REPEAT_LIMIT = 10_000
 
 
 class Change:
-    """One difference: `kind` is `"added"`, `"removed"` or `"changed"`."""
+    """One difference: `kind` is `"added"`, `"removed"` or `"changed"`.
 
-    __slots__ = ("keys", "kind", "new", "old", "root")
+    Or `"shared"`: the nodes at `keys` (`old`, `new`) are the pair compared first at `first`
+    (keys), whose `count` changes are listed there only (see `REPEAT_LIMIT`).
+    """
 
-    def __init__(self, kind: str, keys: tuple[Any, ...], old: Any, new: Any, root: str) -> None:
+    __slots__ = ("count", "first", "keys", "kind", "new", "old", "root")
+
+    def __init__(
+        self,
+        kind: str,
+        keys: tuple[Any, ...],
+        old: Any,
+        new: Any,
+        root: str,
+        first: tuple[Any, ...] | None = None,
+        count: int = 0,
+    ) -> None:
         self.kind = kind
         self.keys = keys
         self.old = old
         self.new = new
         self.root = root
+        self.first = first
+        self.count = count
 
     @property
     def path(self) -> str:
@@ -55,6 +78,9 @@ class Change:
             return f"+ {self.path}: {_show(self.new)}"
         if self.kind == "removed":
             return f"- {self.path}: {_show(self.old)}"
+        if self.kind == "shared":
+            first = format_path(self.first or (), self.root)
+            return f"= {self.path}: shared with {first}, whose {self.count} change(s) are listed there"
         return f"~ {self.path}: {_show(self.old)} -> {_show(self.new)}"
 
     def __repr__(self) -> str:
@@ -143,6 +169,7 @@ class _Differ:
         # with the slice of `changes` they gave (replayed where the pair is met again).
         self.active: set[tuple[int, int]] = set()
         self.done: dict[tuple[int, int], tuple[tuple[Any, ...], int, int]] = {}
+        self.repeats_left = REPEAT_LIMIT  # changes that may still be listed again at a later path
 
     def add(self, kind: str, keys: tuple[Any, ...], old: Any, new: Any) -> None:
         self.changes.append(Change(kind, keys, old, new, self.root))
@@ -157,15 +184,25 @@ class _Differ:
         if isinstance(a, Mapping) and isinstance(b, Mapping):
             pair = (id(a), id(b))
             done = self.done.get(pair)
-            if done is not None:  # Shared nodes: their changes, listed at this path too.
+            if done is not None:  # Shared nodes: their changes, listed at this path too (up to a limit).
                 at, start, end = done
+                if start == end:
+                    return
+                if end - start > self.repeats_left:
+                    self.repeats_left = 0  # From now on, every repeat is one entry.
+                    self.changes.append(Change("shared", keys, a, b, self.root, at, end - start))
+                    return
+                self.repeats_left -= end - start
                 for change in self.changes[start:end]:
                     self.add(change.kind, keys + change.keys[len(at) :], change.old, change.new)
                 return
             if pair in self.active:  # A cycle.
                 return
             start = len(self.changes)
-            if any(a.get(k) != b.get(k) for k in _TARGET_KEYS):
+            # The fields themselves: `ConfigDict.get` of a missing key words an error (a did-you-mean).
+            fa = a._fields if isinstance(a, ConfigDict) else a
+            fb = b._fields if isinstance(b, ConfigDict) else b
+            if any(fa.get(k) != fb.get(k) for k in _TARGET_KEYS):
                 self.add("changed", keys, a, b)
             else:
                 self.active.add(pair)

@@ -160,15 +160,18 @@ def deepest_path(value: Any) -> tuple[int, tuple[Any, ...], tuple[Any, ...] | No
     """`(depth, keys of the deepest container, keys where a plain container holds itself)`.
 
     The operands of a reference expression (`cfg.ref.x + 1 + ...`) count as one level
-    more, at the path of the field holding the expression.
+    more, at the path of the field holding the expression. Time and memory are linear in
+    the size of `value`: each container keeps a link to its parent's path, and only the
+    two paths returned are spelled out.
     """
-    best: tuple[int, tuple[Any, ...]] = (0, ())
-    cycle = None
+    best_depth, best_link = 0, None
+    cycle: Any = None
     on_path: set[int] = set()  # containers being walked (their ancestors included)
     done: set[int] = set()
-    stack: list[tuple[Any, tuple[Any, ...], int, bool]] = [(value, (), 1, False)]
+    # (item, link, depth, leaving); a link is `(parent's link, key)`, None at the root.
+    stack: list[tuple[Any, Any, int, bool]] = [(value, None, 1, False)]
     while stack:
-        item, path, depth, leaving = stack.pop()
+        item, link, depth, leaving = stack.pop()
         if leaving:
             on_path.discard(id(item))
             done.add(id(item))
@@ -189,9 +192,9 @@ def deepest_path(value: Any) -> tuple[int, tuple[Any, ...], tuple[Any, ...] | No
                     operands += tuple(object.__getattribute__(item, "_konfig_kwargs").values())
                 except (AttributeError, TypeError):
                     continue
-                if depth > best[0]:
-                    best = (depth, path)
-                stack.extend((o, path, depth + 1, False) for o in operands)
+                if depth > best_depth:
+                    best_depth, best_link = depth, link
+                stack.extend((o, link, depth + 1, False) for o in operands)
                 continue
         if fields is not None:
             is_call = QUALNAME in fields
@@ -202,16 +205,30 @@ def deepest_path(value: Any) -> tuple[int, tuple[Any, ...], tuple[Any, ...] | No
             continue
         if id(item) in on_path:
             if cycle is None and t in (dict, list, tuple):  # a ConfigDict may hold itself
-                cycle = path
+                cycle = (link,)
             continue
         if id(item) in done:
             continue
         on_path.add(id(item))
-        stack.append((item, path, depth, True))
-        if depth > best[0]:
-            best = (depth, path)
-        stack.extend((child, (*path, key), depth + 1, False) for key, child in children)
-    return best[0], best[1], cycle
+        stack.append((item, link, depth, True))
+        if depth > best_depth:
+            best_depth, best_link = depth, link
+        stack.extend((child, (link, key), depth + 1, False) for key, child in children)
+    return best_depth, linked_path(best_link), None if cycle is None else linked_path(cycle[0])
+
+
+def linked_path(link: Any) -> tuple[Any, ...]:
+    """The keys of a parent link `(parent's link, key)` (None at the root), root first.
+
+    Walkers of deep trees keep one such link per container instead of a tuple of keys per
+    container (which costs memory quadratic in the depth), and spell out only the paths they report.
+    """
+    keys = []
+    while link is not None:
+        link, key = link
+        keys.append(key)
+    keys.reverse()
+    return tuple(keys)
 
 
 def shorten_path(path: tuple[Any, ...], root: str = "cfg") -> str:

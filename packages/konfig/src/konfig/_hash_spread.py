@@ -21,29 +21,37 @@ MAX_SAME_HASH = 64
 def crowded_hash(values: Iterable[Any], limit: int = MAX_SAME_HASH) -> Any:
     """The first value of a hash that more than `limit` distinct values share, else None.
 
-    Linear time: values are grouped by `hash()` in a dict keyed by the hash (an int, whose own hash is
-    itself), and each value is compared with its group's first value only. Unhashable values are
-    skipped (building the set raises for them anyway).
+    Linear time: when fewer than `limit` hashes repeat at all (almost every set) nothing more is
+    done; else values are grouped by `hash()` in a dict keyed by the hash (an int, whose own hash is
+    itself) and each is compared with the at most `limit` distinct values of its group. Unhashable
+    values are skipped (building the set raises for them anyway).
 
     Usage: `crowded_hash([1, 2, 3]) is None`.
     """
-    firsts: dict[int, Any] = {}
-    others: dict[int, int] = {}
+    hashable: list[Any] = []
+    hashes: list[int] = []
     for value in values:
         try:
-            h = hash(value)
+            hashes.append(hash(value))
         except TypeError:
             continue
-        first = firsts.setdefault(h, value)
-        if first is value:
-            continue
-        try:
-            same = first == value
-        except Exception:
-            same = False
-        if same is not True:
-            count = others.get(h, 0) + 1
-            if count > limit:
-                return first
-            others[h] = count
+        hashable.append(value)
+    if len(hashes) - len(set(hashes)) < limit:
+        return None  # too few repeated hashes for any hash to hold more than `limit` values
+    groups: dict[int, list[Any]] = {}  # hash -> its distinct values
+    for value, h in zip(hashable, hashes):
+        group = groups.setdefault(h, [])
+        if not any(_same(value, other) for other in group):
+            group.append(value)
+            if len(group) > limit:
+                return group[0]
     return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return (a == b) is True
+    except Exception:
+        return False

@@ -38,7 +38,15 @@ and then checked with `konfig.resolve(cfg, allowed=[...])`.
 from __future__ import annotations
 
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict, num_args
-from ._errors import ConfigValueError, JsonFormatError, nesting_message, shorten_path, text_nesting_message
+from ._errors import (
+    ConfigValueError,
+    JsonFormatError,
+    linked_path,
+    nesting_message,
+    shorten_path,
+    text_nesting_message,
+)
+from ._hash_spread import MAX_SAME_HASH, crowded_hash
 from ._keys import is_positional_key
 from ._paths import format_path
 from ._placeholder import Placeholder
@@ -766,13 +774,17 @@ class _Malformed(Exception):
 
 
 def _locate(root: Any, target: Any) -> tuple[Any, ...] | None:
-    """The keys leading from `root` to the object `target` in JSON data, found without recursion."""
+    """The keys leading from `root` to the object `target` in JSON data, found without recursion.
+
+    Each value waiting on the stack holds a link `(parent's link, key)`, not its path: linear
+    memory at any depth.
+    """
     seen: set[int] = set()
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(root, ())]
+    stack: list[tuple[Any, Any]] = [(root, None)]
     while stack:
-        value, path = stack.pop()
+        value, link = stack.pop()
         if value is target:
-            return path
+            return linked_path(link)
         t = type(value)
         if (t is not dict and t is not list and t is not tuple) or id(value) in seen:
             continue
@@ -780,9 +792,9 @@ def _locate(root: Any, target: Any) -> tuple[Any, ...] | None:
         if t is dict:
             is_call = QUALNAME in value
             for k, v in value.items():
-                stack.append((v, (*path, int(k) if is_call and is_positional_key(k) else k)))
+                stack.append((v, (link, int(k) if is_call and is_positional_key(k) else k)))
         else:
-            stack.extend((v, (*path, i)) for i, v in enumerate(value))
+            stack.extend((v, (link, i)) for i, v in enumerate(value))
     return None
 
 
@@ -829,6 +841,8 @@ def _read_marker(decoder: _Decoder, kind: str, payload: Any, data: dict[str, Any
         items = decoder.value(payload) if t is list else ()
         if t is not list or any(type(item) not in LEAF_TYPES for item in items):  # as `ConfigDict` takes sets
             return _BAD
+        if len(items) > _UNCHECKED_SET_SIZE:
+            _check_hash_collisions(items, kind, data)
         return set(items) if kind == _SET else frozenset(items)  # TypeError: a slice in a set
     if kind == _BYTES:
         import base64
@@ -856,6 +870,26 @@ def _read_marker(decoder: _Decoder, kind: str, payload: Any, data: dict[str, Any
     if kind == _REF:
         return _read_ref(decoder, payload, data) if t is list else _BAD
     raise AssertionError(kind)
+
+
+def _check_hash_collisions(items: list[Any], kind: str, data: dict[str, Any]) -> None:
+    """Refuses items of which more than `MAX_SAME_HASH` distinct ones have the same hash.
+
+    Python's `hash` is not randomised for ints (`hash(k * (2**61 - 1) + c) == c`), floats, complex
+    numbers and ranges, so a set of n such items takes time quadratic in n to build (60,000 ints:
+    30 s). `crowded_hash` groups them by hash first, in linear time; equal items (repeats) are cheap
+    and allowed. Sets of at most `_UNCHECKED_SET_SIZE` items are not checked: their worst case is
+    bounded (a few milliseconds each, linear in the size of the JSON), and checking costs as much as
+    building.
+    """
+    crowded = crowded_hash(items)  # a TypeError (a slice) is the caller's error
+    if crowded is not None:
+        raise _Malformed(
+            data,
+            f"a `{kind}` marker holds more than {MAX_SAME_HASH} different items with the same "
+            f"hash as {_show(crowded)} ({len(items):,} items in all), which no config needs and "
+            "which would take time quadratic in their number to load",
+        )
 
 
 def _read_ref(decoder: _Decoder, keys: list[Any], data: dict[str, Any]) -> Any:
@@ -969,6 +1003,7 @@ def _static_attribute(obj: Any, name: str) -> Any:
 _MISSING = object()
 _MAX_RAW_KEY = 1000  # characters of a `__raw__=` key's literal; keys are short
 _MAX_SAME_HASH = 8  # `__raw__=` keys of one object with the same hash
+_UNCHECKED_SET_SIZE = 256  # items of a `__set__` / `__frozenset__` loaded without that check
 
 
 def _decode_key(key: str, data: Any) -> Any:

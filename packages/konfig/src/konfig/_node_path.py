@@ -144,7 +144,10 @@ def _built_attribute_hint(cfg: Any, qualname: str, name: str) -> str:
     target = _signature.lookup_imported(qualname)
     if target is None or (isinstance(target, type) and inspect.getattr_static(target, name, None) is None):
         return ""
-    path = node_path(cfg)
+    try:
+        path = node_path(cfg)
+    except RecursionError:  # lists nested too deeply to search: the path is left out, as in `where`
+        path = None
     node = "node" if path is None else format_path(path)
     return (
         f". A call node is the config, not the built object: to use {name!r} of the object"

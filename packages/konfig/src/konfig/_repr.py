@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, UNION_QUALNAME, ConfigDict
-from ._errors import NestingError, nesting_message
+from ._errors import NestingError, linked_path, nesting_message
 from ._keys import is_positional_key
 from ._paths import format_path
 from ._refs import BINARY_SYMBOLS, UNARY_SYMBOLS, OpRef, PathRef, Ref
@@ -39,6 +39,7 @@ _ALIASES: dict[str, str] = {
 _DISPLAY_CACHE: dict[str, str] = {}
 # Keyword name -> `"name="`, for the keyword arguments already printed once (bounded).
 _KEYWORD_PREFIX: dict[str, str] = {}
+_NOWHERE = object()
 _COLLAPSE = 20  # Items of at most this many characters in all share one line (Kauldron's limit).
 _INDENT = "    "
 
@@ -74,7 +75,9 @@ class _Printer:
     def __init__(self, top: Any) -> None:
         self.top = top
         self.counts: dict[int, int] = {}
-        self.paths: dict[int, tuple[Any, ...]] | None = None  # filled when a reference needs a root's path
+        # id -> link `(parent's link, key)` to its first path (see `linked_path`), filled when a
+        # reference needs a root's path
+        self.paths: dict[int, Any] | None = None
         self.ids: dict[int, int] = {}
 
     # Pass 1: count how often each container is reached (its children are visited once).
@@ -103,15 +106,15 @@ class _Printer:
     def path_of(self, target: Any) -> tuple[Any, ...] | None:
         """The first path (depth first, in field order) that reaches `target`, or None."""
         if self.paths is None:
-            paths: dict[int, tuple[Any, ...]] = {}
-            stack: list[tuple[Any, tuple[Any, ...]]] = [(self.top, ())]
+            paths: dict[int, Any] = {}
+            stack: list[tuple[Any, Any]] = [(self.top, None)]
             while stack:
-                value, path = stack.pop()
+                value, link = stack.pop()
                 t = type(value)
                 if isinstance(value, ConfigDict) or t is list:
                     if id(value) in paths:
                         continue
-                    paths[id(value)] = path
+                    paths[id(value)] = link
                     if t is list:
                         children = list(enumerate(value))
                     else:
@@ -129,9 +132,10 @@ class _Printer:
                     children = list(enumerate(value))
                 else:
                     continue
-                stack.extend((v, (*path, k)) for k, v in reversed(children) if type(v) not in LEAF_TYPES)
+                stack.extend((v, (link, k)) for k, v in reversed(children) if type(v) not in LEAF_TYPES)
             self.paths = paths
-        return self.paths.get(id(target))
+        link = self.paths.get(id(target), _NOWHERE)
+        return None if link is _NOWHERE else linked_path(link)
 
     # Pass 2: render. `indent` is the indentation of the line the value starts on: multi-line
     # blocks are written indented as they are built (no re-indenting of nested text).
