@@ -5,37 +5,38 @@ building, by a user's library) inherits it and can only narrow it. A sub-config 
 to an allowed callable (`__konfig_resolve_exclude_fields__`) keeps the policy after the resolve
 returns, in any thread, when that callable resolves it later.
 
-    token = enter(guard); try: ... finally: leave(token)
+The context variable holding it is made by safe mode when it first loads (`install`), so a
+program that never resolves in safe mode pays nothing: `current_policy()` is then None.
+
     guard = current_policy() or handed_over_policy(node)
 """
 
 from __future__ import annotations
 
-import contextvars
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import contextvars
     import weakref
     from typing import Any
 
-_ACTIVE: contextvars.ContextVar[Any] = contextvars.ContextVar("konfig_safe_mode_policy", default=None)
+# The `contextvars.ContextVar` of the guard in force; None until `_safe_mode` is first imported.
+ACTIVE: contextvars.ContextVar[Any] | None = None
 # Config nodes passed unresolved to an allowed callable, with the policy of the resolve that passed them:
 # id(node) -> (weak reference to the node, guard); an entry leaves when its node is collected. Written by
-# safe mode (`_safe_mode.hand_over`), read by every resolve.
+# safe mode (`Guard.hand_over`), read by every resolve.
 HANDED_OVER: dict[int, tuple[weakref.ref[Any], Any]] = {}
+
+
+def install(variable: contextvars.ContextVar[Any]) -> None:
+    """Safe mode's context variable (called once, when `_safe_mode` loads)."""
+    global ACTIVE
+    if ACTIVE is None:
+        ACTIVE = variable
 
 
 def current_policy() -> Any:
     """The guard of the safe resolve running in this context, or None."""
-    return _ACTIVE.get()
-
-
-def enter(guard: Any) -> contextvars.Token[Any]:
-    return _ACTIVE.set(guard)
-
-
-def leave(token: contextvars.Token[Any]) -> None:
-    _ACTIVE.reset(token)
+    return None if ACTIVE is None else ACTIVE.get()
 
 
 def handed_over_policy(node: Any) -> Any:

@@ -19,7 +19,7 @@ from ._json import decode
 from ._keys import is_positional_key
 from ._paths import format_path
 from ._placeholder import Placeholder
-from ._policy import current_policy, enter, handed_over_policy, leave
+from ._policy import current_policy, handed_over_policy
 from ._refs import OPS, OpRef, PathRef, Ref, ref_repr
 from ._signature import display_name
 from ._targets import import_target
@@ -369,15 +369,22 @@ def resolve(cfg: Any, *, freeze: bool = True, allowed: Iterable[str] | None = No
     in_force = current_policy() or handed_over_policy(cfg)
     if type(cfg) is dict or type(cfg) is list:  # JSON data (`konfig.export` of a list, parsed JSON)
         cfg = _from_plain(cfg)
-    guard = None
-    if allowed is not None or in_force is not None:
-        from ._safe_mode import Guard, check_allowed
-
-        patterns = check_allowed(cfg, allowed, within=in_force)
-        guard = Guard(patterns, parent=in_force) if allowed is not None else in_force
     if freeze:
         register_pytree_if_jax_imported()
-    token = enter(guard) if guard is not None else None
+    if allowed is None and in_force is None:
+        return _resolve(cfg, freeze, None)
+    from ._safe_mode import Guard, check_allowed, enter, leave
+
+    patterns = check_allowed(cfg, allowed, within=in_force)
+    guard = Guard(patterns, parent=in_force) if allowed is not None else in_force
+    token = enter(guard)  # nested resolves (targets', kd's model building) inherit it
+    try:
+        return _resolve(cfg, freeze, guard)
+    finally:
+        leave(token)
+
+
+def _resolve(cfg: Any, freeze: bool, guard: Guard | None) -> Any:
     try:
         return _Resolver(freeze, guard).value(cfg)
     except _MissingRequired:
@@ -386,9 +393,6 @@ def resolve(cfg: Any, *, freeze: bool = True, allowed: Iterable[str] | None = No
         raise _error(f) from f.cause
     except RecursionError:
         raise _depth_error(cfg) from None
-    finally:
-        if token is not None:
-            leave(token)
 
 
 def _from_plain(data: dict[Any, Any]) -> Any:

@@ -27,6 +27,7 @@ Usage: `guard = Guard(("optax",)); fn = guard.import_target("optax:adam"); args,
 
 from __future__ import annotations
 
+import contextvars
 import encodings
 import encodings.aliases
 import fnmatch
@@ -463,6 +464,20 @@ class Guard:
                 guard.spent += size * _BYTES_PER_ITEM.get(t, 8)
                 guard = guard.parent
         return self.admit(value)
+
+
+_policy.install(contextvars.ContextVar("konfig_safe_mode_policy", default=None))
+
+
+def enter(guard: Guard) -> contextvars.Token[Any]:
+    """Puts `guard` in force for this context (`konfig.resolve` does, for its whole run)."""
+    assert _policy.ACTIVE is not None
+    return _policy.ACTIVE.set(guard)
+
+
+def leave(token: contextvars.Token[Any]) -> None:
+    assert _policy.ACTIVE is not None
+    _policy.ACTIVE.reset(token)
 
 
 def _as_node(value: Any) -> Any:
