@@ -2,6 +2,7 @@
 
     python3 -m hatch run python benchmarks/checkpoint_bench.py                 # ~50M params, 200 steps
     python3 -m hatch run python benchmarks/checkpoint_bench.py --params 2e6 --steps 60   # a quick look
+    python3 -m hatch run python benchmarks/checkpoint_bench.py --skip-trainer --skip-io  # digests only (3.)
 
 The model is a linen MLP `d -> h -> h -> h -> d` (d = h / 4, h chosen for `--params`) trained with adam, so
 the saved state (params + adam's mu and nu) is about 3x the parameters, in float32. Data is synthetic and in
@@ -44,6 +45,24 @@ memory (kd.data.InMemoryPipeline). Everything runs on the default jax backend (t
    decode and copy speed more than the disk's. On the CPU backend the arrays already live in host
    memory, so the blocking part of an async save has no device-to-host transfer to make.
 
+3. Digests (`Checkpointer(digest_algorithm=...)`): what verifying checkpoints costs, against a training
+   step cadence of `--save-every` (50) steps of the same model. In one process, `--io-repeats` rounds,
+   interleaved (none, sha256, blake2b, crc32, none, ...), median:
+     digest alone:  CPU seconds of computing the digest record of the state (`kd.ckpts._digests`): the work
+                    a save with digests adds, done in orbax's background save thread;
+     save:          `maybe_save` of the state (blocking part, until on disk, CPU time of all threads from
+                    the call until on disk) and +CPU, the CPU seconds more than a save without digests
+                    (the same work measured end to end: noisier);
+     restore:       a fresh Checkpointer's `restore(template, step=...)`, which checks the digests.
+   The cadence is the wall time of `--save-every` steps of `kd.train.Trainer` with no checkpointer: the
+   median window rate of part 1's "none" runs when part 1 ran, else one such run in a fresh process. The
+   model and batch are part 1's (batch 8: a small batch, so short steps and the largest share a digest
+   can take; a larger batch makes steps longer and the share smaller). % of cadence = digest CPU seconds
+   / cadence seconds: on a machine with no idle core, the background thread's CPU time is time taken from
+   the training step. % idle: the same against the shortest cadence an idle machine allows (the steps'
+   CPU time spread over every core), the share a digest takes when no other process competes.
+   Target: the default algorithm under 5%.
+
 Times are wall clock on a shared machine: compare rows of one run, not runs of different days.
 """
 
@@ -73,6 +92,8 @@ import optax
 from flax import linen as nn
 
 VARIANTS = ("none", "async", "sync")
+DIGEST_VARIANTS = (None, "sha256", "blake2b", "crc32")
+DEFAULT_DIGEST = kd.ckpts.Checkpointer.__dataclass_fields__["digest_algorithm"].default
 _RESULT = "RESULT "  # prefix of the JSON line a --variant subprocess prints
 _NUM_EXAMPLES = 256
 
@@ -220,7 +241,8 @@ def _rate(windows: list[dict[str, Any]]) -> float:
     return sum(w["steps"] for w in windows) / sum(w["wall"] for w in windows)
 
 
-def trainer_bench(args: argparse.Namespace, root: Path) -> None:
+def trainer_bench(args: argparse.Namespace, root: Path) -> tuple[float, float]:
+    """Prints part 1's table; returns the "none" runs' median steps/s and CPU s/step (the training cadence)."""
     runs: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
     for repeat in range(args.repeats):
         for variant in VARIANTS:
@@ -277,6 +299,7 @@ def trainer_bench(args: argparse.Namespace, root: Path) -> None:
     slowdown = (1 - median["async"] / median["none"]) * 100
     verdict = "met" if slowdown <= 5 else "NOT met"
     print(f"target (async at most 5% slower than none, median windows): {verdict} ({slowdown:.1f}%)")
+    return median["none"], cpu["none"]
 
 
 # ---------------------------------------------------------------------------------------------- 2. save / restore
@@ -378,6 +401,111 @@ def io_bench(args: argparse.Namespace, root: Path) -> None:
         )
 
 
+# ---------------------------------------------------------------------------------------------- 3. digests
+
+
+def _trained_state(args: argparse.Namespace, root: Path) -> Any:
+    """The benchmark's state after one update (so adam's mu and nu are not all zeros)."""
+    trainer = make_trainer(args, "none", str(root / "state_init"))
+    batch = trainer.sharding.step_input(next(iter(trainer.train_ds)))
+    state, _ = trainer.trainstep.step(trainer.init_state(), batch)
+    return jax.block_until_ready(state)
+
+
+def _cadence(args: argparse.Namespace, root: Path) -> tuple[float, float]:
+    """`(steps/s, CPU s/step)` of the model with no checkpointer: one run in a fresh process (median window)."""
+    result = spawn_variant(args, "none", root / "cadence")
+    shutil.rmtree(root / "cadence", ignore_errors=True)
+    windows = result["windows"]
+    rate = statistics.median(w["steps"] / w["wall"] for w in windows)
+    return rate, sum(w["cpu"] for w in windows) / sum(w["steps"] for w in windows)
+
+
+def digest_bench(args: argparse.Namespace, root: Path, cadence_measured: tuple[float, float] | None) -> None:
+    from kd.ckpts import _digests
+
+    steps_per_second, cpu_per_step = cadence_measured or _cadence(args, root)
+    cadence = args.save_every / steps_per_second
+    # On an idle machine a step cannot take less wall time than its CPU time spread over every core: the
+    # shortest cadence, and so the largest share a digest can take, when no other process competes.
+    shortest = args.save_every * cpu_per_step / (os.cpu_count() or 1)
+    state = _trained_state(args, root)
+    template = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding), state)
+    megabytes = sum(leaf.nbytes for leaf in jax.tree.leaves(state)) / 1e6
+    times: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
+
+    def one_round(algorithm: str | None, repeat: int) -> None:
+        name = algorithm or "none"
+        if algorithm is not None:
+            cpu = time.process_time()
+            _digests.digest_record(_digests.host_leaves(state), {}, algorithm=algorithm)
+            times[name, "alone"].append(time.process_time() - cpu)
+        folder = root / f"digest_{name}_{repeat}"
+        ckpt = kd.ckpts.Checkpointer(
+            workdir=str(folder), save_interval_steps=1, max_to_keep=None, digest_algorithm=algorithm
+        )
+        ckpt.all_steps()  # opens the folder before the clock starts
+        start, cpu = time.perf_counter(), time.process_time()
+        ckpt.maybe_save(1, state=state, data_state={"position": 1}, force=True)
+        blocked = time.perf_counter()
+        ckpt.wait_until_finished()
+        times[name, "block"].append(blocked - start)
+        times[name, "save"].append(time.perf_counter() - start)
+        times[name, "cpu"].append(time.process_time() - cpu)
+        ckpt.close()
+        reader = kd.ckpts.Checkpointer(workdir=str(folder), save_interval_steps=1)
+        reader.all_steps()
+        start = time.perf_counter()
+        restored, _ = reader.restore(template, step=1)
+        jax.block_until_ready(restored)
+        times[name, "restore"].append(time.perf_counter() - start)
+        reader.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    for repeat in range(args.io_repeats):
+        order = DIGEST_VARIANTS if repeat % 2 == 0 else DIGEST_VARIANTS[::-1]
+        for algorithm in order:
+            one_round(algorithm, repeat)
+    median = {key: statistics.median(values) for key, values in times.items()}
+
+    print()
+    print(
+        f"Digests: a save of one state ({megabytes:.0f} MB) with and without, median of {args.io_repeats}; "
+        f"cadence: {args.save_every} training steps = {cadence:.2f} s ({steps_per_second:.2f} steps/s, no "
+        f"checkpointer); at the least {shortest:.2f} s on an idle machine ({cpu_per_step:.3f} CPU s/step over "
+        f"{os.cpu_count()} cores)"
+    )
+    header = (
+        f"{'digests':<8} {'alone CPU s':>11} {'MB/s':>6} {'% of cadence':>13} {'% idle':>7} {'save block':>11} "
+        f"{'on disk':>8} {'save CPU s':>11} {'+CPU':>7} {'+CPU %':>7} {'restore':>8} {'restore x':>10}"
+    )
+    print(header)
+    print("-" * len(header))
+    for algorithm in DIGEST_VARIANTS:
+        name = algorithm or "none"
+        if algorithm is None:
+            alone = rate = share = idle = more = more_share = ""
+        else:
+            seconds = median[name, "alone"]
+            alone, rate = f"{seconds:11.2f}", f"{megabytes / seconds:6.0f}"
+            share = f"{seconds / cadence * 100:12.1f}%"
+            idle = f"{seconds / shortest * 100:6.1f}%"
+            extra = median[name, "cpu"] - median["none", "cpu"]
+            more, more_share = f"{extra:+7.2f}", f"{extra / cadence * 100:+6.1f}%"
+        print(
+            f"{name:<8} {alone:>11} {rate:>6} {share:>13} {idle:>7} {median[name, 'block']:>9.2f} s "
+            f"{median[name, 'save']:>6.2f} s {median[name, 'cpu']:>11.2f} {more:>7} {more_share:>7} "
+            f"{median[name, 'restore']:>6.2f} s {median[name, 'restore'] / median['none', 'restore']:>10.2f}"
+        )
+    share = median[DEFAULT_DIGEST, "alone"] / cadence * 100
+    idle_share = median[DEFAULT_DIGEST, "alone"] / shortest * 100
+    verdict = "met" if share < 5 else "NOT met"
+    print(
+        f"target (the default digests, {DEFAULT_DIGEST}, under 5% of {args.save_every} training steps): "
+        f"{verdict} ({share:.1f}% as measured; {idle_share:.1f}% of the shortest idle-machine cadence)"
+    )
+
+
 # ---------------------------------------------------------------------------------------------- main
 
 
@@ -394,6 +522,7 @@ def main() -> None:
     )
     parser.add_argument("--skip-trainer", action="store_true", help="leave out the training steps/s part")
     parser.add_argument("--skip-io", action="store_true", help="leave out the save / restore part")
+    parser.add_argument("--skip-digests", action="store_true", help="leave out the digests part")
     parser.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)  # one run, in a subprocess
     args = parser.parse_args()
 
@@ -414,10 +543,13 @@ def main() -> None:
         f"({count * 4 / 1e6:.0f} MB), adam state {count * 3 * 4 / 1e6:.0f} MB in all; workdir {root}"
     )
     try:
+        cadence = None
         if not args.skip_trainer:
-            trainer_bench(args, root)
+            cadence = trainer_bench(args, root)
         if not args.skip_io:
             io_bench(args, root)
+        if not args.skip_digests:
+            digest_bench(args, root, cadence)
     finally:
         if not args.workdir:
             shutil.rmtree(root, ignore_errors=True)

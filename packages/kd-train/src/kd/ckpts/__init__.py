@@ -7,6 +7,9 @@
     ckpt.maybe_save(step, state=state, data_state=data_state)
     ckpt.close()
 
+Each checkpoint is saved with a digest of every array and of the data position; `restore_latest` sets
+a damaged one aside (`CheckpointDamagedError`, `CheckpointDigestError`) and restores the one before.
+
 `NoopCheckpointer` has the same interface and keeps nothing (the default without a workdir).
 `PartialLoader` (an `InitTransform`) warm-starts a run from parts of another run's checkpoint:
 
@@ -18,6 +21,8 @@ from ._base import Restored as Restored
 from ._checkpointer import CHECKPOINT_FOLDER_NAME as CHECKPOINT_FOLDER_NAME
 from ._checkpointer import UNREADABLE_FOLDER_NAME as UNREADABLE_FOLDER_NAME
 from ._checkpointer import Checkpointer as Checkpointer
+from ._errors import CheckpointDamagedError as CheckpointDamagedError
+from ._errors import CheckpointDigestError as CheckpointDigestError
 from ._errors import CheckpointReadError as CheckpointReadError
 from ._errors import CheckpointStructureError as CheckpointStructureError
 from ._errors import CheckpointWarning as CheckpointWarning
@@ -31,6 +36,8 @@ __all__ = [
     "CHECKPOINT_FOLDER_NAME",
     "UNREADABLE_FOLDER_NAME",
     "BaseCheckpointer",
+    "CheckpointDamagedError",
+    "CheckpointDigestError",
     "CheckpointReadError",
     "CheckpointStructureError",
     "CheckpointWarning",

@@ -7,14 +7,16 @@
 
 Everything else in kd.ckpts works on steps, paths and pytrees, so an orbax API change is fixed here.
 Checkpoints are folders `<directory>/ckpt_<step>/` holding one orbax item per name: `state` (the arrays,
-orbax's standard handler) and small JSON items. orbax writes each into a temporary folder and renames
-it once complete, so a listed step is always whole.
+orbax's standard handler), small JSON items, and `digests` (kd's handler below: a digest of each array and
+JSON item, computed in orbax's background save thread). orbax writes each into a temporary folder and
+renames it once every item is complete, so a listed step is always whole, digests included.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -22,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 from etils import epath
+
+from kd.ckpts import _digests
 
 if TYPE_CHECKING:
     import orbax.checkpoint as ocp
@@ -37,7 +41,52 @@ def _ocp() -> Any:
 
 STEP_PREFIX = "ckpt"
 STATE = "state"
+DIGESTS = "digests"
+_DIGESTS_FILE = "digests.json"
 _TMP_MARK = ".orbax-checkpoint-tmp"
+
+
+@functools.cache
+def _digest_item() -> tuple[type, type, type]:
+    """`(handler, save args, restore args)` of the `digests` item (defined on first use, as orbax is)."""
+    ocp = _ocp()
+
+    class DigestsHandler(ocp.AsyncCheckpointHandler):
+        """Writes `digests.json`: the digests of the state's arrays and of the JSON items saved with it.
+
+        The blocking part (on the caller's thread) only takes host views of the arrays; hashing and
+        writing run in a commit future, a thread of orbax's, before the checkpoint's folder is renamed.
+        """
+
+        def _write(self, directory: epath.Path, args: Any, leaves: list[Any]) -> None:
+            if jax.process_index() == 0:
+                record = _digests.digest_record(leaves, args.json_items, algorithm=args.algorithm)
+                (directory / _DIGESTS_FILE).write_text(json.dumps(record))
+
+        async def async_save(self, directory: epath.Path, args: Any) -> list[Any]:
+            leaves = _digests.host_leaves(args.state)
+
+            async def write() -> None:
+                self._write(directory, args, leaves)
+
+            return [ocp.future.CommitFutureAwaitingContractedSignals(write(), name="kd_digests")]
+
+        def save(self, directory: epath.Path, args: Any) -> None:
+            self._write(directory, args, _digests.host_leaves(args.state))
+
+        def restore(self, directory: epath.Path, args: Any = None) -> Any:
+            return json.loads((directory / _DIGESTS_FILE).read_text())
+
+    @ocp.args.register_with_handler(DigestsHandler, for_save=True)
+    class DigestsSave(ocp.args.CheckpointArgs):
+        def __init__(self, state: Any, json_items: Mapping[str, Any], algorithm: str) -> None:
+            self.state, self.json_items, self.algorithm = state, json_items, algorithm
+
+    @ocp.args.register_with_handler(DigestsHandler, for_restore=True)
+    class DigestsRestore(ocp.args.CheckpointArgs):
+        pass
+
+    return DigestsHandler, DigestsSave, DigestsRestore
 
 
 def step_directory(directory: epath.Path, step: int) -> epath.Path:
@@ -78,6 +127,7 @@ def open_manager(
     # CPU per save, taken from the training step while an asynchronous save runs.
     handlers: dict[str, Any] = {STATE: _ocp().PyTreeCheckpointHandler(use_compression=False)}
     handlers.update({name: _ocp().JsonCheckpointHandler() for name in json_names})
+    handlers[DIGESTS] = _digest_item()[0]()
     return _ocp().CheckpointManager(directory, options=options, item_handlers=handlers)
 
 
@@ -91,11 +141,21 @@ def reload(manager: ocp.CheckpointManager) -> None:
 
 
 def save(
-    manager: ocp.CheckpointManager, step: int, *, state: Any, json_items: Mapping[str, Mapping[str, Any]]
+    manager: ocp.CheckpointManager,
+    step: int,
+    *,
+    state: Any,
+    json_items: Mapping[str, Mapping[str, Any]],
+    digest_algorithm: str | None,
 ) -> bool:
-    """Starts writing `step` (in the background when the manager is asynchronous); waits for the previous save."""
+    """Starts writing `step` (in the background when the manager is asynchronous); waits for the previous save.
+
+    With a `digest_algorithm`, the `digests` item is written too (see `_digests`); None leaves it out.
+    """
     items: dict[str, Any] = {STATE: _ocp().args.PyTreeSave(state)}
     items.update({name: _ocp().args.JsonSave(dict(value)) for name, value in json_items.items()})
+    if digest_algorithm is not None:
+        items[DIGESTS] = _digest_item()[1](state, dict(json_items), digest_algorithm)
     with jax.transfer_guard("allow"):  # saving copies the arrays to host on purpose
         return bool(manager.save(int(step), args=_ocp().args.Composite(**items), force=True))
 
@@ -129,6 +189,14 @@ def restore(
     items.update({name: _ocp().args.JsonRestore() for name in names})
     restored = manager.restore(int(step), args=_ocp().args.Composite(**items))
     return restored[STATE], {name: restored[name] for name in names}
+
+
+def restore_digests(manager: ocp.CheckpointManager, step: int) -> Any:
+    """The digest record saved with `step` (a JSON dict), or None when it has none (an older checkpoint)."""
+    if DIGESTS not in item_names(manager, step):
+        return None
+    args = _ocp().args.Composite(**{DIGESTS: _digest_item()[2]()})
+    return manager.restore(int(step), args=args)[DIGESTS]
 
 
 def restore_json(manager: ocp.CheckpointManager, step: int, name: str) -> dict[str, Any] | None:

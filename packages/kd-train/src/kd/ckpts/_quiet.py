@@ -1,16 +1,30 @@
-"""Keeps orbax's INFO and WARNING logs off the terminal while a Checkpointer is open.
+"""Keeps orbax's routine logs and a failed read's noise off the terminal while a Checkpointer is open.
 
 orbax logs dozens of lines per save (through absl's logger, and a few modules through their own
 stdlib loggers), from our calls and from its background save threads. While at least one
 Checkpointer holds this, records logged from orbax's source files below ERROR are dropped;
 everything else (other libraries on the absl logger, orbax's errors) passes through untouched,
 and the last `release()` puts the loggers back as they were.
+
+While held, Python's report of an unraisable exception is dropped when it is a leftover of a failed orbax
+read (a coroutine of orbax's collected unfinished, tensorstore calling back into the event loop orbax
+closed: "Exception ignored in ... RuntimeError: Event loop is closed"); others reach the hook before.
+
+While a restore is attempted (`with restoring():`), orbax's errors are dropped too, and asyncio's, and
+the "Exception ignored in: <coroutine ...>" tracebacks Python prints for the reads a failed restore leaves
+unfinished (`sys.unraisablehook`, swapped for the attempt only): a damaged checkpoint is reported by
+kd.ckpts in one line, and any other error is raised.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
+import sys
 import threading
+from collections.abc import Iterator
+from typing import Any
 
 from kd.ckpts import _orbax
 
@@ -19,35 +33,111 @@ _ABSL_LOGGER = logging.getLogger("absl")
 _ORBAX_LOGGER = logging.getLogger("orbax")
 
 
+_ASYNCIO_LOGGER = logging.getLogger("asyncio")
+_restoring = 0
+
+
 class _DropOrbaxBelowError(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno >= logging.ERROR or not record.pathname.startswith(_ORBAX_SOURCE_DIR)
+        if not record.pathname.startswith(_ORBAX_SOURCE_DIR):
+            return True
+        return record.levelno >= logging.ERROR and not _restoring
+
+
+class _DropWhileRestoring(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not _restoring
+
+
+def _is_orbax_leftover(unraisable: Any) -> bool:
+    error = unraisable.exc_value
+    if isinstance(error, RuntimeError) and str(error) == "Event loop is closed":
+        return True
+    code = getattr(unraisable.object, "cr_code", None)
+    if code is not None and code.co_filename.startswith(_ORBAX_SOURCE_DIR):
+        return True
+    tb = unraisable.exc_traceback
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(_ORBAX_SOURCE_DIR):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _unraisable_hook(unraisable: Any) -> None:
+    if not _is_orbax_leftover(unraisable):
+        (_hook_before or sys.__unraisablehook__)(unraisable)
 
 
 _FILTER = _DropOrbaxBelowError()
+_RESTORING_FILTER = _DropWhileRestoring()
 _lock = threading.Lock()
 _holders = 0
 _orbax_level_before = logging.NOTSET
+_hook_before: Any = None
 
 
 def hold() -> None:
     """Start quieting orbax (counted: each `hold()` is matched by one `release()`)."""
-    global _holders, _orbax_level_before
+    global _holders, _orbax_level_before, _hook_before
     with _lock:
         if _holders == 0:
             _ABSL_LOGGER.addFilter(_FILTER)
             _orbax_level_before = _ORBAX_LOGGER.level
             _ORBAX_LOGGER.setLevel(logging.ERROR)
+            _hook_before, sys.unraisablehook = sys.unraisablehook, _unraisable_hook
         _holders += 1
 
 
 def release() -> None:
     """Undo one `hold()`; the last one restores orbax's logging."""
-    global _holders
+    global _holders, _hook_before
     with _lock:
         if _holders == 0:
             return
         _holders -= 1
         if _holders == 0:
-            _ABSL_LOGGER.removeFilter(_FILTER)
+            if not _restoring:
+                _ABSL_LOGGER.removeFilter(_FILTER)
             _ORBAX_LOGGER.setLevel(_orbax_level_before)
+            if sys.unraisablehook is _unraisable_hook:  # unless someone replaced it since
+                sys.unraisablehook = _hook_before
+            _hook_before = None
+
+
+def _drop_unraisable(unraisable: object) -> None:
+    """Drops what a failed restore's unfinished coroutines raise as they are collected."""
+
+
+@contextlib.contextmanager
+def restoring() -> Iterator[None]:
+    """`with _quiet.restoring(): ...`: orbax's and asyncio's log records are dropped inside (all levels).
+
+    On an error, the garbage left by orbax's failed tasks is collected before leaving, so that asyncio's
+    "never retrieved" reports are made (and dropped) here rather than later on the terminal.
+    """
+    global _restoring
+    with _lock:
+        if _restoring == 0:
+            _ABSL_LOGGER.addFilter(_FILTER)
+            _ORBAX_LOGGER.addFilter(_RESTORING_FILTER)
+            _ASYNCIO_LOGGER.addFilter(_RESTORING_FILTER)
+        _restoring += 1
+    orbax_level, unraisable_hook = _ORBAX_LOGGER.level, sys.unraisablehook
+    _ORBAX_LOGGER.setLevel(logging.CRITICAL + 1)
+    sys.unraisablehook = _drop_unraisable
+    try:
+        yield
+    except BaseException:
+        gc.collect()
+        raise
+    finally:
+        sys.unraisablehook = unraisable_hook
+        _ORBAX_LOGGER.setLevel(orbax_level)
+        with _lock:
+            _restoring -= 1
+            if _restoring == 0:
+                _ORBAX_LOGGER.removeFilter(_RESTORING_FILTER)
+                _ASYNCIO_LOGGER.removeFilter(_RESTORING_FILTER)
+                if _holders == 0:
+                    _ABSL_LOGGER.removeFilter(_FILTER)
