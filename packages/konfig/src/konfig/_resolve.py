@@ -11,6 +11,7 @@ from ._errors import (
     MissingValueError,
     ResolveError,
     did_you_mean,
+    linked_path,
     resolve_error,
     shorten_path,
 )
@@ -463,7 +464,7 @@ def _missing_error(cfg: Any) -> MissingValueError:
             elif t is Placeholder:
                 if value.required:
                     name = getattr(value.type, "__qualname__", repr(value.type))
-                    keys = _linked_keys(link)
+                    keys = linked_path(link)
                     where = format_path(keys) if len(keys) <= 100 else shorten_path(keys)
                     missing[f"{where} ({name})"] = None
                 else:
@@ -484,15 +485,6 @@ def _missing_error(cfg: Any) -> MissingValueError:
         f"Required value(s) not set: {listing}. Set each one before resolving,"
         " e.g. `cfg.<path> = ...` or `--cfg.<path>=...`."
     )
-
-
-def _linked_keys(link: Any) -> tuple[Any, ...]:
-    """The keys of a path kept as `(parent link, key)` pairs, root first."""
-    keys: list[Any] = []
-    while link is not None:
-        link, key = link
-        keys.append(key)
-    return tuple(reversed(keys))
 
 
 def _depth_error(cfg: Any) -> ResolveError:
@@ -527,7 +519,7 @@ def _depth_error(cfg: Any) -> ResolveError:
             operands = (*value._konfig_args, *value._konfig_kwargs.values())
             stack.extend((operand, link, depth + 1) for operand in operands)
     depth, link = deepest
-    path = _linked_keys(link)
+    path = linked_path(link)
     where = (
         format_path(path) if len(path) <= 8 else f"{format_path(path[:4])}…{format_path(path[-2:], root='')}"
     )

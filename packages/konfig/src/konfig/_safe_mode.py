@@ -41,7 +41,7 @@ import weakref
 
 from . import _policy
 from ._config_dict import CONST, QUALNAME, UNION_QUALNAME, ConfigDict
-from ._errors import DisallowedTargetError, TargetNotFoundError, shorten_path
+from ._errors import DisallowedTargetError, TargetNotFoundError, linked_path, shorten_path
 from ._hash_spread import MAX_SAME_HASH, crowded_hash
 from ._placeholder import Placeholder
 from ._refs import OpRef, PathRef
@@ -886,7 +886,7 @@ def check_allowed(cfg: Any, allowed: Iterable[str] | None, within: Guard | None 
     if refused:
         lines = []
         for name, places in sorted(refused.items()):
-            shown = [shorten_path(linked_keys(link)) + suffix for link, suffix in places[:3]]
+            shown = [shorten_path(linked_path(link)) + suffix for link, suffix in places[:3]]
             lines.append(f"  {name}  (at {', '.join(shown)}{', ...' if len(places) > 3 else ''})")
         outer = f" and the policy in force ({list(policies[1])!r})" if len(policies) > 1 else ""
         raise DisallowedTargetError(
@@ -894,12 +894,3 @@ def check_allowed(cfg: Any, allowed: Iterable[str] | None, within: Guard | None 
             " nothing was imported or called:\n" + "\n".join(lines)
         )
     return patterns
-
-
-def linked_keys(link: Any) -> tuple[Any, ...]:
-    """The keys of a path kept as `(parent link, key)` pairs, root first."""
-    keys = []
-    while link is not None:
-        link, key = link
-        keys.append(key)
-    return tuple(reversed(keys))
