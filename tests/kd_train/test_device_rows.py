@@ -203,7 +203,7 @@ sizes = {}
 for name, batch in [("named", kd.sharding.FIRST_DIM), ("single", jax.sharding.SingleDeviceSharding(jax.devices()[0]))]:
     strategy = kd.sharding.ShardingStrategy(batch=batch)
     feed, size = _feed.make_feed(iter(lib.Regression()), sharding=strategy, element_spec=spec, steps_per_call=None, period=10)
-    sizes[name] = [type(feed).__name__, size, strategy.stacks_batches]
+    sizes[name] = [type(feed).__name__, size, _feed.stacks_batches(strategy)]
 print(json.dumps(sizes))
 """
 

@@ -10,8 +10,9 @@ import kd
 import numpy as np
 import pytest
 import train_fixtures as lib
-from kd.train import _fusing
-from kd.train._fusing import fused_size, time_capped
+from kd.train import _plan
+from kd.train._feed import fused_size
+from kd.train._plan import time_capped
 
 FIELDS = dict(
     model=lib.BatchNormed(),  # batch statistics: a collection updated every step
@@ -167,7 +168,7 @@ def test_a_slow_update_gets_short_calls(seconds_per_update, expected):
 
 
 def test_calls_shrink_once_a_logging_window_measured_the_updates(monkeypatch):
-    monkeypatch.setattr(_fusing, "CALL_SECONDS", 1e-9)  # as if every update took longer than a call may
+    monkeypatch.setattr(_plan, "CALL_SECONDS", 1e-9)  # as if every update took longer than a call may
     trainer = lib.make_trainer(**{**FIELDS, "num_train_steps": 14, "evals": {}})
     calls, fused_steps = [], trainer.trainstep.fused_steps
 

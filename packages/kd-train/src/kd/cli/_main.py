@@ -181,9 +181,7 @@ def _train(argv: list[str]) -> int:
                 e._kd_raised_in_training = True  # type: ignore[attr-defined]
                 raise
             raise stopped from None
-        if int(state.step) < min(
-            trainer.num_train_steps, trainer.stop_after_steps or trainer.num_train_steps
-        ):
+        if int(state.step) < trainer.stop_step:
             return (
                 143  # preempted (SIGTERM): the loop said where it stopped; 128 + SIGTERM, as if killed by it
             )

@@ -20,12 +20,11 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import jax
-import numpy as np
 from etils import epath
 
 from kd import ckpts, writers
 from kd.train import ConfigError
+from kd.train._hooks import evaluate_and_write
 from kd.train._run_record import DONE_FILE
 
 EVAL_METRICS_FILE = "eval_metrics.jsonl"
@@ -89,7 +88,7 @@ def evaluate_checkpoints(
     if writer is None:
         writer = default_writer(trainer)
     done_before = evaluated_steps(workdir / EVAL_METRICS_FILE, [_prefix(n, e) for n, e in chosen.items()])
-    template = _state_template(trainer)
+    template = trainer.sharding.state_template(trainer.state_specs)
     results: dict[int, dict[str, Any]] = {}
     seen: set[int] = set()
     finished: set[int] = set()
@@ -113,7 +112,7 @@ def evaluate_checkpoints(
                 state = _restore(checkpointer, template, step)
                 if state is None:
                     continue
-                results[step] = _evaluate(todo, state, step, writer)
+                results[step] = evaluate_and_write(todo, state, step, writer)
                 writer.flush()
                 idle_since = time.monotonic()
             if run_done:
@@ -215,13 +214,6 @@ def _tensorboard_writers(writer: Any) -> list[writers.Writer]:
     return []
 
 
-def _state_template(trainer: Any) -> Any:
-    """`trainer.state_specs` with the shardings the Trainer places its state with."""
-    specs = trainer.state_specs
-    shardings = trainer.sharding.state_shardings(specs)
-    return jax.tree.map(lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), specs, shardings)
-
-
 _RESTORE_ATTEMPTS = 3
 
 
@@ -249,26 +241,6 @@ def _restore(checkpointer: Any, template: Any, step: int) -> Any:
             time.sleep(0.5)  # a deletion in progress (its folder is removed file by file) finishes first
     _note(f"step {step}: its checkpoint was deleted (max_to_keep) before it could be read; skipped")
     return None
-
-
-def _evaluate(evaluators: Mapping[str, Any], state: Any, step: int, writer: writers.Writer) -> dict[str, Any]:
-    """Runs each evaluator on `state`; writes and returns `{"<name>/<key>": value}` (all in one row)."""
-    values: dict[str, Any] = {}
-    summaries: dict[str, Any] = {}
-    for name, evaluator in evaluators.items():
-        prefix = _prefix(name, evaluator)
-        aux = evaluator.evaluate_states(state, step)
-        values.update({f"{prefix}/{key}": _host(value) for key, value in aux.compute().items()})
-        summaries.update({f"{prefix}/{key}": value for key, value in aux.compute_summaries().items()})
-    writer.write_scalars(step, values)
-    if summaries:
-        writer.write_summaries(step, summaries)
-    return values
-
-
-def _host(value: Any) -> Any:
-    array = np.asarray(value)
-    return float(array) if array.ndim == 0 else array
 
 
 def _steps_text(results: Mapping[int, Any]) -> str:

@@ -143,31 +143,6 @@ class ShardingStrategy:
         about 10x cheaper than `device_put` on CPU), on several `put_batch(batch)`."""
         return batch if self._single_device else self.put_batch(batch)
 
-    @property
-    def stacks_batches(self) -> bool:
-        """Whether fused calls can take stacked batches: on one device always, on several with a
-        NamedSharding batch (the stack is split like one batch, along its second axis)."""
-        return self._single_device or isinstance(self.batch_sharding, NamedSharding)
-
-    def step_inputs(self, stacked: Any) -> Any:
-        """What a fused call should receive: batches stacked on a new first axis, each split like one batch."""
-        if self._single_device:
-            if jax.devices()[0].platform == "cpu":
-                return stacked  # the call copies host arrays itself, cheaper than device_put on CPU
-            return jax.device_put(stacked)  # starts the transfer now, while the previous call runs
-        sharding = self.batch_sharding
-        if not isinstance(sharding, NamedSharding):
-            raise ValueError(
-                f"ShardingStrategy.batch={self.batch!r}: fused steps need a NamedSharding for batches on "
-                "several devices; set Trainer.steps_per_call=1"
-            )
-        stacked_sharding = NamedSharding(sharding.mesh, PartitionSpec(None, *sharding.spec))
-        if jax.process_count() == 1:
-            return jax.device_put(stacked, stacked_sharding)
-        return jax.tree.map(
-            lambda x: jax.make_array_from_process_local_data(stacked_sharding, np.asarray(x)), stacked
-        )
-
     def put_batch(self, batch: Any) -> Any:
         """This host's rows of the global batch, as global arrays sharded by `batch`."""
         sharding = self.batch_sharding
@@ -190,6 +165,12 @@ class ShardingStrategy:
             )
 
     # ---------------------------------------------------------------- the state
+
+    def state_template(self, specs: Any) -> Any:
+        """`specs` (a TrainState of `jax.ShapeDtypeStruct`) with the sharding each leaf is placed with: the
+        template a checkpoint is restored onto. Usage: `ckpt.restore(strategy.state_template(specs), step=8)`."""
+        shardings = self.state_shardings(specs)
+        return jax.tree.map(lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), specs, shardings)
 
     def state_shardings(self, state: Any) -> Any:
         """The sharding of each leaf of a TrainState (a pytree of the same structure; arrays or specs)."""

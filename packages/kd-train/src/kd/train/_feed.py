@@ -19,12 +19,19 @@ import functools
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
 
 from kd.data._iterator import RowsIterator
 from kd.train._errors import ConfigError
-from kd.train._fusing import batch_bytes, fused_size, stack_batches
+from kd.train._plan import MAX_STEPS_PER_CALL
 
+# Stacked batches of one call stay within this many bytes when the Trainer chooses the size itself. On CPU
+# smaller: a larger buffer is a fresh mapping each call, whose page faults cost more than the fused dispatch
+# saves (a 40 MB stack: ~25 ms to fill, ~30 ms more for the call to copy).
+STACKED_BYTES_BUDGET = 64 << 20
+CPU_STACKED_BYTES_BUDGET = 8 << 20
 # Examples are kept on a CPU "device" within this many bytes: there they are a second copy in host memory.
 CPU_RESIDENT_BYTES = 256 << 20
 # On an accelerator, within this fraction of its memory (the rest is the model's and XLA's).
@@ -70,7 +77,7 @@ class HostFeed:
             batches.append(batch)
         if not batches:
             return 0, None
-        return len(batches), self._sharding.step_inputs(stack_batches(batches, size))
+        return len(batches), stacked_input(self._sharding, stack_batches(batches, size))
 
     def _pull(self, step: int) -> Any:
         if self._pending is not None:
@@ -122,9 +129,74 @@ def make_feed(
     ):
         return DeviceRowsFeed(data), size(bytes_per_batch=None)
     feed = HostFeed(data, sharding=sharding, element_spec=element_spec)
-    if steps_per_call is None and not sharding.stacks_batches:
+    if steps_per_call is None and not stacks_batches(sharding):
         return feed, 1
     return feed, size(bytes_per_batch=feed.bytes_per_batch)
+
+
+def batch_bytes(element_spec: Any) -> int:
+    """Bytes of one batch of `element_spec`."""
+    return sum(int(np.prod(s.shape)) * np.dtype(s.dtype).itemsize for s in jax.tree.leaves(element_spec))
+
+
+def fused_size(
+    steps_per_call: int | None, *, period: int, bytes_per_batch: int | None, logging_step_inside: bool = True
+) -> int:
+    """The K of the compiled fused call: `steps_per_call` when set; else chosen so that the updates of one
+    logging period take as few calls as the limits allow, split evenly (100 -> one call of 100; 1000 -> 8 calls
+    of 125). With `logging_step_inside=False` (a logging step returns metrics, so it runs on its own) the
+    period's other `period - 1` updates are split instead. The limits: `MAX_STEPS_PER_CALL`, and with
+    `bytes_per_batch` (host batches stacked per call; None when a call gets row indices only) the stacked
+    bytes budget."""
+    if steps_per_call is not None:
+        return int(steps_per_call)
+    limit = MAX_STEPS_PER_CALL
+    if bytes_per_batch is not None:
+        budget = CPU_STACKED_BYTES_BUDGET if jax.default_backend() == "cpu" else STACKED_BYTES_BUDGET
+        limit = min(limit, budget // max(1, bytes_per_batch))
+    updates = period if logging_step_inside else period - 1
+    if limit <= 1 or updates <= 1:
+        return 1
+    calls = -(-updates // limit)
+    return -(-updates // calls)
+
+
+def stack_batches(batches: list[Any], size: int) -> Any:
+    """The batches stacked on a new first axis, padded to `size` with the last one (padding is not trained on)."""
+    padded = list(batches) + [batches[-1]] * (size - len(batches))
+
+    def stack(*leaves: Any) -> Any:
+        if all(isinstance(leaf, np.ndarray) for leaf in leaves):
+            return np.stack(leaves)
+        return jnp.stack([jnp.asarray(leaf) for leaf in leaves])
+
+    return jax.tree.map(stack, *padded)
+
+
+def stacks_batches(strategy: Any) -> bool:
+    """Whether fused calls can take stacked batches under a `ShardingStrategy`: on one device always, on
+    several with a NamedSharding batch (the stack is split like one batch, along its second axis)."""
+    return jax.device_count() == 1 or isinstance(strategy.batch_sharding, NamedSharding)
+
+
+def stacked_input(strategy: Any, stacked: Any) -> Any:
+    """What a fused call should receive: batches stacked on a new first axis, each split like one batch."""
+    if jax.device_count() == 1:
+        if jax.devices()[0].platform == "cpu":
+            return stacked  # the call copies host arrays itself, cheaper than device_put on CPU
+        return jax.device_put(stacked)  # starts the transfer now, while the previous call runs
+    sharding = strategy.batch_sharding
+    if not isinstance(sharding, NamedSharding):
+        raise ValueError(
+            f"ShardingStrategy.batch={strategy.batch!r}: fused steps need a NamedSharding for batches on "
+            "several devices; set Trainer.steps_per_call=1"
+        )
+    stacked_sharding = NamedSharding(sharding.mesh, PartitionSpec(None, *sharding.spec))
+    if jax.process_count() == 1:
+        return jax.device_put(stacked, stacked_sharding)
+    return jax.tree.map(
+        lambda x: jax.make_array_from_process_local_data(stacked_sharding, np.asarray(x)), stacked
+    )
 
 
 def next_batch(data: Any, step: int) -> Any:

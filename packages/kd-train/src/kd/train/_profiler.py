@@ -45,28 +45,6 @@ class Profiler:
 
     def bounds(self, step: int) -> bool:
         """Whether a fused call must end at `step`: the step before the traced ones, or the last traced one
-        (so that the trace holds exactly the steps asked for)."""
+        (so that the trace holds exactly the steps asked for). The trace itself is started and stopped by the
+        Trainer's `kd.train._hooks.ProfilerHook`."""
         return step in (self.first_step, self.first_step + self.num_steps)
-
-    def before_step(self, step: int) -> None:
-        """Called with the step about to run (`state.step + 1`)."""
-        if step == self.first_step + 1 and self.folder is not None:
-            import jax
-
-            jax.profiler.start_trace(self.folder)
-            self.__dict__["_tracing"] = True
-
-    def after_step(self, step: int, state: Any) -> None:
-        """Called with the step just run; stops the trace once `num_steps` are in it."""
-        if step == self.first_step + self.num_steps and self.__dict__.get("_tracing"):
-            import jax
-
-            jax.block_until_ready(state)
-            self.close()
-
-    def close(self) -> None:
-        """Ends a trace still open (the run stopped or failed inside the traced steps)."""
-        if self.__dict__.pop("_tracing", False):
-            import jax
-
-            jax.profiler.stop_trace()

@@ -16,8 +16,6 @@ import dataclasses
 import difflib
 import functools
 import re
-import sys
-import time
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -28,21 +26,16 @@ import kontext
 from flax import linen as nn
 
 from kd import ckpts, sharding, writers
-from kd.train._aux import AuxState
 from kd.train._build_model import build_model
 from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
-from kd.train._feed import make_feed
-from kd.train._fusing import MAX_STEPS_PER_CALL, steps_until_boundary, time_capped
-from kd.train._inspect import parameter_table
+from kd.train._loop import TrainingRun
 from kd.train._model import InterestFilter, as_model
 from kd.train._nonfinite import POLICIES as NONFINITE_POLICIES
-from kd.train._nonfinite import NonFiniteWatch
-from kd.train._preemption import Preemption
-from kd.train._progress import Progress, print_line
+from kd.train._plan import MAX_STEPS_PER_CALL
+from kd.train._progress import Progress
 from kd.train._propagate import fill_from_root
 from kd.train._rngs import RngStreams, as_rng_streams
-from kd.train._run_record import write_run_end, write_run_start
 from kd.train._state import TrainState
 from kd.train._step import TrainStep
 
@@ -129,7 +122,11 @@ class Trainer:
     __konfig_resolve_exclude_fields__ = ("model",)
 
     def __post_init__(self) -> None:
+        # A frozen dataclass normalises its fields here, once, as it is built (the dataclass idiom); after that
+        # nothing on it changes. `_memo` is its one private slot: what is computed once per Trainer
+        # (`check()` done, the config it was resolved from), a dict that `dataclasses.replace` starts afresh.
         _set = functools.partial(object.__setattr__, self)
+        _set("_memo", {})
         model = build_model(self.model)
         if model is not None and not isinstance(model, nn.Module):
             model = as_model(model)  # one NnxModel, shared with the evaluators (ROOT_CFG_REF.model)
@@ -200,7 +197,7 @@ class Trainer:
     def check(self) -> None:
         """Traces the train step and every evaluator abstractly: bad keys and shapes fail here, before any
         compile or file write. Checked once per Trainer (`train()` after `check()` does not trace again)."""
-        if self.__dict__.get("_checked"):
+        if self._memo.get("checked"):
             return
         try:
             self.sharding.check_batch(self.element_spec)
@@ -218,7 +215,7 @@ class Trainer:
             check = getattr(evaluator, "check", None)
             if check is not None:
                 check(self.state_specs, where=f"evals[{name!r}]")
-        self.__dict__["_checked"] = True
+        self._memo["checked"] = True
 
     def _available_interms(self, message: str) -> str:
         """Every intermediate the model can give (only the asked-for ones are captured, so list them all),
@@ -243,7 +240,11 @@ class Trainer:
 
     def __post_konfig_resolve__(self, cfg: Any) -> None:
         """Keeps the config this Trainer was resolved from; `train()` writes it into the workdir."""
-        object.__setattr__(self, "_config_json", konfig.to_json(cfg))
+        self._memo["config_json"] = konfig.to_json(cfg)
+
+    @property
+    def _config_json(self) -> str | None:
+        return self._memo.get("config_json")
 
     # ---------------------------------------------------------------- the loop
 
@@ -252,162 +253,31 @@ class Trainer:
 
         In a workdir holding checkpoints it continues from the latest complete one: same state, the data from
         the next batch, the logs without the steps after it. A SIGTERM (preemption) ends the loop after the
-        current call (a step, or fused steps of about 2 s at most), which is checkpointed; `state.step` then tells where it stopped, and the next `train()`
-        in the same workdir continues from there. A non-finite loss stops the run (`NonFiniteLossError`)
-        before anything computed from it is logged or saved, or skips that update (`on_nonfinite_loss`).
+        current call (a step, or fused steps of about 2 s at most), which is checkpointed; `state.step` then
+        tells where it stopped, and the next `train()` in the same workdir continues from there. A non-finite
+        loss stops the run (`NonFiniteLossError`) before anything computed from it is logged or saved, or
+        skips that update (`on_nonfinite_loss`). The calls and what is due after each are planned up front
+        (`kd.train._plan`); the hooks (`kd.train._hooks`) log, evaluate, checkpoint and profile.
         """
         self.check()
-        writer, checkpointer = self._active_writer, self.checkpointer
-        config_json = getattr(self, "_config_json", None)
-        if config_json is not None:
-            writer.write_config(config_json)
-        if self.workdir is not None:
-            write_run_start(
-                self.workdir,
-                params_table=parameter_table(self.state_specs.params),
-                element_spec=self.element_spec,
-                config_json=config_json,
-            )
-        profiler = self.profiler
-        bar = None
-        preemption = Preemption()
-        watch = NonFiniteWatch(
-            policy=self.on_nonfinite_loss, last_checkpoint=lambda: checkpointer.latest_step
-        )
-        try:
-            preemption.__enter__()
-            state, data, run_info = self._restore_or_init()
-            step = int(state.step)
-            writer.resume_from(step if run_info is not None else -1)
-            started = time.perf_counter() - float((run_info or {}).get("train_seconds", 0.0))
-            watch.skipped = int((run_info or {}).get("skipped_updates", 0))
-            last_step = self.num_train_steps
-            stop = last_step if self.stop_after_steps is None else min(last_step, self.stop_after_steps)
-            if step == 0:
-                self._run_evals(state, step, last_step)
-            logged: dict[str, Any] = {}
-            last_log_time, last_log_step = time.perf_counter(), step
-            # Training time per update over the last logging window (evaluations and saves left out).
-            seconds_per_update: float | None = None
-            window: tuple[float, int] | None = None
-            bar = self.progress.start(total=stop, initial=step)
-            feed, fused = make_feed(
-                data,
-                sharding=self.sharding,
-                element_spec=self.element_spec,
-                steps_per_call=self.steps_per_call,
-                period=self.log_metrics_every,
-                logging_step_inside=not self.trainstep.metrics,
-            )
-            while step < stop:
-                # One call group: fused updates up to the next step that logs, evaluates or saves (or `stop`);
-                # a step that returns metrics or summaries runs on its own (one that logs only losses does not:
-                # they come back from the fused call).
-                n = (
-                    1
-                    if fused == 1
-                    else steps_until_boundary(
-                        step,
-                        stop=stop,
-                        limit=time_capped(fused, seconds_per_update),
-                        is_boundary=self._is_boundary,
-                    )
-                )
-                end = step + n
-                log_metrics = _due(end, self.log_metrics_every, last_step)
-                log_summaries = bool(self.train_summaries) and _due(end, self.log_summaries_every, last_step)
-                own_call = fused == 1 or log_summaries or (log_metrics and bool(self.trainstep.metrics))
-                fused_end = end - 1 if own_call else end
-                if profiler is not None:
-                    for s in range(step + 1, end + 1):
-                        profiler.before_step(s)
-                while step < fused_end:
-                    taken, inputs = feed.next_group(step, fused_end - step, size=fused)
-                    if taken:
-                        state, losses = self.trainstep.fused_steps(state, inputs, taken, source=feed.source)
-                        watch.add_fused(step + 1, taken, losses)
-                        step += taken
-                        if (
-                            log_metrics and step == end
-                        ):  # the group's last update logs: the call's last losses
-                            aux = AuxState(loss_states=jax.tree.map(lambda x, i=taken - 1: x[i], losses))
-                    if step < fused_end:  # a batch that cannot be stacked (other shapes) runs on its own
-                        batch = feed.next_batch(step)
-                        step += 1
-                        state, aux = self.trainstep.step(
-                            state, batch, return_metrics=log_metrics and step == end
-                        )
-                        watch.add(step, aux.loss_states)
-                if step < end:
-                    batch = feed.next_batch(step)
-                    step += 1
-                    state, aux = self.trainstep.step(
-                        state, batch, return_metrics=log_metrics, return_summaries=log_summaries
-                    )
-                    watch.add(step, aux.loss_states)
-                if profiler is not None:
-                    for s in range(end - n + 1, end + 1):
-                        profiler.after_step(s, state)
-                bar.step(n)
-                preempted = preemption.requested
-                save = step == stop or preempted or checkpointer.should_save(step)
-                if log_metrics or log_summaries or save or self._evals_due(step, last_step):
-                    watch.check()  # nothing computed from a non-finite loss is logged, evaluated or saved
-                if log_metrics:
-                    logged = aux.compute()
-                    logged.update(self._schedule_values(step))
-                    # The rate since the previous log; a window where a step variant first compiles (the first
-                    # two, usually) includes that compile.
-                    now = time.perf_counter()
-                    logged["perf/steps_per_sec"] = (step - last_log_step) / max(now - last_log_time, 1e-9)
-                    logged["perf/train_seconds"] = now - started
-                    if self.on_nonfinite_loss == "skip":
-                        logged["perf/skipped_updates"] = watch.skipped
-                    if window is not None and step > window[1]:  # done: its losses were read
-                        seconds_per_update = (now - window[0]) / (step - window[1])
-                    last_log_time, last_log_step = now, step
-                    writer.write_scalars(step, logged)
-                    bar.logged(logged)
-                if log_summaries:
-                    writer.write_summaries(step, aux.compute_summaries())
-                evaluated = self._run_evals(state, step, last_step)
-                if save:  # the data position is read only then
-                    writer.flush()  # what was logged up to this step is on disk before its checkpoint is
-                    info = {
-                        "seed": self.seed,
-                        "train_seconds": time.perf_counter() - started,
-                        "skipped_updates": watch.skipped,
-                    }
-                    checkpointer.maybe_save(
-                        step,
-                        state=state,
-                        data_state=_data_state(data),
-                        metrics={**(logged if log_metrics else {}), **evaluated},
-                        info=info,
-                        force=step == stop or preempted,
-                    )
-                if log_metrics:  # the next window starts after this step's evaluations and save
-                    window = (time.perf_counter(), step)
-                if preempted:
-                    print_line(
-                        f"preempted (SIGTERM) at step {step} of {last_step}: the state is checkpointed; run the same"
-                        " command again to continue from here",
-                        sys.stderr,
-                    )
+        with TrainingRun(self) as run:  # the run record, the state restored or fresh, writers and hooks open
+            state = run.state
+            for call in run.plan:
+                for hook in run.hooks:
+                    hook.before(call)
+                state, out = run.runner.run(state, call)
+                for hook in run.hooks:
+                    hook.after(call, state, out)
+                if out.stop:  # a SIGTERM: the call was checkpointed
                     break
-            watch.check()
-        finally:  # a save in flight completes even when a step raised
-            preemption.__exit__()
-            if bar is not None:
-                bar.close()
-            if profiler is not None:
-                profiler.close()
-            checkpointer.wait_until_finished()
-            checkpointer.close()
-            writer.flush()
-        if step >= last_step:
-            write_run_end(self.workdir, step=step, seconds=time.perf_counter() - started)
-        return state, logged
+            run.finish(state)
+        return state, run.logged
+
+    @property
+    def stop_step(self) -> int:
+        """The step this invocation trains to: `num_train_steps`, or `stop_after_steps` when lower."""
+        last = self.num_train_steps
+        return last if self.stop_after_steps is None else min(last, self.stop_after_steps)
 
     @property
     def _active_writer(self) -> Any:
@@ -443,55 +313,8 @@ class Trainer:
             )
         return state, data, info
 
-    def _is_boundary(self, step: int) -> bool:
-        """Whether `step` logs, evaluates, checkpoints or starts / ends a profile: a fused call group ends there."""
-        last_step = self.num_train_steps
-        return (
-            _due(step, self.log_metrics_every, last_step)
-            or (bool(self.train_summaries) and _due(step, self.log_summaries_every, last_step))
-            or self._evals_due(step, last_step)
-            or self.checkpointer.should_save(step)
-            or bool(getattr(self.profiler, "bounds", lambda _: False)(step))
-        )
-
-    def _evals_due(self, step: int, last_step: int) -> bool:
-        return any(e.run.should_run(step, last_step=last_step) for e in self.evals.values())
-
-    def _run_evals(self, state: TrainState, step: int, last_step: int) -> dict[str, Any]:
-        """Runs the evaluators due at `step`; returns the values they logged (`<name>/<key>`)."""
-        values: dict[str, Any] = {}
-        for name, evaluator in self.evals.items():
-            if evaluator.run.should_run(step, last_step=last_step):
-                values.update(self._evaluate(name, evaluator, state, step))
-        return values
-
-    def _schedule_values(self, step: int) -> dict[str, float]:
-        """The values the update that reached `step` used (optax counts from 0: `schedule(step - 1)`)."""
-        return {f"schedules/{name}": float(schedule(step - 1)) for name, schedule in self.schedules.items()}
-
-    def _evaluate(self, name: str, evaluator: Any, state: TrainState, step: int) -> dict[str, Any]:
-        name = getattr(evaluator, "name", None) or name
-        aux = evaluator.evaluate_states(state, step)
-        values = {f"{name}/{key}": value for key, value in aux.compute().items()}
-        self._active_writer.write_scalars(step, values)
-        summaries = aux.compute_summaries()
-        if summaries:
-            self._active_writer.write_summaries(
-                step, {f"{name}/{key}": value for key, value in summaries.items()}
-            )
-        return values
-
 
 _SILENT_WRITER = writers.Writer()
-
-
-def _due(step: int, every: int, last_step: int) -> bool:
-    return step == 1 or step == last_step or step % every == 0
-
-
-def _data_state(data: Any) -> Any:
-    get_state = getattr(data, "get_state", None)
-    return get_state() if get_state is not None else None
 
 
 def _steps_from_dataset(ds: Any) -> int:

@@ -1,0 +1,248 @@
+"""What happens around each planned call: one small hook per concern (`kd._interfaces.Hook`).
+
+    for hook in hooks: hook.before(call)
+    state, out = runner.run(state, call)
+    for hook in hooks: hook.after(call, state, out)
+
+In the order the Trainer runs them: the profiler trace, the progress bar, preemption (a SIGTERM asks the
+run to stop after this call), the non-finite watch (nothing computed from a NaN loss is logged, evaluated or
+saved), the call timer (calls of ~2 s at most once updates are timed), metrics, summaries, evaluators,
+checkpoints. `evaluate_and_write` is also what `kd-train eval` runs on each checkpoint.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import jax
+import numpy as np
+
+from kd.train._nonfinite import NonFiniteWatch
+from kd.train._plan import Call, time_capped
+from kd.train._runner import CallOutput
+
+
+class Hook:
+    """The default of each method does nothing (see `kd._interfaces.Hook`)."""
+
+    def before(self, call: Call) -> None:
+        pass
+
+    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+        pass
+
+
+class RunClock:
+    """Training seconds of the run, across restarts: `clock.seconds()` (`started` counts the time before)."""
+
+    def __init__(self, seconds_before: float = 0.0) -> None:
+        self.started = time.perf_counter() - seconds_before
+
+    def seconds(self) -> float:
+        return time.perf_counter() - self.started
+
+
+class ProfilerHook(Hook):
+    """Starts a `kd.train.Profiler` trace before the planned call that begins it, stops it after the last
+    traced step (once the state is computed)."""
+
+    def __init__(self, profiler: Any) -> None:
+        self.profiler = profiler
+        self.tracing = False
+
+    def before(self, call: Call) -> None:
+        if call.trace_start and call.updates and self.profiler.folder is not None:
+            jax.profiler.start_trace(self.profiler.folder)
+            self.tracing = True
+
+    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+        if call.trace_stop and self.tracing:
+            jax.block_until_ready(state)
+            self.close()
+
+    def close(self) -> None:
+        """Ends a trace still open (the run stopped or failed inside the traced steps)."""
+        if self.tracing:
+            self.tracing = False
+            jax.profiler.stop_trace()
+
+
+class ProgressHook(Hook):
+    def __init__(self, bar: Any) -> None:
+        self.bar = bar
+
+    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+        self.bar.step(call.updates)
+
+
+class PreemptionHook(Hook):
+    """A SIGTERM received during the call stops the run after it (the checkpoint hook saves it)."""
+
+    def __init__(self, preemption: Any) -> None:
+        self.preemption = preemption
+
+    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+        out.stop = self.preemption.requested
+
+
+class NonFiniteHook(Hook):
+    """Hands each update's losses to the watch; reads them before anything is logged, evaluated or saved."""
+
+    def __init__(self, watch: NonFiniteWatch) -> None:
+        self.watch = watch
+
+    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+        for step, states in out.losses:
+            if isinstance(states, tuple):
+                self.watch.add_fused(step, *states)
+            else:
+                self.watch.add(step, states)
+        if call.anything_due or out.stop:
+            self.watch.check()
+
+
+class CallTimer(Hook):
+    """Times the updates of each logging window (evaluations and saves left out): `limit()` is the call
+    size that takes about `kd.train._plan.CALL_SECONDS`."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.seconds_per_update: float | None = None
+        self._window: tuple[float, int] | None = None
+        self._restart = False
+
+    def limit(self) -> int:
+        return time_capped(self.size, self.seconds_per_update)
+
+    def before(self, call: Call) -> None:
+        if self._restart:  # the previous call logged: its evaluations and save are done
+            self._window, self._restart = (time.perf_counter(), call.start), False
+
+    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+        if not call.log_metrics:
+            return
+        window = self._window
+        if window is not None and call.end > window[1]:
+            self.seconds_per_update = (time.perf_counter() - window[0]) / (call.end - window[1])
+        self._restart = True
+
+
+class MetricsHook(Hook):
+    """On logging steps: the losses and metrics, the schedules' values and `perf/*`, to the writer and bar."""
+
+    def __init__(
+        self,
+        *,
+        writer: Any,
+        bar: Any,
+        schedules: Mapping[str, Callable[[int], Any]],
+        clock: RunClock,
+        watch: NonFiniteWatch,
+        start: int,
+    ) -> None:
+        self.writer, self.bar, self.schedules, self.clock, self.watch = writer, bar, schedules, clock, watch
+        self.last: dict[str, Any] = {}  # the last logged values (what `Trainer.train` returns)
+        self._last_time, self._last_step = time.perf_counter(), start
+
+    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+        if not call.log_metrics:
+            return
+        step = call.end
+        assert out.aux is not None
+        logged = out.aux.compute()
+        # The values the update that reached `step` used (optax counts from 0: `schedule(step - 1)`).
+        logged.update({f"schedules/{name}": float(fn(step - 1)) for name, fn in self.schedules.items()})
+        # The rate since the previous log; a window where a step variant first compiles includes that compile.
+        now = time.perf_counter()
+        logged["perf/steps_per_sec"] = (step - self._last_step) / max(now - self._last_time, 1e-9)
+        logged["perf/train_seconds"] = now - self.clock.started
+        if self.watch.policy == "skip":
+            logged["perf/skipped_updates"] = self.watch.skipped
+        self._last_time, self._last_step = now, step
+        self.writer.write_scalars(step, logged)
+        self.bar.logged(logged)
+        self.last = out.logged = logged
+
+
+class SummariesHook(Hook):
+    def __init__(self, writer: Any) -> None:
+        self.writer = writer
+
+    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+        if call.log_summaries:
+            assert out.aux is not None
+            self.writer.write_summaries(call.end, out.aux.compute_summaries())
+
+
+class EvaluatorsHook(Hook):
+    """Runs the evaluators due after the call and writes their values."""
+
+    def __init__(self, evaluators: Mapping[str, Any], writer: Any) -> None:
+        self.evaluators, self.writer = evaluators, writer
+
+    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+        if call.evals:
+            chosen = {name: self.evaluators[name] for name in call.evals}
+            out.evaluated = evaluate_and_write(chosen, state, call.end, self.writer)
+
+
+def evaluate_and_write(evaluators: Mapping[str, Any], state: Any, step: int, writer: Any) -> dict[str, Any]:
+    """Runs each evaluator on `state`; writes (one row) and returns `{"<prefix>/<key>": value}`.
+
+    The prefix is the evaluator's `name` field, else its key. Scalars come back as floats, other values as
+    numpy arrays. Usage: `evaluate_and_write({"val": evaluator}, state, 1000, writer)`.
+    """
+    values: dict[str, Any] = {}
+    summaries: dict[str, Any] = {}
+    for name, evaluator in evaluators.items():
+        prefix = getattr(evaluator, "name", None) or name
+        aux = evaluator.evaluate_states(state, step)
+        values.update({f"{prefix}/{key}": _host(value) for key, value in aux.compute().items()})
+        summaries.update({f"{prefix}/{key}": value for key, value in aux.compute_summaries().items()})
+    writer.write_scalars(step, values)
+    if summaries:
+        writer.write_summaries(step, summaries)
+    return values
+
+
+def _host(value: Any) -> Any:
+    array = np.asarray(value)
+    return float(array) if array.ndim == 0 else array
+
+
+class CheckpointHook(Hook):
+    """Saves after the calls that end at a checkpoint step, the stop step, or a SIGTERM."""
+
+    def __init__(
+        self,
+        *,
+        checkpointer: Any,
+        writer: Any,
+        data: Any,
+        clock: RunClock,
+        watch: NonFiniteWatch,
+        seed: int,
+        stop: int,
+    ) -> None:
+        self.checkpointer, self.writer, self.data = checkpointer, writer, data
+        self.clock, self.watch, self.seed, self.stop = clock, watch, seed, stop
+
+    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+        if not (call.save or out.stop):
+            return
+        self.writer.flush()  # what was logged up to this step is on disk before its checkpoint is
+        get_state = getattr(self.data, "get_state", None)  # the data position is read only now
+        self.checkpointer.maybe_save(
+            call.end,
+            state=state,
+            data_state=get_state() if get_state is not None else None,
+            metrics={**out.logged, **out.evaluated},
+            info={
+                "seed": self.seed,
+                "train_seconds": self.clock.seconds(),
+                "skipped_updates": self.watch.skipped,
+            },
+            force=call.end == self.stop or out.stop,
+        )

@@ -1,0 +1,168 @@
+"""`TrainingRun`: the set-up and tear-down around `Trainer.train()`'s loop.
+
+with TrainingRun(trainer) as run:      # records the run, restores or inits, opens the writers and hooks
+    state = run.state
+    for call in run.plan:
+        for hook in run.hooks: hook.before(call)
+        state, out = run.runner.run(state, call)
+        for hook in run.hooks: hook.after(call, state, out)
+        if out.stop: break
+    run.finish(state)                  # the last checks; DONE once the last step is reached
+# closed whatever happened: the bar, a trace, the checkpointer (a save in flight completes), the writer
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any
+
+from kd.train import _hooks
+from kd.train._feed import make_feed
+from kd.train._inspect import parameter_table
+from kd.train._nonfinite import NonFiniteWatch
+from kd.train._plan import Cadence, Call, plan
+from kd.train._preemption import Preemption
+from kd.train._progress import print_line
+from kd.train._run_record import write_run_end, write_run_start
+from kd.train._runner import CallRunner
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from kd.train._trainer import Trainer
+
+
+class TrainingRun:
+    """One run of a Trainer (see the module docstring). Attributes after `__enter__`: `state` (restored or
+    fresh), `plan` (the calls), `runner`, `hooks`, `logged` (the last logged values)."""
+
+    def __init__(self, trainer: Trainer) -> None:
+        self.trainer = trainer
+        self._closing = contextlib.ExitStack()
+
+    def __enter__(self) -> TrainingRun:
+        try:
+            self._start()
+        except BaseException:
+            self._closing.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._closing.close()
+        if exc[0] is None and self._reached >= self.trainer.num_train_steps:
+            write_run_end(self.trainer.workdir, step=self._reached, seconds=self._clock.seconds())
+
+    def _start(self) -> None:
+        t = self.trainer
+        writer, checkpointer = t._active_writer, t.checkpointer
+        config_json = t._config_json
+        if config_json is not None:
+            writer.write_config(config_json)
+        if t.workdir is not None:
+            write_run_start(
+                t.workdir,
+                params_table=parameter_table(t.state_specs.params),
+                element_spec=t.element_spec,
+                config_json=config_json,
+            )
+        self._closing.callback(self._close, writer, checkpointer)
+        self._preemption = self._closing.enter_context(Preemption())
+        watch = self._watch = NonFiniteWatch(
+            policy=t.on_nonfinite_loss, last_checkpoint=lambda: checkpointer.latest_step
+        )
+        self.state, data, run_info = t._restore_or_init()
+        start = self._reached = int(self.state.step)
+        writer.resume_from(start if run_info is not None else -1)
+        self._clock = _hooks.RunClock(float((run_info or {}).get("train_seconds", 0.0)))
+        watch.skipped = int((run_info or {}).get("skipped_updates", 0))
+        stop = t.stop_step
+        self._bar = t.progress.start(total=stop, initial=start)
+        feed, size = make_feed(
+            data,
+            sharding=t.sharding,
+            element_spec=t.element_spec,
+            steps_per_call=t.steps_per_call,
+            period=t.log_metrics_every,
+            logging_step_inside=not t.trainstep.metrics,
+        )
+        self.runner = CallRunner(t.trainstep, feed, size)
+        timer = _hooks.CallTimer(size)
+        self._profiler = _hooks.ProfilerHook(t.profiler) if t.profiler is not None else None
+        self._metrics = _hooks.MetricsHook(
+            writer=writer, bar=self._bar, schedules=t.schedules, clock=self._clock, watch=watch, start=start
+        )
+        self.hooks: list[_hooks.Hook] = [
+            *([self._profiler] if self._profiler is not None else []),
+            _hooks.ProgressHook(self._bar),
+            _hooks.PreemptionHook(self._preemption),
+            _hooks.NonFiniteHook(watch),
+            timer,
+            self._metrics,
+            _hooks.SummariesHook(writer),
+            _hooks.EvaluatorsHook(t.evals, writer),
+            _hooks.CheckpointHook(
+                checkpointer=checkpointer,
+                writer=writer,
+                data=data,
+                clock=self._clock,
+                watch=watch,
+                seed=t.seed,
+                stop=stop,
+            ),
+        ]
+        self.plan: Iterator[Call] = self._tracked(
+            plan(start=start, stop=stop, cadence=_cadence(t), call_size=size, limit=timer.limit)
+        )
+
+    def _tracked(self, calls: Iterator[Call]) -> Iterator[Call]:
+        for call in calls:
+            yield call
+            self._reached = call.end
+
+    @property
+    def logged(self) -> dict[str, Any]:
+        return self._metrics.last
+
+    def finish(self, state: Any) -> None:
+        """After the loop: a preemption is said; losses still unread are checked."""
+        self._reached = int(state.step)
+        if self._preemption.requested:
+            print_line(
+                f"preempted (SIGTERM) at step {self._reached} of {self.trainer.num_train_steps}: the state is "
+                "checkpointed; run the same command again to continue from here",
+                sys.stderr,
+            )
+        self._watch.check()
+
+    def _close(self, writer: Any, checkpointer: Any) -> None:
+        """Whatever happened: the bar and a trace close, a save in flight completes, the writer flushes."""
+        try:
+            bar = getattr(self, "_bar", None)
+            if bar is not None:
+                bar.close()
+            if getattr(self, "_profiler", None) is not None:
+                self._profiler.close()
+            checkpointer.wait_until_finished()
+            checkpointer.close()
+        finally:
+            writer.flush()
+
+
+def _cadence(trainer: Trainer) -> Cadence:
+    last_step = trainer.num_train_steps
+    evals = trainer.evals
+    profiler = trainer.profiler
+    return Cadence(
+        last_step=last_step,
+        log_metrics_every=trainer.log_metrics_every,
+        log_summaries_every=trainer.log_summaries_every if trainer.train_summaries else None,
+        evals_due=lambda step: tuple(
+            name for name, e in evals.items() if e.run.should_run(step, last_step=last_step)
+        ),
+        save_due=trainer.checkpointer.should_save,
+        profile=None if profiler is None else (profiler.first_step, profiler.num_steps),
+        metrics_alone=bool(trainer.trainstep.metrics),
+    )

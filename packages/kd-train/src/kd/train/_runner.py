@@ -1,0 +1,85 @@
+"""`CallRunner`: runs one planned call on the state — the one place that knows fused vs single calls and
+host vs device-row feeds.
+
+    runner = CallRunner(trainstep, feed, size)
+    state, out = runner.run(state, call)   # call: a kd.train._plan.Call
+    out.aux         # the last update's AuxState when the call logs (losses, and metrics / summaries)
+    out.losses      # every update's loss states, for the non-finite watch
+
+A call's fused part goes through `TrainStep.fused_steps` in groups the feed can stack (a batch of other
+shapes, like an epoch's short last batch, runs on its own); a lone last update (`call.last_alone`) is a
+`TrainStep.step` that returns what the step logs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+
+from kd.train._aux import AuxState
+from kd.train._plan import Call
+from kd.train._state import TrainState
+from kd.train._step import TrainStep
+
+
+@dataclasses.dataclass
+class CallOutput:
+    """What a call produced, and what the hooks after it add (`logged`, `evaluated`, `stop`).
+
+    Attributes:
+      aux: the AuxState of the call's last update when it logs metrics or summaries, else None.
+      losses: `(first step, loss states)` of single updates and `(first step, (n, stacked states))` of fused
+        groups, in order: what `NonFiniteWatch` reads.
+      logged: the train values the metrics hook wrote (empty when the call does not log).
+      evaluated: the values the evaluators wrote after the call.
+      stop: the run stops after this call (a SIGTERM): the checkpoint hook saves it.
+    """
+
+    aux: AuxState | None = None
+    losses: list[tuple[int, Any]] = dataclasses.field(default_factory=list)
+    logged: dict[str, Any] = dataclasses.field(default_factory=dict)
+    evaluated: dict[str, Any] = dataclasses.field(default_factory=dict)
+    stop: bool = False
+
+
+class CallRunner:
+    """Runs planned calls: `state, out = runner.run(state, call)` (see the module docstring)."""
+
+    def __init__(self, trainstep: TrainStep, feed: Any, size: int) -> None:
+        self.trainstep = trainstep
+        self.feed = feed
+        self.size = size  # the K of the compiled fused call
+
+    def run(self, state: TrainState, call: Call) -> tuple[TrainState, CallOutput]:
+        out = CallOutput()
+        step, end = call.start, call.end
+        fused_end = call.start + call.fused_updates
+        logs = call.log_metrics or call.log_summaries
+        while step < fused_end:
+            taken, inputs = self.feed.next_group(step, fused_end - step, size=self.size)
+            if taken:
+                state, losses = self.trainstep.fused_steps(state, inputs, taken, source=self.feed.source)
+                out.losses.append((step + 1, (taken, losses)))
+                step += taken
+                if logs and step == end:  # the call's last update logs: its losses come from the fused call
+                    out.aux = AuxState(loss_states=jax.tree.map(lambda x, i=taken - 1: x[i], losses))
+            if step < fused_end:  # a batch that cannot be stacked (other shapes) runs on its own
+                state, aux = self._single(state, step, log_metrics=call.log_metrics and step + 1 == end)
+                step += 1
+                out.losses.append((step, aux.loss_states))
+                out.aux = aux if step == end else out.aux
+        if step < end:  # the lone last update: it returns what the step logs
+            state, out.aux = self._single(
+                state, step, log_metrics=call.log_metrics, log_summaries=call.log_summaries
+            )
+            step += 1
+            out.losses.append((step, out.aux.loss_states))
+        return state, out
+
+    def _single(
+        self, state: TrainState, step: int, *, log_metrics: bool, log_summaries: bool = False
+    ) -> tuple[TrainState, AuxState]:
+        batch = self.feed.next_batch(step)
+        return self.trainstep.step(state, batch, return_metrics=log_metrics, return_summaries=log_summaries)
