@@ -159,7 +159,7 @@ def _train(argv: list[str]) -> int:
         check_workdir(base, flag="--cfg.workdir")  # before JAX starts: a run that could not write stops now
     _enough_open_files()
     _distributed.initialize(hosts)
-    import kd  # noqa: F401  (after the flags are known good: importing JAX takes a moment)
+    import kd.train  # noqa: F401  (after the flags are known good: importing JAX takes a moment)
 
     if base is None:
         base = tempfile.mkdtemp(prefix="kd-train-")
@@ -257,7 +257,7 @@ def _refuse_other_run(workdir: str, config_json: str) -> None:
 
 def _resolve(cfg: Any, *, profile: bool = False, allowed: list[str] | None = None) -> Any:
     """The checked Trainer of `cfg` (config errors surface here, before anything is written)."""
-    import kd
+    import kd.train
 
     trainer = konfig.resolve(cfg, allowed=allowed)
     if not isinstance(trainer, kd.train.Trainer):
@@ -439,7 +439,6 @@ def _inspect(argv: list[str]) -> int:
         raise CliError(f"inspect: unexpected arguments {unexpected}\n\n{USAGE}")
     allowed = _source_policy(source, opts.allowed)
     cfg = konfig.build_config(source, args=args, overrides=overrides, from_strings=True)
-    import kd  # noqa: F401
     from kd.train._inspect import inspect_report
 
     cfg.workdir = None  # inspecting writes nothing
@@ -481,7 +480,8 @@ def _eval(argv: list[str]) -> int:
     names = None if opts.evals is None else [n.strip() for n in opts.evals.split(",") if n.strip()]
     _check_eval_names(cfg.get("evals"), names, path)
     allowed, policy = _run_policy(opts.workdir, opts.allowed)
-    import kd
+    import kd.ckpts
+    import kd.train
     from kd.evals._standalone import EVAL_METRICS_FILE, evaluate_checkpoints
 
     _config_folder_on_path(opts.workdir)

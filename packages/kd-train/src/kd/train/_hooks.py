@@ -24,8 +24,8 @@ from kd.train._plan import Call, time_capped
 from kd.train._runner import CallOutput
 
 
-class Hook:
-    """The default of each method does nothing (see `kd._interfaces.Hook`)."""
+class BaseHook:
+    """A `kd._interfaces.Hook` whose methods do nothing: subclasses define what they need."""
 
     def before(self, call: Call) -> None:
         pass
@@ -44,7 +44,7 @@ class RunClock:
         return time.perf_counter() - self.started
 
 
-class ProfilerHook(Hook):
+class ProfilerHook(BaseHook):
     """Starts a `kd.train.Profiler` trace before the planned call that begins it, stops it after the last
     traced step (once the state is computed)."""
 
@@ -69,7 +69,7 @@ class ProfilerHook(Hook):
             jax.profiler.stop_trace()
 
 
-class ProgressHook(Hook):
+class ProgressHook(BaseHook):
     def __init__(self, bar: Any) -> None:
         self.bar = bar
 
@@ -77,7 +77,7 @@ class ProgressHook(Hook):
         self.bar.step(call.updates)
 
 
-class PreemptionHook(Hook):
+class PreemptionHook(BaseHook):
     """A SIGTERM received during the call stops the run after it (the checkpoint hook saves it)."""
 
     def __init__(self, preemption: Any) -> None:
@@ -87,7 +87,7 @@ class PreemptionHook(Hook):
         out.stop = self.preemption.requested
 
 
-class NonFiniteHook(Hook):
+class NonFiniteHook(BaseHook):
     """Hands each update's losses to the watch; reads them before anything is logged, evaluated or saved."""
 
     def __init__(self, watch: NonFiniteWatch) -> None:
@@ -103,7 +103,7 @@ class NonFiniteHook(Hook):
             self.watch.check()
 
 
-class CallTimer(Hook):
+class CallTimer(BaseHook):
     """Times the updates of each logging window (evaluations and saves left out): `limit()` is the call
     size that takes about `kd.train._plan.CALL_SECONDS`."""
 
@@ -129,7 +129,7 @@ class CallTimer(Hook):
         self._restart = True
 
 
-class MetricsHook(Hook):
+class MetricsHook(BaseHook):
     """On logging steps: the losses and metrics, the schedules' values and `perf/*`, to the writer and bar."""
 
     def __init__(
@@ -166,7 +166,7 @@ class MetricsHook(Hook):
         self.last = out.logged = logged
 
 
-class SummariesHook(Hook):
+class SummariesHook(BaseHook):
     def __init__(self, writer: Any) -> None:
         self.writer = writer
 
@@ -176,7 +176,7 @@ class SummariesHook(Hook):
             self.writer.write_summaries(call.end, out.aux.compute_summaries())
 
 
-class EvaluatorsHook(Hook):
+class EvaluatorsHook(BaseHook):
     """Runs the evaluators due after the call and writes their values."""
 
     def __init__(self, evaluators: Mapping[str, Any], writer: Any) -> None:
@@ -212,7 +212,7 @@ def _host(value: Any) -> Any:
     return float(array) if array.ndim == 0 else array
 
 
-class CheckpointHook(Hook):
+class CheckpointHook(BaseHook):
     """Saves after the calls that end at a checkpoint step, the stop step, or a SIGTERM."""
 
     def __init__(

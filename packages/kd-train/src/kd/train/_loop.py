@@ -17,6 +17,7 @@ import contextlib
 import sys
 from typing import Any
 
+from kd._interfaces import Hook
 from kd.train import _hooks
 from kd.train._feed import make_feed
 from kd.train._inspect import parameter_table
@@ -94,7 +95,7 @@ class TrainingRun:
         self._metrics = _hooks.MetricsHook(
             writer=writer, bar=self._bar, schedules=t.schedules, clock=self._clock, watch=watch, start=start
         )
-        self.hooks: list[_hooks.Hook] = [
+        self.hooks: list[Hook] = [
             *([self._profiler] if self._profiler is not None else []),
             _hooks.ProgressHook(self._bar),
             _hooks.PreemptionHook(self._preemption),

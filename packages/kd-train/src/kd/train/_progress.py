@@ -11,22 +11,10 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import Any
 
-_ACTIVE: list[Any] = []  # the tqdm bar being shown, if any
-
-
-def print_line(line: str, stream: TextIO | None = None) -> None:
-    """Prints `line` to `stream` (stdout), above the progress bar when one is shown.
-
-    Usage: `print_line("step 100 | loss 0.3")`.
-    """
-    stream = stream or sys.stdout
-    if _ACTIVE and stream in (sys.stdout, sys.stderr):
-        _ACTIVE[-1].write(line, file=stream)
-        stream.flush()
-    else:
-        print(line, file=stream, flush=True)
+from kd._terminal import ACTIVE_BARS as _ACTIVE
+from kd._terminal import print_line as print_line
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

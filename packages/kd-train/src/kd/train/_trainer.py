@@ -26,6 +26,7 @@ import kontext
 from flax import linen as nn
 
 from kd import ckpts, sharding, writers
+from kd._interfaces import Checkpointer, Evaluator, TrainingData, Writer
 from kd.train._build_model import build_model
 from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
@@ -33,6 +34,7 @@ from kd.train._loop import TrainingRun
 from kd.train._model import InterestFilter, as_model
 from kd.train._nonfinite import POLICIES as NONFINITE_POLICIES
 from kd.train._plan import MAX_STEPS_PER_CALL
+from kd.train._profiler import Profiler
 from kd.train._progress import Progress
 from kd.train._propagate import fill_from_root
 from kd.train._rngs import RngStreams, as_rng_streams
@@ -94,8 +96,8 @@ class Trainer:
 
     seed: int = 0
     workdir: str | None = None
-    train_ds: Any = None
-    eval_ds: Any = None
+    train_ds: TrainingData | None = None
+    eval_ds: TrainingData | None = None
     model: Any = None
     optimizer: Any = None
     schedules: Mapping[str, Callable[[int], Any]] = dataclasses.field(default_factory=dict)
@@ -107,14 +109,14 @@ class Trainer:
     train_summaries: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     log_metrics_every: int = 100
     log_summaries_every: int = 1000
-    evals: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    checkpointer: Any = None
+    evals: Mapping[str, Evaluator] = dataclasses.field(default_factory=dict)
+    checkpointer: Checkpointer | None = None
     init_transform: Any = None
-    writer: Any = None
+    writer: Writer | None = None
     sharding: Any = None
     aux: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    progress: Any = None
-    profiler: Any = None
+    progress: Progress | None = None
+    profiler: Profiler | None = None
     on_nonfinite_loss: str = "stop"
     steps_per_call: int | None = None
 

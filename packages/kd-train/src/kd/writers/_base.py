@@ -21,6 +21,7 @@ from etils import epath
 
 from kd._atomic import write_text_atomic
 from kd._root_ref import ROOT_CFG_REF, RootRef
+from kd._terminal import print_line
 
 
 class Writer:
@@ -98,9 +99,7 @@ class PrintWriter(Writer):
         shown = [f"{name} {_short(value)}" for name, value in list(scalars.items())[: self.max_values]]
         more = len(scalars) - len(shown)
         line = " | ".join([f"step {step}", *shown]) + (f" | (+{more} more)" if more > 0 else "")
-        from kd.train._progress import print_line  # above the progress bar, when one is shown
-
-        print_line(line, self.stream or sys.stdout)
+        print_line(line, self.stream or sys.stdout)  # above the progress bar, when one is shown
 
 
 @dataclasses.dataclass(kw_only=True)

@@ -1,0 +1,82 @@
+"""kd-train's subpackages import in one direction, read from the source (``tests/import_graph.py``).
+
+Bottom to top (CONTRIBUTING.md has the same map): a module imports only modules of its own subpackage or
+of a lower layer; the modules of one subpackage import each other without a cycle. A back-edge that truly
+must stay is one import inside a function marked `# late import: <reason>` and listed in `MARKED` here.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from tests.import_graph import import_graph, modules_without_purpose  # noqa: E402
+
+SOURCE = ROOT / "packages" / "kd-train" / "src" / "kd"
+GRAPH = import_graph(SOURCE, "kd")
+LAYERS = (
+    ("_atomic", "_root_ref", "_path_trie", "_terminal", "_interfaces"),  # small pieces every part uses
+    ("metrics", "nn", "optim", "data", "sharding", "ckpts"),  # the parts with no other part below them
+    ("losses", "summaries", "writers"),  # built on metrics / the terminal
+    ("train",),  # the Trainer, its plan, runner and hooks
+    ("evals",),  # evaluators (their step is a TrainStep) and `kd-train eval`
+    ("cli",),  # the command line
+    ("__main__", ""),  # `python -m kd`; kd/__init__.py: the namespaces, loaded lazily
+)
+# (module, imported): the back-edges kept on purpose, each a marked `# late import:` in the code.
+MARKED: set[tuple[str, str]] = set()
+
+
+def _part(module: str) -> str:
+    """`kd.train._plan` -> `train`; `kd` -> `""`."""
+    return module.split(".")[1] if "." in module else ""
+
+
+def _layer(part: str) -> int:
+    for index, layer in enumerate(LAYERS):
+        if part in layer:
+            return index
+    raise AssertionError(f"kd.{part} is in no layer of LAYERS: place it")
+
+
+def test_every_part_of_kd_train_is_in_a_layer():
+    for module in GRAPH.edges:
+        _layer(_part(module))
+
+
+def test_imports_go_down_the_layers():
+    upward = [
+        f"{module} imports {target}"
+        for module, targets in GRAPH.edges.items()
+        for target in sorted(targets)
+        if _part(target) != _part(module) and _layer(_part(target)) >= _layer(_part(module))
+    ]
+    assert upward == [], "imports that do not go down LAYERS:\n" + "\n".join(upward)
+
+
+def test_no_cycle_inside_a_subpackage():
+    assert GRAPH.cycles() == []
+
+
+def test_the_kept_back_edges_are_exactly_the_marked_ones():
+    assert {(module, target) for module, target, _ in GRAPH.marked_back_edges} == MARKED
+
+
+def test_every_module_says_what_it_is_for():
+    assert modules_without_purpose(SOURCE) == []
+
+
+def test_the_plan_imports_no_jax():
+    # Loaded on its own (not through the package, whose Trainer imports JAX): the plan is pure Python.
+    script = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('plan', {str(SOURCE / 'train' / '_plan.py')!r})\n"
+        "module = sys.modules['plan'] = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib', 'numpy', 'kd')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
