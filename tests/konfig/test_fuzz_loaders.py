@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import konfig
 import pytest
 from hypothesis import HealthCheck, given, settings
-from konfig import _json
+from konfig import _json_decode
 from konfig._config_dict import ConfigDict
 
 from .strategies import json_data, override_paths, override_values
@@ -39,7 +39,7 @@ def _json_values(data: object) -> int:
 def _counted_decoder_steps() -> Iterator[list[int]]:
     """Counts the decoder's `value` and `mapping` steps (each call: one JSON value read)."""
     steps = [0]
-    originals = {name: getattr(_json._Decoder, name) for name in ("value", "mapping")}
+    originals = {name: getattr(_json_decode._Decoder, name) for name in ("value", "mapping")}
 
     def counting(name: str):
         original = originals[name]
@@ -51,12 +51,12 @@ def _counted_decoder_steps() -> Iterator[list[int]]:
         return step
 
     for name in originals:
-        setattr(_json._Decoder, name, counting(name))
+        setattr(_json_decode._Decoder, name, counting(name))
     try:
         yield steps
     finally:
         for name, original in originals.items():
-            setattr(_json._Decoder, name, original)
+            setattr(_json_decode._Decoder, name, original)
 
 
 def _has_nan(text: str) -> bool:
@@ -90,7 +90,7 @@ def test_any_json_loads_as_a_config_or_a_json_format_error_in_steps_bounded_by_i
 def test_any_plain_data_given_to_resolve_decodes_or_is_a_json_format_error(data):
     with _counted_decoder_steps() as steps:
         try:
-            _json.decode(data)  # what `konfig.resolve(plain_dict)` builds from
+            _json_decode.decode(data)  # what `konfig.resolve(plain_dict)` builds from
         except konfig.JsonFormatError:
             pass
     assert steps[0] <= 2 * _json_values(data)  # each value read once; a marker may read an absent default

@@ -73,7 +73,7 @@ def test_many_small_sets_of_items_hashing_alike_load_in_bounded_time():
 
 
 def test_set_items_hashing_alike_are_grouped_in_one_pass():
-    from konfig import _json
+    from konfig import _json_decode
 
     compared = []
 
@@ -85,8 +85,8 @@ def test_set_items_hashing_alike_are_grouped_in_one_pass():
         __hash__ = int.__hash__
 
     items = [Counting(k * P + 7) for k in range(10_000)]
-    with pytest.raises(_json._Malformed, match="more than 64 different items"):
-        _json._check_hash_collisions(items, "__set__", {"__set__": items})
+    with pytest.raises(_json_decode._Malformed, match="more than 64 different items"):
+        _json_decode._check_hash_collisions(items, "__set__", {"__set__": items})
     # Refused at the 65th item, after at most 64 comparisons each: not 10,000**2 / 2.
     assert len(compared) <= 65 * 64
 

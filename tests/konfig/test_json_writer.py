@@ -9,13 +9,13 @@ import pathlib
 import konfig
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from konfig import _json, _json_writer
+from konfig import _json_encode, _json_writer
 
 from .strategies import configs, values
 
 
 def _dumped(cfg: konfig.ConfigDict) -> str:
-    return json.dumps(_json.encode(cfg), check_circular=False)
+    return json.dumps(_json_encode.encode(cfg), check_circular=False)
 
 
 @settings(max_examples=300)
@@ -92,4 +92,4 @@ def test_unusual_keys_and_values_take_the_general_path_with_the_same_text():
 
 def test_dumps_options_take_the_general_path():
     cfg = _common_config()
-    assert cfg.to_json(indent=2) == json.dumps(_json.encode(cfg), indent=2)
+    assert cfg.to_json(indent=2) == json.dumps(_json_encode.encode(cfg), indent=2)

@@ -9,7 +9,7 @@ import pathlib
 import fake_lib  # the real classes
 import konfig
 import pytest
-from konfig import _json
+from konfig import _json_encode
 
 with konfig.imports():
     import fake_lib as fl
@@ -151,7 +151,7 @@ def test_a_cycle_is_a_back_reference_with_the_version_key():
 
 def test_nodes_shared_within_shared_nodes_stop_repeating_past_the_expansion_limit(monkeypatch):
     # Each level holds the previous one twice: written in full, 40 levels would be 2**40 objects.
-    monkeypatch.setattr(_json, "EXPANSION_LIMIT", 1_000)
+    monkeypatch.setattr(_json_encode, "EXPANSION_LIMIT", 1_000)
     node = konfig.ConfigDict(leaf=0)
     for _ in range(40):
         node = konfig.ConfigDict(left=node, right=node)

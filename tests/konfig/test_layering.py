@@ -27,20 +27,23 @@ LAYERS = (
         "_layers_above",
         "_policy",
         "_hash_spread",
+        "_leaf_types",
+        "_json_format",
     ),
     ("_errors",),  # every exception type and the helpers that word messages
     ("_signature", "_targets"),
     ("_node_path",),  # how errors name a node
     ("_refs", "_ref_value"),  # references; a reference's current value
-    ("_config_dict",),  # the data model
-    ("_equality", "_repr", "_json", "_ref_copy", "_capture", "_export"),  # walkers on the core
+    ("_config_copy", "_config_dict"),  # the data model and its copies
+    ("_equality", "_repr", "_json_encode", "_json_decode", "_ref_copy", "_capture", "_export"),  # walkers
     ("_defaults", "_json_writer", "_diff", "_safe_mode", "_resolve"),
     ("_cli._override_paths", "_cli._py_expr", "_cli._flags", "_cli._sweep", "_cli"),  # the command line
     ("",),  # konfig/__init__.py: the public API
 )
 ORDER = layer_order("konfig", LAYERS)
-# Loaded on first use, not by `import konfig`: safe mode (`resolve(..., allowed=[...])`).
-LAZY_MODULES = {"konfig._safe_mode"}
+# Loaded on first use, not by `import konfig`: safe mode (`resolve(..., allowed=[...])`) and copies
+# (`copy.deepcopy(cfg)`, `cfg | other`, which load `copy` too).
+LAZY_MODULES = {"konfig._safe_mode", "konfig._config_copy"}
 
 
 def test_import_graph_has_no_cycle():
@@ -68,7 +71,7 @@ def test_late_imports_load_only_what_import_konfig_does_not():
     assert hiding == [], f"imports inside functions of modules `import konfig` loads anyway: {hiding}"
 
 
-def test_import_konfig_leaves_safe_mode_unloaded():
+def test_import_konfig_leaves_safe_mode_and_copies_unloaded():
     assert loaded_by_import("konfig") & LAZY_MODULES == set()
 
 

@@ -40,7 +40,9 @@ converted to `ConfigDict` on assignment; captured objects (`konfig.imports()`
 proxies) and builtin types (`float` -> `{"__const__": "builtins:float"}`)
 are converted to constant nodes; anything else is refused.
 
-Walking: `iter_leaves` (below); paths: `_paths` (`get_by_path`, `format_path`, ...).
+Leaves stored as they are: `LEAF_TYPES` (`_leaf_types`); node keys: `_keys`.
+Walking: `iter_leaves` (below); paths: `_paths` (`get_by_path`, `format_path`, ...);
+copies (`copy.deepcopy(cfg)`, `cfg | other`): `_config_copy`, loaded on the first copy (as `copy`).
 The methods `repr(cfg)`, `cfg == other` and `cfg.to_json()` are implemented by the layers
 above (`_repr`, `_equality`, `_json_writer`), reached through `_layers_above`; default
 values (`DEFAULTS`) are registered by `_defaults`.
@@ -61,7 +63,8 @@ from ._errors import (
     nesting_message,
     shorten_path,
 )
-from ._keys import CONST, QUALNAME, is_positional_key, path_key
+from ._keys import CONST, QUALNAME, UNION_QUALNAME, is_positional_key, num_args, path_key
+from ._leaf_types import LEAF_TYPES
 from ._paths import format_path
 from ._placeholder import Placeholder
 from ._ref_value import NOT_YET, current_value
@@ -73,12 +76,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-UNION_QUALNAME = "operator:or_"
-
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-
-# Types stored as they are (immutable, cheap to copy).
-LEAF_TYPES = frozenset({type(None), bool, int, float, complex, str, bytes, type(...), slice, range})
 
 # qualname -> the node whose fields every new node of that qualname starts from: filled by
 # `konfig.register_default_values` (`_defaults`), read when a node is created.
@@ -371,7 +369,9 @@ class ConfigDict(MutableMapping):
             return make_node(UNION_QUALNAME, self, other)
         if not isinstance(other, Mapping):
             return NotImplemented
-        new = _copy_linked(self)
+        from ._config_copy import copy_linked  # Loaded on the first copy, as `copy` is.
+
+        new = copy_linked(self, ConfigDict)
         new.update(other)
         return new
 
@@ -380,7 +380,9 @@ class ConfigDict(MutableMapping):
             return make_node(UNION_QUALNAME, other, self)
         if not isinstance(other, Mapping):
             return NotImplemented
-        new = _copy_linked(self)
+        from ._config_copy import copy_linked  # Loaded on the first copy, as `copy` is.
+
+        new = copy_linked(self, ConfigDict)
         fields = ConfigDict(other)._fields
         fields.update(new._fields)
         object.__setattr__(new, "_fields", fields)
@@ -455,7 +457,9 @@ class ConfigDict(MutableMapping):
         return ConfigDict._raw(dict(self._fields), self._origin)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ConfigDict:
-        return _deep_copy(self, memo)
+        from ._config_copy import deep_copy  # Loaded on the first copy, as `copy` is.
+
+        return deep_copy(self, memo, ConfigDict)
 
     def __reduce__(self) -> Any:
         # pickle saves nested values by recursing in C, where no `except` of ours can see the limit
@@ -493,97 +497,6 @@ def _pickle_nesting_message(node: ConfigDict) -> str:
     )
 
 
-def _deep_copy(root: ConfigDict, memo: dict[int, Any]) -> ConfigDict:
-    """`copy.deepcopy(root)`, walking nodes, lists and tuples without recursion (any depth).
-
-    Other values (references, placeholders, sets, paths) go through `copy.deepcopy` with the
-    same `memo`, so sharing and cycles are kept as `copy.deepcopy` keeps them. Node and list
-    copies are made empty and filled from a work list; a tuple, being immutable, is built
-    once the tuples inside it are (children first, each tuple once).
-    """
-    import copy  # Imported where used: `import konfig` does not load `copy`.
-
-    todo: list[tuple[Any, Any]] = []  # (original fields dict or list, its empty copy)
-
-    def container(v: Any) -> Any:
-        found = memo.get(id(v))
-        if found is None:
-            if type(v) is list:
-                found = memo[id(v)] = []
-                todo.append((v, found))
-            else:
-                found = memo[id(v)] = ConfigDict._raw({}, v._origin)
-                todo.append((v._fields, found._fields))
-        return found
-
-    def item(v: Any) -> Any:
-        t = type(v)
-        if t in LEAF_TYPES:
-            return v
-        if t is ConfigDict or t is list:
-            return container(v)
-        if t is tuple:
-            return memo[id(v)] if id(v) in memo else tuple_copy(v)
-        return copy.deepcopy(v, memo)
-
-    def tuple_copy(top: tuple[Any, ...]) -> Any:
-        work: list[tuple[tuple[Any, ...], bool]] = [(top, False)]
-        while work:
-            t, children_done = work.pop()
-            if id(t) in memo:
-                continue
-            if not children_done:
-                work.append((t, True))
-                work.extend((c, False) for c in t if type(c) is tuple and id(c) not in memo)
-                continue
-            items = [item(c) for c in t]
-            # As `copy.deepcopy`: a tuple whose items copy to themselves is not copied.
-            memo[id(t)] = t if all(a is b for a, b in zip(items, t)) else tuple(items)
-        return memo[id(top)]
-
-    new = container(root)
-    while todo:
-        original, target = todo.pop()
-        if type(target) is list:
-            target.extend([item(v) for v in original])
-        else:
-            for k, v in original.items():
-                target[k] = v if type(v) in LEAF_TYPES else item(v)
-    return new
-
-
-def _copy_linked(cfg: ConfigDict) -> ConfigDict:
-    """Deep copy for `cfg | other`: refs into `cfg` follow the copy.
-
-    Refs whose root lies outside `cfg` (`cfg.model | {...}` with refs to the
-    enclosing config) keep following that root instead of a frozen copy of it.
-    """
-    import copy
-
-    inside: set[int] = set()
-    outside: dict[int, Any] = {}
-    stack: list[Any] = [cfg]
-    while stack:
-        value = stack.pop()
-        t = type(value)
-        if t in LEAF_TYPES or id(value) in inside:
-            continue
-        if isinstance(value, ConfigDict):
-            inside.add(id(value))
-            stack.extend(value._fields.values())
-        elif t is list or t is tuple:
-            inside.add(id(value))
-            stack.extend(value)
-        elif type(value) is PathRef:
-            outside[id(value._konfig_root)] = value._konfig_root
-        elif isinstance(value, Ref):
-            inside.add(id(value))
-            stack.extend(value._konfig_args)  # type: ignore[attr-defined]
-            stack.extend(value._konfig_kwargs.values())  # type: ignore[attr-defined]
-    memo = {key: root for key, root in outside.items() if key not in inside}
-    return copy.deepcopy(cfg, memo)
-
-
 _set_reached = ConfigDict._reached.__set__  # type: ignore[attr-defined]
 
 
@@ -614,12 +527,12 @@ def read_ref(ref: Ref) -> Any:
     return ref if value is NOT_YET else value
 
 
-def num_args(fields: dict[Any, Any]) -> int:
-    """Number of contiguous positional arguments `"0"`, `"1"`, ... in `fields`."""
-    n = 0
-    while str(n) in fields:
-        n += 1
-    return n
+def is_config_value(value: Any) -> bool:
+    """Whether `value` is config structure (a node or a reference) rather than an object it names.
+
+    Usage: `if op == "call" and not is_config_value(fn): ...  # a function given to konfig.ref_fn`.
+    """
+    return isinstance(value, (ConfigDict, PathRef, OpRef))
 
 
 def make_node(qualname: str, *args: Any, **kwargs: Any) -> ConfigDict:

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from ._config_dict import ConfigDict, stored_item
 from ._equality import config_equal
 from ._errors import NestingError, deepest_path, nesting_message
-from ._json import decode
+from ._json_decode import decode
 from ._keys import is_positional_key
 from ._paths import format_keys as format_path
 from ._refs import Ref

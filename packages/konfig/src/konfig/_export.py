@@ -31,7 +31,7 @@ from collections.abc import Mapping
 
 from ._config_dict import CONST, LEAF_TYPES, QUALNAME, ConfigDict, build_node
 from ._errors import ConfigValueError, NestingError
-from ._json import encode
+from ._json_encode import encode
 from ._paths import format_path
 
 TYPE_CHECKING = False

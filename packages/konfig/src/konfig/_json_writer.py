@@ -4,28 +4,15 @@
     text = write_default(cfg)  # == json.dumps(encode(cfg)), or None where it can't
 
 `to_json` tries the fast path `write_default` first; it produces exactly the text of the general path
-in `_json` (`encode` + `json.dumps`), which a property test checks, and returns None for anything
+in `_json_encode` (`encode` + `json.dumps`), which a property test checks, and returns None for anything
 outside the common shapes so that the general path answers (with its errors) instead.
 """
 
 from __future__ import annotations
 
-from ._config_dict import CONST, ConfigDict
-from ._json import (
-    _INF,
-    _JSON_SCALARS,
-    _OP,
-    _REF,
-    _TUPLE,
-    FORMAT_VERSION,
-    VERSION_KEY,
-    _Encoder,
-    _function_name,
-    _is_config_value,
-    _is_plain_key,
-    _Unserializable,
-    encode,
-)
+from ._config_dict import CONST, ConfigDict, is_config_value
+from ._json_encode import Encoder, Unserializable, encode, function_name
+from ._json_format import FORMAT_VERSION, JSON_SCALARS, OP, REF, TUPLE, VERSION_KEY, is_plain_key
 from ._placeholder import Placeholder
 from ._refs import OpRef, PathRef
 
@@ -51,6 +38,9 @@ def to_json(value: Any, **dumps_kwargs: Any) -> str:
     # encoder's circular-reference bookkeeping is pure overhead.
     dumps_kwargs["check_circular"] = False
     return json.dumps(encode(value), **dumps_kwargs)
+
+
+_INF = float("inf")
 
 
 class _NotCommon(Exception):
@@ -86,11 +76,11 @@ def write_default(root: ConfigDict) -> str | None:
     ints: dict[int, str] = {}
     floats: dict[float, str] = {}
     first_keys, next_keys = _FIRST_KEY_TEXT, _NEXT_KEY_TEXT
-    config_dict, path_ref, op_ref, scalars = ConfigDict, PathRef, OpRef, _JSON_SCALARS
-    leaf_encoder: list[Any] = []  # `_Encoder.other` and `json` for marked leaves, made on first use
+    config_dict, path_ref, op_ref, scalars = ConfigDict, PathRef, OpRef, JSON_SCALARS
+    leaf_encoder: list[Any] = []  # `Encoder.other` and `json` for marked leaves, made on first use
 
     def key_text(k: Any, keys: dict[str, str]) -> str:
-        if not _is_plain_key(k):
+        if not is_plain_key(k):
             raise _NotCommon
         first, later = "{" + quote(k) + ": ", ", " + quote(k) + ": "
         if len(next_keys) < 100_000:
@@ -178,14 +168,14 @@ def write_default(root: ConfigDict) -> str | None:
             sequence(v)
         elif t is tuple:
             marked = True
-            append(f'{{"{_TUPLE}": ')
+            append(f'{{"{TUPLE}": ')
             sequence(v)
             append("}")
         elif t is path_ref:
             if v._konfig_root is not root:
                 raise _NotCommon  # Another root: written inside or, outside the config, as a value.
             marked = True
-            append(f'{{"{_REF}": ')
+            append(f'{{"{REF}": ')
             sequence(v._konfig_path)
             append("}")
         elif t is op_ref:
@@ -199,11 +189,11 @@ def write_default(root: ConfigDict) -> str | None:
         op, args, kwargs = ref._konfig_op, ref._konfig_args, ref._konfig_kwargs
         if type(op) is not str:
             raise _NotCommon
-        append(f'{{"{_OP}": {quote(op)}, "args": ')
-        if op == "call" and args and not _is_config_value(args[0]):
+        append(f'{{"{OP}": {quote(op)}, "args": ')
+        if op == "call" and args and not is_config_value(args[0]):
             try:
-                name = _function_name(args[0])
-            except _Unserializable:
+                name = function_name(args[0])
+            except Unserializable:
                 raise _NotCommon from None
             append(f'[{{"{CONST}": {quote(name)}}}')
             for a in args[1:]:
@@ -239,7 +229,7 @@ def write_default(root: ConfigDict) -> str | None:
         if not leaf_encoder:
             import json
 
-            leaf_encoder.append(_Encoder(root).other)
+            leaf_encoder.append(Encoder(root).other)
             leaf_encoder.append(json.JSONEncoder(check_circular=False).encode)
         other, dumps = leaf_encoder
         append(dumps(other(v, t)))

@@ -5,6 +5,8 @@ the positional arguments of a call, stored as `"0"`, `"1"`, ... (canonical ASCII
     (True, False, False)
     >>> path_key({"__qualname__": "optax:adam", "0": 0.1}, "0")
     0
+    >>> num_args({"__qualname__": "optax:adam", "0": 0.1, "b1": 0.9})
+    1
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ if TYPE_CHECKING:
 
 QUALNAME = "__qualname__"
 CONST = "__const__"
+# `A | B` of captured types is stored as a call of this.
+UNION_QUALNAME = "operator:or_"
 
 
 def is_positional_key(key: Any) -> bool:
@@ -36,3 +40,11 @@ def path_key(fields: dict[Any, Any], key: Any) -> Any:
     if QUALNAME in fields and type(key) is str and key.isdigit() and is_positional_key(key):
         return int(key)
     return key
+
+
+def num_args(fields: dict[Any, Any]) -> int:
+    """Number of contiguous positional arguments `"0"`, `"1"`, ... in `fields`."""
+    n = 0
+    while str(n) in fields:
+        n += 1
+    return n

@@ -3,7 +3,7 @@
 `ConfigDict` (`_config_dict`) and references (`_refs`) are the bottom data types, yet `repr(cfg)`,
 `repr(ref)`, `cfg == other`, `cfg.to_json()` and `ConfigDict(json_data)` are the work of modules built
 on them: the printer (`_repr`), structural equality (`_equality`), the JSON writer and reader
-(`_json_writer`, `_json`), which import those types. The core types' methods call the functions here, and here alone konfig imports upward, in one
+(`_json_writer`, `_json_decode`), which import those types. The core types' methods call the functions here, and here alone konfig imports upward, in one
 late import; `import konfig` has loaded those modules already, so it costs a dictionary lookup.
 
     text = config_repr(cfg)  # what `ConfigDict.__repr__` returns
@@ -19,15 +19,15 @@ if TYPE_CHECKING:
 
 
 def _above() -> tuple[ModuleType, ModuleType, ModuleType, ModuleType]:
-    """`(_equality, _json_writer, _repr, _json)`."""
+    """`(_equality, _json_writer, _repr, _json_decode)`."""
     from . import (
         _equality,
-        _json,
+        _json_decode,
         _json_writer,
         _repr,
     )  # late import: they import the types whose methods they are
 
-    return _equality, _json_writer, _repr, _json
+    return _equality, _json_writer, _repr, _json_decode
 
 
 def config_repr(value: Any) -> str:
@@ -46,7 +46,7 @@ def config_equal(a: Any, b: Any) -> bool:
 
 
 def decode_if_marked(data: dict[Any, Any], root: Any) -> bool:
-    """`ConfigDict(json_data)`: fills `root` from JSON data with markers, else False (`_json`)."""
+    """`ConfigDict(json_data)`: fills `root` from JSON data with markers, else False (`_json_decode`)."""
     return _above()[3].decode_if_marked(data, root)
 
 

@@ -19,6 +19,7 @@ Nothing is imported or built here. Operations read from text (`konfig.from_json`
 from __future__ import annotations
 
 from ._keys import CONST, QUALNAME
+from ._leaf_types import LEAF_TYPES
 from ._placeholder import Placeholder
 from ._refs import OPS, OpRef, PathRef, Ref
 
@@ -28,10 +29,8 @@ if TYPE_CHECKING:
 
 __all__ = ["NOT_YET", "current_value"]
 
-# Immutable leaves an operation may take as they are (as `_config_dict.LEAF_TYPES`, plus sets).
-_PLAIN = frozenset(
-    {type(None), bool, int, float, complex, str, bytes, type(...), slice, range, frozenset, set}
-)
+# Immutable leaves an operation may take as they are (and sets).
+_PLAIN = LEAF_TYPES | {frozenset, set}
 
 
 class _NotYet(Exception):

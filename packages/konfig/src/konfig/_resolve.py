@@ -16,7 +16,7 @@ from ._errors import (
     shorten_path,
 )
 from ._immutable_dict import ImmutableDict, register_pytree_if_jax_imported
-from ._json import decode
+from ._json_decode import decode
 from ._keys import is_positional_key
 from ._paths import format_path
 from ._placeholder import Placeholder

@@ -40,12 +40,12 @@ import types
 import weakref
 
 from . import _policy
-from ._config_dict import CONST, QUALNAME, UNION_QUALNAME, ConfigDict
-from ._errors import DisallowedTargetError, TargetNotFoundError, linked_path, shorten_path
+from ._config_dict import CONST, QUALNAME, UNION_QUALNAME, ConfigDict, is_config_value
+from ._errors import DisallowedTargetError, linked_path, shorten_path
 from ._hash_spread import MAX_SAME_HASH, crowded_hash
 from ._placeholder import Placeholder
 from ._refs import OpRef, PathRef
-from ._targets import import_module, walk_attrs
+from ._targets import load_target
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -360,20 +360,12 @@ class Guard:
         segment = unsafe_target_segment(qualname)
         if segment is not None:
             raise self.limit(f"the target {qualname!r}: attribute {segment!r} is not reachable in safe mode")
-        exact = qualname in _BUILTIN_ALLOWED or any(":" in p and p == qualname for p in self.patterns)
-        module_name, sep, attrs = qualname.partition(":")
-        if not exact and not is_allowed(module_name, self.patterns):
+        if qualname in _BUILTIN_ALLOWED or any(":" in p and p == qualname for p in self.patterns):
+            # Named exactly: the module and the target are trusted as named, the way to it unchecked.
+            return self._trust(load_target(qualname, self._trust))
+        module_name = qualname.partition(":")[0]
+        if not is_allowed(module_name, self.patterns):
             raise self.refuse(f"the module {module_name!r} of the target {qualname!r}")
-        if not sep:  # `"optax.adam"`: the module `optax.adam`, else attribute `adam` of `optax`.
-            try:
-                return self._trust(import_module(module_name), exact)
-            except TargetNotFoundError:
-                if "." not in module_name:
-                    raise
-            module_name, _, attrs = module_name.rpartition(".")
-        module = self._trust(import_module(module_name), exact)
-        if exact:
-            return self._trust(walk_attrs(module, module_name, attrs), exact)
 
         def admit_step(obj: Any) -> Any:
             name = refused_object(obj, self.patterns)
@@ -381,13 +373,11 @@ class Guard:
                 raise self.refuse(f"{name!r}, which the target {qualname!r} leads to")
             return obj
 
-        return walk_attrs(module, module_name, attrs, admit_step)
+        return load_target(qualname, self.admit, admit_step)
 
-    def _trust(self, obj: Any, exact: bool) -> Any:
-        if exact:
-            self.exact[id(obj)] = obj
-            return obj
-        return self.admit(obj)
+    def _trust(self, obj: Any) -> Any:
+        self.exact[id(obj)] = obj
+        return obj
 
     def admit_getattr(self, obj: Any, name: Any) -> None:
         """Before `getattr(obj, name)` or `obj[name]` by a reference: the name must be safe."""
@@ -869,12 +859,7 @@ def check_allowed(cfg: Any, allowed: Iterable[str] | None, within: Guard | None 
             args = value._konfig_args
             if value._konfig_op == "getattr" and len(args) > 1 and is_unsafe_attr(args[1]):
                 refuse(f"reference attribute {args[1]!r}", link)
-            if (
-                value._konfig_op == "call"
-                and args
-                and callable(args[0])
-                and not isinstance(args[0], (ConfigDict, PathRef, OpRef))
-            ):
+            if value._konfig_op == "call" and args and callable(args[0]) and not is_config_value(args[0]):
                 for policy in policies:
                     name = refused_object(args[0], policy)
                     if name is not None:

@@ -1,4 +1,18 @@
-"""Importing the object a `"module.path:Attr.sub"` qualname names."""
+"""Turning a `"module.path:Attr.sub"` qualname into the object it names: the one walk that does it.
+
+Two ways to walk, one loop (`walk_attrs`):
+
+* importing (`import_target`, cached; `load_target`, which safe mode wraps with its guard through
+  `admit_module` / `admit`): the module is imported, attributes are read with `getattr`, and a missing
+  attribute of a module may be its submodule;
+* finding without running code (`find_imported`): only a module already imported is looked in, and
+  attributes are read statically, by `static_attribute` (anything stored; the command line's `py::`
+  reader checks names with it) or `plain_attribute` (only what can be used without running code;
+  `konfig.from_json` restores functions and types with it).
+
+    >>> import_target("os.path:join") is find_imported("os.path:join") is __import__("os").path.join
+    True
+"""
 
 from __future__ import annotations
 
@@ -15,6 +29,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 _CACHE: dict[str, Any] = {}
+MISSING: Any = object()  # what an attribute reader returns where there is no such attribute
+NOT_IMPORTED: Any = object()  # what `find_imported` returns where finding would import or run code
 
 
 def import_target(qualname: str) -> Any:
@@ -26,18 +42,7 @@ def import_target(qualname: str) -> Any:
         return _CACHE[qualname]
     except KeyError:
         pass
-    module_name, sep, attrs = qualname.partition(":")
-    if not sep:
-        try:
-            obj = import_module(module_name)
-        except TargetNotFoundError:
-            if "." not in module_name:
-                raise
-            module_name, _, attrs = module_name.rpartition(".")
-            obj = walk_attrs(import_module(module_name), module_name, attrs)
-    else:
-        obj = walk_attrs(import_module(module_name), module_name, attrs)
-    _CACHE[qualname] = obj
+    obj = _CACHE[qualname] = load_target(qualname)
     return obj
 
 
@@ -57,6 +62,64 @@ def import_object(qualname: str) -> Any:
     return import_target(qualname)
 
 
+def load_target(
+    qualname: str,
+    admit_module: Callable[[Any], Any] | None = None,
+    admit: Callable[[Any], Any] | None = None,
+) -> Any:
+    """Imports the object `qualname` names (uncached); `admit_module` sees the module, `admit` each
+    object the walk reaches after it, and each returns what the walk goes on with (or raises).
+
+    Without a colon, `"optax.adam"` is the module `optax.adam` if there is one, else attribute `adam`
+    of `optax`. Usage: `fn = load_target("optax:adam", admit=guard.admit)`.
+    """
+    module_name, sep, attrs = qualname.partition(":")
+    if not sep:
+        try:
+            module = import_module(module_name)
+        except TargetNotFoundError:
+            if "." not in module_name:
+                raise
+            module_name, _, attrs = module_name.rpartition(".")
+        else:
+            return module if admit_module is None else admit_module(module)
+    module = import_module(module_name)
+    if admit_module is not None:
+        module = admit_module(module)
+    return walk_attrs(module, module_name, attrs, admit)
+
+
+def find_imported(qualname: str, read: Callable[[Any, str], Any] | None = None) -> Any:
+    """The object `"module:Attr.sub"` names, found without importing or running code.
+
+    Only a module already imported is looked in, and each attribute is read by `read`
+    (`static_attribute` by default, or `plain_attribute`). Returns `NOT_IMPORTED` where the module is
+    not imported or only a module's `__getattr__` (a lazy attribute) could answer; raises `NoAttribute`
+    where an attribute is missing, for the caller to word.
+
+    Usage: `fn = find_imported("optax:adam")  # NOT_IMPORTED until optax is imported`.
+    """
+    module_name, _, attrs = qualname.partition(":")
+    module = sys.modules.get(module_name)
+    if module is None:
+        return NOT_IMPORTED
+    try:
+        return walk_attrs(module, module_name, attrs, read=read or static_attribute)
+    except NoAttribute as e:
+        if isinstance(e.owner, types.ModuleType) and "__getattr__" in vars(e.owner):
+            return NOT_IMPORTED  # A lazy module attribute: asking for it could import.
+        raise
+
+
+class NoAttribute(Exception):
+    """`find_imported` met an object without the attribute it looks for (`owner`, `name`)."""
+
+    def __init__(self, owner: Any, name: str) -> None:
+        super().__init__(name)
+        self.owner = owner
+        self.name = name
+
+
 def import_module(name: str) -> types.ModuleType:
     """The module `name` (imported now if needed); `TargetNotFoundError` if there is none."""
     module = sys.modules.get(name)
@@ -68,26 +131,76 @@ def import_module(name: str) -> types.ModuleType:
         raise TargetNotFoundError(f"Cannot import module {name!r}: {e}", name=name) from e
 
 
-def walk_attrs(obj: Any, module_name: str, attrs: str, admit: Callable[[Any], Any] | None = None) -> Any:
-    """`obj.a.b` for `attrs="a.b"` (importing submodules on the way); `admit` sees each object reached."""
+def walk_attrs(
+    obj: Any,
+    module_name: str,
+    attrs: str,
+    admit: Callable[[Any], Any] | None = None,
+    read: Callable[[Any, str], Any] | None = None,
+) -> Any:
+    """`obj.a.b` for `attrs="a.b"`; `admit` sees each object reached.
+
+    By default attributes are read with `getattr`, importing submodules on the way, and a miss is a
+    `TargetNotFoundError`; with `read` (`static_attribute`, `plain_attribute`) they are read without
+    running code, and a miss is `NoAttribute`.
+    """
     if not attrs:
         return obj
     path = module_name
     for attr in attrs.split("."):
-        value = getattr(obj, attr, _MISSING)
-        if value is _MISSING and isinstance(obj, types.ModuleType):
-            try:
-                value = importlib.import_module(f"{obj.__name__}.{attr}")
-            except ModuleNotFoundError:
-                value = _MISSING
-        if value is _MISSING:
-            public = [n for n in dir(obj) if not n.startswith("_")]
-            raise TargetNotFoundError(
-                f"{path} has no attribute {attr!r}{did_you_mean(attr, public)}", name=module_name
-            )
+        if read is not None:
+            value = read(obj, attr)
+            if value is MISSING:
+                raise NoAttribute(obj, attr)
+        else:
+            value = getattr(obj, attr, MISSING)
+            if value is MISSING and isinstance(obj, types.ModuleType):
+                try:
+                    value = importlib.import_module(f"{obj.__name__}.{attr}")
+                except ModuleNotFoundError:
+                    value = MISSING
+            if value is MISSING:
+                public = [n for n in dir(obj) if not n.startswith("_")]
+                raise TargetNotFoundError(
+                    f"{path} has no attribute {attr!r}{did_you_mean(attr, public)}", name=module_name
+                )
         obj = value if admit is None else admit(value)
         path = f"{path}.{attr}"
     return obj
 
 
-_MISSING = object()
+def static_attribute(obj: Any, name: str) -> Any:
+    """`obj.name` as stored, found without running code: a module's own attribute, else what
+    `inspect.getattr_static` finds (descriptors unread); `MISSING` where there is none."""
+    if isinstance(obj, types.ModuleType):
+        return vars(obj).get(name, MISSING)  # No module `__getattr__`.
+    import inspect
+
+    try:
+        return inspect.getattr_static(obj, name)
+    except AttributeError:
+        return MISSING
+
+
+def plain_attribute(obj: Any, name: str) -> Any:
+    """`obj.name` where reading it runs no code and the name is public: a module's own attribute, or a
+    class's function, class, static method or class method (bound); else `MISSING` (a property or
+    another descriptor, whose reading could run code; a private or dunder name)."""
+    if not name or name[0] == "_":
+        return MISSING
+    if isinstance(obj, types.ModuleType):
+        return vars(obj).get(name, MISSING)
+    if not isinstance(obj, type):
+        return MISSING
+    for klass in type.__dict__["__mro__"].__get__(obj):
+        found = vars(klass).get(name, MISSING)
+        if found is MISSING:
+            continue
+        if isinstance(found, staticmethod):
+            return found.__func__
+        if isinstance(found, classmethod):
+            return types.MethodType(found.__func__, obj)
+        if isinstance(found, (type, types.FunctionType, types.BuiltinFunctionType)):
+            return found
+        return MISSING
+    return MISSING

@@ -28,7 +28,7 @@ import sys
 from collections.abc import Mapping
 
 from .._errors import OverrideError, shown, text_nesting_message
-from .._json import from_json
+from .._json_decode import from_json
 from ._override_paths import set_override
 from ._py_expr import PY_PREFIX, parse_py_expression
 

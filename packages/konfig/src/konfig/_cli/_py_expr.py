@@ -26,6 +26,7 @@ import sys
 from .. import _repr
 from .._config_dict import ConfigDict
 from .._errors import OverrideError, shown
+from .._targets import NoAttribute, find_imported
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ __all__ = ["PY_PREFIX", "parse_py_expression"]
 
 PY_PREFIX = "py::"
 _COLON = "__konfig_module_boundary__"
-_MISSING = object()
 
 
 def parse_py_expression(expr: str) -> Any:
@@ -111,21 +111,16 @@ class _Reader:
     def node(self, fields: dict[str, Any]) -> Any:
         """The config node, its target checked when its module is already loaded (never imported)."""
         target = str(fields.get("__qualname__", fields.get("__const__")))
-        module, _, attrs = target.partition(":")
-        obj: Any = sys.modules.get(module)
-        for attr in attrs.split(".") if obj is not None else ():
-            is_module = isinstance(obj, type(sys))
-            # Looked up without running code: no module `__getattr__`, property or other descriptor.
-            found = vars(obj).get(attr, _MISSING) if is_module else _static_attribute(obj, attr)
-            if found is _MISSING and is_module and "__getattr__" in vars(obj):
-                break  # A lazy module attribute: asking for it could import.
-            if found is _MISSING:
-                import difflib
+        try:
+            find_imported(target)  # No module `__getattr__`, property or other descriptor is run.
+        except NoAttribute as e:
+            import difflib
 
-                close = difflib.get_close_matches(attr, [n for n in dir(obj) if not n.startswith("_")], n=1)
-                hint = f"; did you mean `{close[0]}`?" if close else "."
-                raise OverrideError(f"`py::{shown(self.expr)}`: `{module}` has no `{attr}`{hint}")
-            obj = found
+            public = [n for n in dir(e.owner) if not n.startswith("_")]
+            close = difflib.get_close_matches(e.name, public, n=1)
+            hint = f"; did you mean `{close[0]}`?" if close else "."
+            module = target.partition(":")[0]
+            raise OverrideError(f"`py::{shown(self.expr)}`: `{module}` has no `{e.name}`{hint}") from None
         try:
             return ConfigDict(fields)
         except (TypeError, ValueError) as e:  # arguments the target's signature refuses
@@ -203,16 +198,6 @@ class _Reader:
         else:
             module, attr = parts[:-1], parts[-1:]
         return _expand_alias(".".join(module), ".".join(attr))
-
-
-def _static_attribute(obj: Any, name: str) -> Any:
-    """`obj.name` as `inspect.getattr_static` finds it (no code runs), or `_MISSING`."""
-    import inspect
-
-    try:
-        return inspect.getattr_static(obj, name)
-    except AttributeError:
-        return _MISSING
 
 
 def _expand_alias(module: str, attr: str) -> str:
