@@ -16,7 +16,6 @@ waiting (--timeout_seconds). A crash in user code keeps its traceback.
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import re
@@ -27,6 +26,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import konfig
+
+from kd._evaluator_names import names_problem
 
 from . import _distributed
 from ._errors import (
@@ -581,15 +582,9 @@ def _check_eval_names(evals: Any, names: list[str] | None, config_path: Any) -> 
             'to evaluate its checkpoints with; add one to the config, e.g. cfg.evals = {"val": '
             "kd.evals.Evaluator(ds=..., num_batches=...)}, and train it again"
         )
-    if names is not None and not names:
-        raise CliError(f"--evals: expected evaluator names, got none; the config's evaluators: {available}")
-    for name in names or ():
-        if name not in available:
-            close = difflib.get_close_matches(name, available, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise CliError(
-                f"--evals: no evaluator named {name!r} in the run's config; {hint}its evaluators: {available}"
-            )
+    problem = None if names is None else names_problem(names, available, source=" in the run's config")
+    if problem is not None:
+        raise CliError(f"--evals: {problem}")
 
 
 def _config_folder_on_path(workdir: str) -> None:

@@ -12,7 +12,6 @@ every checkpoint present has been evaluated. `kd-train eval --workdir=...` is th
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import math
 import sys
@@ -23,6 +22,7 @@ from typing import Any
 from etils import epath
 
 from kd import ckpts, writers
+from kd._evaluator_names import names_problem
 from kd.train import ConfigError
 from kd.train._hooks import evaluate_and_write
 from kd.train._run_record import DONE_FILE
@@ -151,17 +151,9 @@ def select_evaluators(evaluators: Mapping[str, Any], names: Iterable[str] | None
     if names is None:
         return {name: evaluators[name] for name in available}
     names = [names] if isinstance(names, str) else list(names)
-    if not names:
-        raise ConfigError(
-            f"evals: expected at least one evaluator name, got none (the config's: {available})"
-        )
-    for name in names:
-        if name not in evaluators:
-            close = difflib.get_close_matches(name, available, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ConfigError(
-                f"evals: no evaluator named {name!r}; {hint}the config's evaluators: {available}"
-            )
+    problem = names_problem(names, available)
+    if problem is not None:
+        raise ConfigError(f"evals: {problem}")
     return {name: evaluators[name] for name in dict.fromkeys(names)}
 
 

@@ -10,6 +10,7 @@
 from ._base import Loss as Loss
 from ._base import Schedule as Schedule
 from ._base import compute_losses as compute_losses
+from ._base import total_loss as total_loss
 from ._classification import SigmoidBinaryCrossEntropy as SigmoidBinaryCrossEntropy
 from ._classification import SoftmaxCrossEntropy as SoftmaxCrossEntropy
 from ._classification import SoftmaxCrossEntropyWithIntLabels as SoftmaxCrossEntropyWithIntLabels
@@ -27,4 +28,5 @@ __all__ = [
     "SoftmaxCrossEntropy",
     "SoftmaxCrossEntropyWithIntLabels",
     "compute_losses",
+    "total_loss",
 ]

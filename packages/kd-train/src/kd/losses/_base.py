@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import jax
@@ -105,6 +105,18 @@ def compute_losses(losses: Any, context: Any) -> tuple[Any, Any]:
     Usage: `total, states = kd.losses.compute_losses({"l2": L2(...), "ce": ...}, context)`.
     """
     states = jax.tree.map(lambda loss: loss.get_state_from_context(context), losses)
-    values = jax.tree.leaves(jax.tree.map(lambda s: s.compute(), states, is_leaf=metrics.State.isinstance))
-    total = sum(values, jnp.zeros((), jnp.float32))
-    return total, states
+    return total_loss(states), states
+
+
+def total_loss(states: Any) -> Any:
+    """The sum of the losses a tree of loss states computes (float32 0 for none): what the optimizer minimises.
+
+    Usage: `total = kd.losses.total_loss({"l2": l2_state, "ce": ce_state})`.
+    """
+    if isinstance(states, Mapping) and all(callable(getattr(s, "compute", None)) for s in states.values()):
+        values = [state.compute() for state in states.values()]  # in the order the losses are listed
+    else:
+        values = jax.tree.leaves(
+            jax.tree.map(lambda s: s.compute(), states, is_leaf=metrics.State.isinstance)
+        )
+    return sum(values, jnp.zeros((), jnp.float32))

@@ -22,6 +22,7 @@ import ktyping
 import numpy as np
 import optax
 
+from kd.losses._base import total_loss
 from kd.train._aux import AuxState
 from kd.train._context import Context
 from kd.train._errors import KeyPathError, ShapeMismatchError
@@ -122,7 +123,7 @@ class TrainStep:
         """`(loss_total, context)`: the forward pass and the weighted sum of the losses."""
         context = self.forward(params, collections, batch, step, is_training=is_training)
         loss_states = states_of(self.losses, context, "train_losses" if is_training else "losses")
-        total = sum((state.compute() for state in loss_states.values()), jnp.zeros((), jnp.float32))
+        total = total_loss(loss_states)
         return total, context.replace(loss_states=loss_states, loss_total=total)
 
     # ---------------------------------------------------------------- step
@@ -299,9 +300,15 @@ def _without_training_only(objects: Mapping[str, Any]) -> dict[str, Any]:
     for name, obj in objects.items():
         paths: list[Any] = []
         _collect_paths(kontext.get_keypaths(obj), paths)
-        if not any(str(path).split(".", 1)[0].split("[", 1)[0] in TRAINING_ONLY for path in paths):
+        if not any(_root_field(path) in TRAINING_ONLY for path in paths):
             kept[name] = obj
     return kept
+
+
+def _root_field(path: str) -> Any:
+    """The context field a key path starts at (`"grads.dense.kernel"` -> `"grads"`), parsed by kontext."""
+    parts = kontext.GlobPath.from_str(path).parts
+    return parts[0] if parts else None
 
 
 def _all_paths(*groups: Mapping[str, Any]) -> list[Any]:
