@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ktyping import Float, KTypeCheckError, Shape, ShapeSpecSyntaxError
-from ktyping import _spec as spec_module
+from ktyping import _dim_search as search_module
 from ktyping import isinstance as kt_isinstance
-from ktyping._spec import Spec
+from ktyping._dim_search import DimSearch
 from ktyping._spec_cache import parse_spec
 
 # ----------------------------------------------------------------------------- any text
@@ -141,22 +141,22 @@ def reference_matches(tokens: list[str], shape: tuple[int, ...], start: dict[str
 
 @contextlib.contextmanager
 def counted_matching(memoise_all: bool) -> Iterator[list[int]]:
-    """Counts the calls of `Spec._match_from`; with `memoise_all`, every match is memoised."""
+    """Counts the calls of `DimSearch.match_from`; with `memoise_all`, every match is memoised."""
     calls = [0]
-    original, plain_paths = Spec._match_from, spec_module._PLAIN_PATHS
+    original, plain_paths = DimSearch.match_from, search_module._PLAIN_PATHS
 
-    def counting(self: Spec, *args: Any) -> None:
+    def counting(self: DimSearch, *args: Any) -> None:
         calls[0] += 1
         original(self, *args)
 
-    Spec._match_from = counting  # type: ignore[method-assign]
+    DimSearch.match_from = counting  # type: ignore[method-assign]
     if memoise_all:
-        spec_module._PLAIN_PATHS = -1
+        search_module._PLAIN_PATHS = -1
     try:
         yield calls
     finally:
-        Spec._match_from = original  # type: ignore[method-assign]
-        spec_module._PLAIN_PATHS = plain_paths
+        DimSearch.match_from = original  # type: ignore[method-assign]
+        search_module._PLAIN_PATHS = plain_paths
 
 
 def check_against_reference(tokens: list[str], shape: tuple[int, ...], cands: list, memoise_all: bool) -> int:
@@ -182,7 +182,7 @@ match_cases = given(
 def test_matching_agrees_with_the_reference(tokens: list[str], shape: tuple[int, ...], cands: list) -> None:
     calls = check_against_reference(tokens, shape, cands, memoise_all=False)
     # Plain backtracking only runs while it has at most `_PLAIN_PATHS` paths.
-    assert calls <= (len(tokens) + 1) * spec_module._PLAIN_PATHS
+    assert calls <= (len(tokens) + 1) * search_module._PLAIN_PATHS
 
 
 @settings(max_examples=300)

@@ -7,24 +7,24 @@ came back, and matching work is counted in calls of the recursive matcher.
 import numpy as np
 import pytest
 from ktyping import Float, KTypeCheckError, Shape, ShapeSpecSyntaxError, check_type, typechecked
-from ktyping import _spec as spec_module
+from ktyping import _dim_search as search_module
 from ktyping import isinstance as kt_isinstance
+from ktyping._dim_search import DimSearch
 from ktyping._format import compact
-from ktyping._spec import Spec
 from ktyping._spec_cache import parse_spec
 
 
 @pytest.fixture
 def match_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts calls of `Spec._match_from`, the recursive step of matching."""
+    """Counts calls of `DimSearch.match_from`, the recursive step of matching."""
     calls = [0]
-    original = Spec._match_from
+    original = DimSearch.match_from
 
-    def counting(self: Spec, *args: object) -> None:
+    def counting(self: DimSearch, *args: object) -> None:
         calls[0] += 1
         original(self, *args)
 
-    monkeypatch.setattr(Spec, "_match_from", counting)
+    monkeypatch.setattr(DimSearch, "match_from", counting)
     return calls
 
 
@@ -65,7 +65,7 @@ def test_memoised_matching_finds_what_backtracking_finds(monkeypatch: pytest.Mon
     spec = parse_spec("*a t? *b 2|c *a")
     shape, cands = (1, 2, 1, 2, 3, 1, 2), [{}, {"t": 1}, {"c": 3}]
     plain = spec.match(shape, cands, None)
-    monkeypatch.setattr(spec_module, "_PLAIN_PATHS", -1)  # every match memoised
+    monkeypatch.setattr(search_module, "_PLAIN_PATHS", -1)  # every match memoised
     memoised = spec.match(shape, cands, None)
     assert [list(a.items()) for a in memoised] == [list(a.items()) for a in plain]
     assert len(plain) > 3
@@ -75,7 +75,7 @@ def test_a_spec_with_too_many_ways_to_match_raises_naming_it(
     monkeypatch: pytest.MonkeyPatch, match_calls: list[int]
 ) -> None:
     # Every one of the 2**30 ways to choose x or y per axis is a different assignment.
-    monkeypatch.setattr(spec_module, "STEP_BUDGET", 2_000)
+    monkeypatch.setattr(search_module, "STEP_BUDGET", 2_000)
     text = " ".join(f"x{i}|y{i}" for i in range(30))
     with pytest.raises(KTypeCheckError, match=r"too ambiguous to match a shape of 30 axes") as info:
         isinstance(np.zeros(ones(30)), Float[text])

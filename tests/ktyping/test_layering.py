@@ -17,7 +17,9 @@ SOURCE = Path(__file__).resolve().parents[2] / "packages" / "ktyping" / "src" / 
 # Bottom to top: a module imports only modules listed before it (CONTRIBUTING.md has the same map).
 LAYERS = (
     ("_errors", "_config", "_dtypes"),  # exceptions; settings; dtype families by name
-    ("_spec", "_parser", "_spec_cache"),  # the spec language; text -> Spec; parse_spec, once per string
+    ("_spec_tree",),  # the spec language's tree: expressions, dims, assignments
+    ("_dim_search", "_codegen"),  # matching a shape against dims; straight-line code for plain specs
+    ("_spec", "_parser", "_spec_cache"),  # Spec; text -> Spec; parse_spec, once per string
     (
         "_format",
         "_dims",
@@ -26,17 +28,23 @@ LAYERS = (
     ("_array_types", "_families", "_describe"),  # ArrayMeta, Shape; Float, Int, ...; printing annotations
     ("_compile",),  # annotation -> check, PyTree, decorated dataclasses' field checks
     ("_explain",),  # why a value fails its annotation
-    ("_dataclasses", "_decorator", "_in_scope"),  # @typechecked; check_type, isinstance, dim, shape
+    ("_dataclasses", "_wrappers", "_in_scope"),  # @typechecked on dataclasses, functions; check_type, dim
+    ("_blocks",),  # `with typechecked():` blocks
+    ("_decorator",),  # typechecked: a function wrapper, or a block
     ("static", ""),  # ktyping.static and ktyping/__init__.py: the public API
 )
 ORDER = layer_order("ktyping", LAYERS)
 # The one import that goes up, on the error path: a failing dataclass field is explained by `_explain`,
 # which reruns the checks `_compile` makes.
 BACK_EDGE = ("ktyping._compile", "ktyping._explain")
-# Not loaded by `import ktyping`: the parser (first spec parsed), error reporting (first error or repr)
-# and the dataclass wrapper (first decorated dataclass). The late imports that load them save import time.
+# Not loaded by `import ktyping`: the parser and the `Spec` it builds, its search and codegen (first spec
+# parsed), error reporting (first error or repr) and the dataclass wrapper (first decorated dataclass).
+# The late imports that load them save import time.
 LAZY = {
     "ktyping._parser",
+    "ktyping._spec",
+    "ktyping._dim_search",
+    "ktyping._codegen",
     "ktyping._format",
     "ktyping._describe",
     "ktyping._explain",

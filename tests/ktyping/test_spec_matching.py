@@ -3,8 +3,8 @@
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from ktyping._spec import PENDING
 from ktyping._spec_cache import parse_spec
+from ktyping._spec_tree import PENDING
 
 
 def match(spec: str, shape: tuple, cands: list | None = None) -> list[dict]:
@@ -211,7 +211,7 @@ def test_generated_matcher_agrees_with_the_general_matcher(
     assert spec.simple
     general: list[dict] = []
     for a in cands:
-        spec._match_from(0, tuple(shape), 0, a, None, general)
+        spec.search.match_from(0, tuple(shape), 0, a, None, general)
     got = spec.matcher(tuple(shape), cands, None)
     assert {frozenset(a.items()) for a in got} == {frozenset(a.items()) for a in general}
     assert len(got) == len({frozenset(a.items()) for a in got})

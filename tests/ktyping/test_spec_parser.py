@@ -4,8 +4,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from ktyping import ShapeSpecSyntaxError
-from ktyping._spec import BinOp, Call, Const, Name, PyExpr, SingleDim, VariadicDim, VarRef
 from ktyping._spec_cache import parse_spec
+from ktyping._spec_tree import BinOp, Call, Const, Name, PyExpr, SingleDim, VariadicDim, VarRef
 
 
 def test_dims_are_separated_by_whitespace() -> None:

@@ -19,14 +19,17 @@ from . import _dtypes
 from ._dims import from_public, to_public
 from ._errors import NotInstantiableError
 from ._scope import current_candidates
-from ._spec import Spec, UnknownDim, generate_function
 from ._spec_cache import parse_spec
+from ._spec_tree import UnknownDim
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from ._spec import Spec
+
+    # A compiled check: (value, candidate assignments, scope) -> the candidates it leaves.
     Check = Callable[[Any, list[dict[str, Any]], Any], list[dict[str, Any]]]
 
 __all__ = [
@@ -262,8 +265,7 @@ def _compile_check(
             return check_any_shape
 
         if spec is not None and spec.straight_line:
-            return generate_function(
-                spec,
+            return spec.generate(
                 "check_array(value, cands, scope)",
                 (
                     "    try:",

@@ -25,14 +25,13 @@ from ._array_types import ArrayMeta, _remember
 from ._config import VERSION, enabled_for
 from ._errors import KTypeCheckError, NotInstantiableError
 from ._scope import Scope, current_candidates
-from ._spec import _dedup
+from ._spec_tree import dedup
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any, ClassVar
 
-    Check = Callable[[Any, list[dict[str, Any]], Any], list[dict[str, Any]]]
+    from ._array_types import Check
 
 __all__ = [
     "PyTree",
@@ -174,7 +173,7 @@ def _union_check(checks: tuple[Check, ...], accepts_none: bool) -> Check:
                 elif got is not out:
                     out = out + got
         if len(out) > 1 and out is not cands:
-            out = _dedup(out)
+            out = dedup(out)
         return out
 
     return check_union

@@ -13,7 +13,7 @@ by `PyTree[T, "$S"]`) are kept as they are in both.
 from __future__ import annotations
 
 from ._errors import AmbiguousDimensionError, DimAssignmentError
-from ._spec import PENDING, UnknownDim
+from ._spec_tree import PENDING, UnknownDim
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from ._compile import PyTree, check_dataclass_fields, compile_annotation, tree_l
 from ._describe import describe
 from ._errors import KTypeCheckError
 from ._format import _text, compact, expr_text, format_candidates
-from ._spec import PENDING, Const, SingleDim
+from ._spec_tree import PENDING, Const, SingleDim
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -175,7 +175,7 @@ def _explain_shape(
     if spec is None:
         return f"{verb} {_text(shape)}"
     text = f"{verb} {_text(shape)}, which is not shape-compatible with {spec.source!r}"
-    lo, hi = spec._min_after[0], spec._max_after[0]
+    lo, hi = spec.search.min_after[0], spec.search.max_after[0]
     if not lo <= len(shape) <= hi:
         needed = str(lo) if lo == hi else f"at least {lo}" if hi >= len(shape) else f"{lo} to {hi}"
         return f"{text}: {_axes(len(shape))} given, {needed} expected"

@@ -14,7 +14,7 @@ An array prints as its library, dtype and shape: `compact(np.zeros((2, 3), np.fl
 from __future__ import annotations
 
 from . import _dtypes
-from ._spec import PENDING, size_text
+from ._spec_tree import PENDING, size_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

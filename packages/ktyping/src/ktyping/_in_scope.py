@@ -27,8 +27,8 @@ from ._config import enabled_for_caller
 from ._dims import DimView, plain
 from ._errors import AmbiguousDimensionError, KTypeCheckError, NoActiveScopeError
 from ._scope import current_candidates, get_current_scope, scope_of_caller
-from ._spec import UnknownDim, VariadicDim
 from ._spec_cache import parse_spec
+from ._spec_tree import UnknownDim, VariadicDim
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

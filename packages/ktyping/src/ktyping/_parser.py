@@ -15,7 +15,8 @@ that divide by zero or exceed 2**64 (`9**9**8`), and nesting deeper than `MAX_NE
 from __future__ import annotations
 
 from ._errors import ShapeSpecSyntaxError, ValueTooLargeError
-from ._spec import (
+from ._spec import Spec
+from ._spec_tree import (
     _FUNCS,
     MAX_VALUE,
     BinOp,
@@ -27,7 +28,6 @@ from ._spec import (
     Neg,
     PyExpr,
     SingleDim,
-    Spec,
     VariadicDim,
     VarRef,
 )

@@ -9,7 +9,9 @@ subscript an annotation do not load it.
 
 from __future__ import annotations
 
-from ._spec import Spec
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._spec import Spec
 
 __all__ = ["parse_spec"]
 
