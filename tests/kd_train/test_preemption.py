@@ -14,12 +14,13 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = str(ROOT / "examples" / "mlp_regression.py")
 
 
-def start(workdir: Path) -> subprocess.Popen[str]:
+def start(workdir: Path, *, checkpointer: bool = True) -> subprocess.Popen[str]:
     command = [
         sys.executable, "-m", "kd", f"--cfg={EXAMPLE}", f"--cfg.workdir={workdir}",
         "--cfg.num_train_steps=10000000", "--cfg.log_metrics_every=100",
-        "--cfg.checkpointer=py::kd.ckpts.Checkpointer(save_interval_steps=10000000)",
     ]  # fmt: skip
+    if checkpointer:
+        command.append("--cfg.checkpointer=py::kd.ckpts.Checkpointer(save_interval_steps=10000000)")
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
     return subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -58,3 +59,11 @@ def test_sigterm_checkpoints_the_current_step_and_the_rerun_continues_from_it(tm
     after = logged_steps(tmp_path)[len(before) :]
     assert after and min(after) > stopped  # resumed from the checkpoint, not from step 0
     assert len(set(after)) == len(after)
+
+
+def test_sigterm_without_a_checkpointer_says_that_nothing_was_saved(tmp_path):
+    code, stderr = preempt_after(start(tmp_path, checkpointer=False), tmp_path, 200)
+    assert code == 143, stderr
+    line = next(x for x in stderr.splitlines() if x.startswith("preempted (SIGTERM) at step "))
+    assert "nothing was saved" in line and "checkpointed" not in line, line
+    assert not (tmp_path / "checkpoints").exists()

@@ -131,11 +131,7 @@ class TrainingRun:
         """After the loop: a preemption is said; losses still unread are checked."""
         self._reached = int(state.step)
         if self._preemption.requested:
-            print_line(
-                f"preempted (SIGTERM) at step {self._reached} of {self.trainer.num_train_steps}: the state is "
-                "checkpointed; run the same command again to continue from here",
-                sys.stderr,
-            )
+            print_line(_preempted_line(self._reached, self.trainer), sys.stderr)
         self._watch.check()
 
     def _close(self, writer: Any, checkpointer: Any) -> None:
@@ -150,6 +146,20 @@ class TrainingRun:
             checkpointer.close()
         finally:
             writer.flush()
+
+
+def _preempted_line(step: int, trainer: Trainer) -> str:
+    """What a SIGTERM did: the step it stopped at, and whether that state is saved (a checkpointer that keeps
+    checkpoints waits for its save, so `latest_step` is the truth)."""
+    checkpointer = trainer.checkpointer
+    checkpointer.wait_until_finished()
+    where = f"preempted (SIGTERM) at step {step} of {trainer.num_train_steps}"
+    if checkpointer.latest_step == step:
+        return f"{where}: the state is checkpointed; run the same command again to continue from here"
+    return (
+        f"{where}: nothing was saved (the Trainer has no checkpointer), so running the same command again "
+        "starts over; set checkpointer=kd.ckpts.Checkpointer(...) to resume after a preemption"
+    )
 
 
 def _cadence(trainer: Trainer) -> Cadence:
