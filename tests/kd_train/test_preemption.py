@@ -34,13 +34,15 @@ def logged_steps(workdir: Path) -> list[int]:
     return [json.loads(line)["step"] for line in path.read_text().splitlines() if line.endswith("}")]
 
 
-def preempt_after(process: subprocess.Popen[str], workdir: Path, step: int) -> tuple[int, str]:
+def preempt_after(
+    process: subprocess.Popen[str], workdir: Path, step: int, signum: int = signal.SIGTERM
+) -> tuple[int, str]:
     deadline = time.monotonic() + 300
     while max(logged_steps(workdir), default=0) < step:
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline, "the run never reached the step"
         time.sleep(0.2)
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(signum)
     _, stderr = process.communicate(timeout=300)
     return process.returncode, stderr
 
@@ -67,3 +69,20 @@ def test_sigterm_without_a_checkpointer_says_that_nothing_was_saved(tmp_path):
     line = next(x for x in stderr.splitlines() if x.startswith("preempted (SIGTERM) at step "))
     assert "nothing was saved" in line and "checkpointed" not in line, line
     assert not (tmp_path / "checkpoints").exists()
+
+
+def test_ctrl_c_checkpoints_the_current_step_says_so_in_one_line_and_exits_130(tmp_path):
+    code, stderr = preempt_after(start(tmp_path), tmp_path, 300, signal.SIGINT)
+    assert code == 130, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    lines = [x for x in stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("interrupted (Ctrl-C) at step "), stderr
+    stopped = int(lines[0].split()[4])
+    assert "the state is checkpointed" in lines[0] and stopped >= 300
+    assert (tmp_path / "checkpoints").is_dir() and not (tmp_path / "DONE").exists()
+    before = logged_steps(tmp_path)
+
+    code, _ = preempt_after(start(tmp_path), tmp_path, max(before) + 100)
+    assert code == 143
+    after = logged_steps(tmp_path)[len(before) :]
+    assert after and min(after) > stopped  # resumed from the Ctrl-C's checkpoint

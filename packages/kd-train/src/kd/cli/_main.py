@@ -93,6 +93,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with HeldIOErrorNoise() as held:  # orbax's logged tracebacks of an I/O error: the paragraph says it
         try:
             return run(args)
+        except KeyboardInterrupt as e:  # Ctrl-C: the loop said where it stopped, or a second press stopped it
+            if not getattr(e, "_kd_announced", False):
+                print("interrupted (Ctrl-C): stopped at once", file=sys.stderr, flush=True)
+            return 130  # 128 + SIGINT, as a shell reports it
         except RunError as e:
             held.discard()
             return _fail(e, code=1)

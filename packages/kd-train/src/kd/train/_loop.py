@@ -14,6 +14,7 @@ with TrainingRun(trainer) as run:      # records the run, restores or inits, ope
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 from typing import Any
 
@@ -131,8 +132,12 @@ class TrainingRun:
         """After the loop: a preemption is said; losses still unread are checked."""
         self._reached = int(state.step)
         if self._preemption.requested:
-            print_line(_preempted_line(self._reached, self.trainer), sys.stderr)
+            print_line(_preempted_line(self._reached, self.trainer, self._preemption.signal), sys.stderr)
         self._watch.check()
+        if self._preemption.signal == signal.SIGINT:  # saved, said: Ctrl-C goes on as a KeyboardInterrupt
+            interrupt = KeyboardInterrupt(f"stopped at step {self._reached} (Ctrl-C)")
+            interrupt._kd_announced = True  # type: ignore[attr-defined]  # the line above said it
+            raise interrupt
 
     def _close(self, writer: Any, checkpointer: Any) -> None:
         """Whatever happened: the bar and a trace close, a save in flight completes, the writer flushes."""
@@ -148,12 +153,13 @@ class TrainingRun:
             writer.flush()
 
 
-def _preempted_line(step: int, trainer: Trainer) -> str:
-    """What a SIGTERM did: the step it stopped at, and whether that state is saved (a checkpointer that keeps
-    checkpoints waits for its save, so `latest_step` is the truth)."""
+def _preempted_line(step: int, trainer: Trainer, signum: int | None) -> str:
+    """What a SIGTERM or Ctrl-C did: the step it stopped at, and whether that state is saved (a checkpointer
+    that keeps checkpoints waits for its save, so `latest_step` is the truth)."""
     checkpointer = trainer.checkpointer
     checkpointer.wait_until_finished()
-    where = f"preempted (SIGTERM) at step {step} of {trainer.num_train_steps}"
+    what = "interrupted (Ctrl-C)" if signum == signal.SIGINT else "preempted (SIGTERM)"
+    where = f"{what} at step {step} of {trainer.num_train_steps}"
     if checkpointer.latest_step == step:
         return f"{where}: the state is checkpointed; run the same command again to continue from here"
     return (

@@ -1,9 +1,14 @@
-"""`Preemption`: SIGTERM (how schedulers preempt a job) asks the training loop to stop after its current call.
+"""`Preemption`: SIGTERM (how schedulers preempt a job) and a first Ctrl-C ask the training loop to stop
+after its current call.
 
     with Preemption() as preemption:
         while step < stop and not preemption.requested: ...
+    preemption.signal   # signal.SIGTERM or signal.SIGINT: what asked
 
-Only the main thread can take signals; elsewhere the loop simply runs on (a SIGTERM then ends the process).
+A first Ctrl-C (SIGINT) behaves like SIGTERM: the loop finishes the current call, saves it when a
+checkpointer is set and says so, then `Trainer.train` raises KeyboardInterrupt (the command line exits 130).
+A second Ctrl-C raises KeyboardInterrupt at once. Only the main thread can take signals; elsewhere the loop
+simply runs on.
 """
 
 from __future__ import annotations
@@ -15,21 +20,27 @@ from typing import Any
 
 
 class Preemption:
-    """Within the block, SIGTERM sets `requested` instead of killing the process; the old handler comes back after."""
+    """Within the block, SIGTERM and a first SIGINT set `requested` (and `signal`) instead of stopping the
+    process; the old handlers come back after."""
 
     def __init__(self) -> None:
         self.requested = False
-        self._previous: Any = None
+        self.signal: int | None = None
+        self._previous: dict[int, Any] = {}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGINT and self.signal == signal.SIGINT:
+            raise KeyboardInterrupt  # the second Ctrl-C: stop now
         self.requested = True
+        self.signal = signum if self.signal != signal.SIGINT else self.signal
 
     def __enter__(self) -> Preemption:
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGTERM, self._handle)
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                self._previous[signum] = signal.signal(signum, self._handle)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGTERM, self._previous)
-            self._previous = None
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()
