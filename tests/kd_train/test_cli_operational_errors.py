@@ -59,9 +59,10 @@ def tmpfs(tmp_path):
             command = ["mount", "-o", f"remount,{options}", str(point)]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
-            refused = ("permission denied", "not permitted", "must be superuser")
-            if not mounted and any(text in done.stderr.lower() for text in refused):
-                pytest.skip(f"mounting a tmpfs needs root (CAP_SYS_ADMIN), EPERM here: {done.stderr.strip()}")
+            if not mounted and os.geteuid() != 0:  # CI and the developers' machines run as root: never here
+                pytest.skip(
+                    f"mounting a real full disk (a tmpfs) needs root; this user is not: {done.stderr.strip()}"
+                )
             raise AssertionError(done.stderr)
         mounted.append(point)
         return point
@@ -143,8 +144,14 @@ def test_too_few_file_descriptors_is_refused_with_what_to_do(tmp_path):
 
 def test_a_low_soft_limit_of_open_files_is_raised_and_the_run_trains(tmp_path):
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and hard < 256:
-        pytest.skip(f"this machine's hard limit of open files is {hard}")
+    if (
+        hard != resource.RLIM_INFINITY and hard < 256
+    ):  # nothing to raise the soft limit to: the run is refused
+        result = kd_train(
+            "--cfg.num_train_steps=2", f"--cfg.workdir={tmp_path / 'run'}", open_files=(30, hard)
+        )
+        assert_one_paragraph(result, 1, "too few file descriptors", "ulimit -n")
+        return
     result = kd_train(
         "--cfg.num_train_steps=40", CHECKPOINTS, f"--cfg.workdir={tmp_path / 'run'}", open_files=(30, hard)
     )
