@@ -12,6 +12,7 @@ import kontext
 import numpy as np
 import pytest
 import train_fixtures as lib
+from flax import linen as nn
 from kd.train import _inspect as kinspect
 
 
@@ -210,3 +211,92 @@ def test_report_lists_collections_when_the_model_has_them():
     report = kinspect.inspect_report(_trainer(model=lib.BatchNormed()))
     assert "== Collections" in report
     assert "mean (4,) float32, var (4,) float32" in report
+
+
+def test_report_counts_one_device_in_the_singular(report):
+    assert "(1 device);" in report
+    assert "1 devices" not in report
+
+
+def test_counts_are_pluralised_by_number():
+    assert (
+        kinspect.parameter_table({"w": np.ones(1, np.float32)}).splitlines()[-1] == "Total: 1 parameter (4 B)"
+    )
+    assert kinspect._counted(1, "devices") == "1 device"
+    assert kinspect._counted(0, "arrays") == "0 arrays"
+    assert kinspect._counted(1200, "devices") == "1,200 devices"
+
+
+# ---------------------------------------------------------------------------------------------- intermediates
+
+
+class _LongNames(nn.Module):
+    """A Dense layer whose name makes its intermediate's path longer than a report line."""
+
+    x: kontext.Key = "batch.x"
+
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(3, name="layer_with_a_name_long_enough_to_overflow_the_table_" + "x" * 60)(x)
+
+
+def test_intermediate_specs_of_a_linen_model_match_flax_capture():
+    x = jnp.zeros((8, 2))
+    _, captured = lib.Mlp().apply(
+        {"params": _real_params()}, x, capture_intermediates=True, mutable=["intermediates"]
+    )
+    expected = kontext.flatten_with_path(captured["intermediates"], prefix="interms")
+    specs = kinspect.intermediate_specs(_trainer())
+    assert list(specs) == ["interms.__call__[0]", "interms.hidden.__call__[0]", "interms.out.__call__[0]"]
+    assert {path: (s.shape, s.dtype) for path, s in specs.items()} == {
+        path: (leaf.shape, leaf.dtype) for path, leaf in expected.items()
+    }
+    assert all(isinstance(spec, jax.ShapeDtypeStruct) for spec in specs.values())
+
+
+def test_intermediate_specs_include_sown_values():
+    specs = kinspect.intermediate_specs(_trainer(model=lib.Sowing()))
+    assert (specs["interms.features[0]"].shape, specs["interms.features[0]"].dtype) == ((8, 4), jnp.float32)
+
+
+def test_intermediate_specs_of_an_nnx_model_are_its_sown_values():
+    specs = kinspect.intermediate_specs(_trainer(model=lambda rngs: lib.NnxMlp(2, 1, rngs=rngs)))
+    assert {path: (s.shape, s.dtype) for path, s in specs.items()} == {"interms.h[0]": ((8, 16), jnp.float32)}
+
+
+@pytest.mark.parametrize("model", [lib.Sowing(), lambda rngs: lib.NnxMlp(2, 1, rngs=rngs)])
+def test_every_intermediate_path_is_a_key_a_metric_can_read(model):
+    paths = list(kinspect.intermediate_specs(_trainer(model=model)))
+    metrics = {f"m{i}": lib.Mean(values=path) for i, path in enumerate(paths)}
+    trainer = _trainer(model=model, train_metrics=metrics)
+    assert len(paths) == len(metrics) > 0
+    trainer.check()  # raises KeyPathError for a path the step does not give
+
+
+def test_intermediate_specs_run_no_step():
+    trainer = _trainer()
+    kinspect.intermediate_specs(trainer)
+    assert dict(trainer.trainstep.num_traces) == {} and trainer.trainstep._jitted == {}
+
+
+def test_interms_report_lists_path_shape_and_dtype_one_line_each():
+    lines = kinspect.interms_report(_trainer(model=lib.Sowing())).splitlines()
+    assert lines[0].split() == ["Path", "Shape", "Dtype"]
+    assert _row("\n".join(lines), "interms.features[0]").split("  ", 1)[1].split() == ["(8,", "4)", "float32"]
+    assert len(lines) == 1 + 4 + 1  # header, four intermediates, the count
+    assert lines[-1].startswith("4 intermediates;")
+    assert len({line.index("float32") for line in lines[1:-1]}) == 1  # the columns line up
+
+
+def test_interms_report_fits_100_columns_shortening_long_paths():
+    report = kinspect.interms_report(_trainer(model=_LongNames()))
+    assert max(len(line) for line in report.splitlines()) <= 100
+    (row,) = [line for line in report.splitlines()[1:-1] if "..." in line]
+    path = row.split()[0]
+    assert path.startswith("interms.layer_with_a_name") and path.endswith("xx.__call__[0]")
+    assert row.split()[1:] == ["(8,", "3)", "float32"]
+
+
+def test_interms_report_of_a_model_with_no_intermediates_says_so():
+    report = kinspect.interms_report(_trainer(model=lambda rngs: lib.NnxDropout(rngs=rngs)))
+    assert report == "The model offers no intermediates (no module outputs or sown values to capture)."

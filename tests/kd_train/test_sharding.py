@@ -145,7 +145,7 @@ def test_inspect_lists_each_split_array_with_its_spec_and_bytes_per_device():
     from kd.train._inspect import sharding_table
 
     table = sharding_table(lib.make_trainer())
-    assert "mesh: devices 1 (1 devices); batches split along 'devices'" in table
+    assert "mesh: devices 1 (1 device); batches split along 'devices'" in table
     assert "arrays replicated" in table  # one device: nothing is split, nothing listed
 
 

@@ -90,6 +90,33 @@ def test_unknown_sweep_lists_the_available_ones():
     assert "sweep_width()" in str(info.value)
 
 
+def test_unknown_sweep_names_the_config_file_as_given(tmp_path, monkeypatch):
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "mnist.py").write_text("def sweep_width():\n    yield {'a': 1}\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(konfig.OverrideError) as info:
+        konfig.sweep_items(konfig.load_config_module("configs/mnist.py"), "widht")
+    message = str(info.value)
+    assert "config file 'configs/mnist.py' has no `sweep_widht()`" in message
+    assert "_konfig_config" not in message
+    assert message.endswith("Did you mean `sweep_width()`?")
+
+
+def test_unknown_sweep_offers_only_names_close_after_the_prefix():
+    module = types.ModuleType("sweeps_config")
+    module.sweep_seed = module.sweep_steps = lambda: iter([{}])
+    with pytest.raises(konfig.OverrideError) as info:
+        konfig.sweep_items(module, "lr")
+    assert "Did you mean" not in str(info.value)  # `sweep_lr` is not close to `sweep_seed`
+
+
+def test_missing_get_config_names_the_config_file_as_given(tmp_path, monkeypatch):
+    (tmp_path / "empty.py").write_text("X = 1\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(konfig.OverrideError, match=r"config file 'empty\.py' defines no `get_config\(\)`"):
+        konfig.build_config("empty.py")
+
+
 def test_two_sweeps_setting_the_same_path_is_an_error():
     with pytest.raises(konfig.OverrideError, match="num_train_steps"):
         konfig.sweep_items(HEADLINE, "sweep,steps_again")

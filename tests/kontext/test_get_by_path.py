@@ -142,6 +142,14 @@ def test_suggestions_skip_the_parents_the_lookup_went_through() -> None:
     assert "preds" not in info.value.suggestions
 
 
+def test_suggestions_under_the_typed_first_part_come_before_closer_ones_elsewhere() -> None:
+    tree = {"params": {"logits": {"bias": 0}}, "preds": {"decoder": {"logits": 1}}}
+    with pytest.raises(PathNotFoundError) as info:
+        get_by_path(tree, "preds.logit")
+    # difflib alone ranks 'params.logits' (0.75) above 'preds.decoder.logits' (0.71).
+    assert info.value.suggestions == ("preds.decoder.logits", "params.logits", "params.logits.bias")
+
+
 def test_index_out_of_range_reports_the_valid_range() -> None:
     with pytest.raises(PathNotFoundError) as info:
         get_by_path(CONTEXT, "preds.logits[3]")

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 class Params:
     """What a callable accepts, reduced for fast checks."""
 
-    __slots__ = ("keywords", "max_positional", "positional", "var_keyword")
+    __slots__ = ("inherited_init", "keywords", "max_positional", "positional", "var_keyword")
 
-    def __init__(self, signature: inspect.Signature) -> None:
+    def __init__(self, signature: inspect.Signature, target: Any = None) -> None:
         import inspect
 
         kinds = inspect.Parameter
@@ -48,6 +48,67 @@ class Params:
         self.positional = tuple(positional)
         self.max_positional = len(positional) if max_positional is not None else None
         self.var_keyword = var_keyword
+        self.inherited_init = InheritedInit.of(target)
+
+
+class InheritedInit:
+    """A class that is no dataclass itself, though a base is: its own fields are not arguments.
+
+    `class MyAcc(Metric): logits: Key = REQUIRED` without `@dataclasses.dataclass` keeps the
+    `__init__` that the dataclass `Metric` generated, which knows nothing of `logits`.
+    """
+
+    __slots__ = ("base", "cls", "declared", "decorator")
+
+    def __init__(self, cls: type, base: type, declared: frozenset[str]) -> None:
+        self.cls = cls.__qualname__
+        self.base = base.__qualname__
+        self.declared = declared
+        options = []
+        if getattr(getattr(base, "__dataclass_params__", None), "frozen", False):
+            options.append("frozen=True")  # A non-frozen dataclass cannot inherit a frozen one.
+        fields = [f for f in vars(base)["__dataclass_fields__"].values() if getattr(f, "init", True)]
+        if all(getattr(f, "kw_only", False) is True for f in fields):
+            options.append("kw_only=True")
+        self.decorator = (
+            f"@dataclasses.dataclass({', '.join(options)})" if options else "@dataclasses.dataclass"
+        )
+
+    @staticmethod
+    def of(target: Any) -> InheritedInit | None:
+        if not isinstance(target, type) or "__dataclass_fields__" in vars(target):
+            return None
+        if getattr(target, "__dataclass_fields__", None) is None:
+            return None
+        declared: set[str] = set()
+        for cls in target.__mro__:
+            own = vars(cls)
+            if "__dataclass_fields__" in own:
+                if "__init__" not in own:
+                    return None  # `@dataclass(init=False)`: the `__init__` is written by hand.
+                return InheritedInit(target, cls, frozenset(declared)) if declared else None
+            if "__init__" in own:
+                return None  # A hand-written `__init__` decides what it takes.
+            declared.update(own.get("__annotations__", ()))
+            declared.update(
+                name
+                for name, value in own.items()
+                if not name.startswith("__")
+                and not callable(value)
+                and not isinstance(value, (property, classmethod, staticmethod))
+            )
+        return None
+
+    def explain(self, key: str, accepted: str) -> str | None:
+        """Why `key` is refused, if the class declares it; else None."""
+        if key not in self.declared:
+            return None
+        takes = f"takes only {accepted}" if accepted else "takes no arguments"
+        return (
+            f": `{self.cls}` declares `{key}` but is not a dataclass itself, so it keeps the "
+            f"`__init__` of its dataclass base `{self.base}`, which {takes}. "
+            f"Declare `{self.cls}` with `{self.decorator}` like `{self.base}`"
+        )
 
 
 # qualname -> Params, or None when the target cannot be inspected.
@@ -71,7 +132,7 @@ def params_for(qualname: str, target: Any = None) -> Params | None:
     import inspect
 
     try:
-        params: Params | None = Params(inspect.signature(target))
+        params: Params | None = Params(inspect.signature(target), target)
     except (TypeError, ValueError):
         params = None
     _CACHE[qualname] = params
@@ -139,10 +200,17 @@ def check_key(
             f"{display_name(qualname)}() argument {key!r} is positional-only:"
             f" pass it as positional argument [{params.positional.index(key)}]"
         )
+    accepted = ", ".join(sorted(params.keywords))
+    inherited = params.inherited_init
+    explained = inherited.explain(key, accepted) if inherited is not None else None
+    if explained is not None:
+        raise ArgumentError(
+            f"{display_name(qualname)}() got an unexpected keyword argument {key!r}{explained}"
+        )
     raise ArgumentError(
         f"{display_name(qualname)}() got an unexpected keyword argument {key!r}"
         f"{did_you_mean(key, params.keywords)}"
-        f" (accepted: {', '.join(sorted(params.keywords)) or 'none'})"
+        f" (accepted: {accepted or 'none'})"
     )
 
 

@@ -128,6 +128,9 @@ def close_paths(
 ) -> tuple[str, ...]:
     """Existing paths of ``root`` closest to ``path`` (difflib), trying the failing node's names first.
 
+    The paths under the same first part as ``path`` come first (``preds.logits`` before
+    ``params.logits`` for ``preds.logit``), each group best match first.
+
     difflib's work grows with the length of ``path`` times that of the paths it is compared with: only
     the paths it could find close (cutoff 0.6: from ``len(path) / 2.4`` to ``2.4 * len(path)``
     characters) are compared, ``_MAX_SUGGESTION_WORK / len(path)`` characters of them at most.
@@ -162,13 +165,17 @@ def close_paths(
         if c not in passed
     ]
     if len(found) < n and budget > 0:
-        everything = all_node_paths(root, _MAX_SUGGESTION_NODES, (low, high, len(parts), budget))
-        for extra in difflib.get_close_matches(
-            path, [c for c in everything if c not in passed], n=n, cutoff=0.6
-        ):
-            if extra not in found and len(found) < n:
-                found.append(extra)
-    return tuple(found)
+        everything = [
+            c
+            for c in all_node_paths(root, _MAX_SUGGESTION_NODES, (low, high, len(parts), budget))
+            if c not in passed and c not in found
+        ]
+        # Every close path, best first: the ones under the typed path's first part go ahead below.
+        found += difflib.get_close_matches(path, everything, n=max(len(everything), 1), cutoff=0.6)
+    if index > 0:  # The first part exists: `batch.lable` means a path in `batch`, not one in `params`.
+        root_text = format_parts(parts[:1])
+        found.sort(key=lambda c: not (c == root_text or c.startswith((root_text + ".", root_text + "["))))
+    return tuple(found[:n])
 
 
 def all_node_paths(root: object, limit: int, near: tuple[float, float, int, int] | None = None) -> list[str]:

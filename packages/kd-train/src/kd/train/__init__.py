@@ -13,6 +13,8 @@ from ._errors import NonFiniteLossError as NonFiniteLossError
 from ._errors import ShapeMismatchError as ShapeMismatchError
 from ._inspect import context_table as context_table
 from ._inspect import inspect_report as inspect_report
+from ._inspect import intermediate_specs as intermediate_specs
+from ._inspect import interms_report as interms_report
 from ._inspect import lower_trainstep as lower_trainstep
 from ._inspect import parameter_counts as parameter_counts
 from ._inspect import parameter_table as parameter_table
@@ -48,6 +50,8 @@ __all__ = [
     "Trainer",
     "context_table",
     "inspect_report",
+    "intermediate_specs",
+    "interms_report",
     "lower_trainstep",
     "parameter_counts",
     "parameter_table",

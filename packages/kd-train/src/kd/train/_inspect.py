@@ -2,6 +2,7 @@
 
     print(inspect_report(trainer))        # `kd-train inspect --cfg=examples/digits.py`
     parameter_table(trainer.state_specs.params)
+    print(interms_report(trainer))        # every intermediate a key `interms.<...>` can name
     step_cost(trainer)["flops"]
 
 Everything here works on shapes (`trainer.state_specs`, `trainer.context_specs`): no state is allocated and no
@@ -19,7 +20,7 @@ import jax
 import kontext
 import numpy as np
 
-from kd.train._model import NnxModel
+from kd.train._model import InterestFilter, NnxModel
 
 if TYPE_CHECKING:
     from kd.train._context import Context
@@ -72,7 +73,7 @@ def parameter_table(params: Any, *, label: str = "parameters") -> str:
     )
     leaves = [leaf for group in modules.values() for _, leaf in group]
     total, nbytes = _count(leaves), _nbytes(leaves)
-    lines.append(f"Total: {total:,} {label} ({human_bytes(nbytes)})")
+    lines.append(f"Total: {_counted(total, label)} ({human_bytes(nbytes)})")
     return "\n".join(lines)
 
 
@@ -146,6 +147,63 @@ def _module_row(module: str, leaves: list[tuple[str, Any]]) -> tuple[str, str]:
 
 def _join(module: str, key: str) -> str:
     return module + key if key.startswith("[") else f"{module}.{key}"
+
+
+# ---------------------------------------------------------------------------------------------- intermediates
+
+
+def intermediate_specs(trainer: Trainer) -> dict[str, jax.ShapeDtypeStruct]:
+    """Every intermediate the model offers, `{"interms.<path>": shape and dtype}`, in the model's order.
+
+    Usage: `intermediate_specs(trainer)["interms.hidden.__call__[0]"].shape`. A training forward pass is traced
+    with `jax.eval_shape`, capturing everything (a step captures only what some key asks for): a linen module's
+    method outputs (`interms.<module path>.<method>[0]`) and what it sows, an NNX module's `self.sow` values.
+    Nothing is allocated and no step runs.
+    """
+    trainstep = trainer.trainstep
+    everything = InterestFilter(["interms.**"])
+
+    def interms(state: Any, batch: Any) -> Any:
+        context = trainstep.forward(
+            state.params, state.collections, batch, state.step, is_training=True, capture=everything
+        )
+        return context.interms
+
+    specs = jax.eval_shape(interms, trainer.state_specs, trainer.element_spec)
+    if specs is None:
+        return {}
+    return dict(kontext.flatten_with_path(specs, prefix="interms"))
+
+
+def interms_report(trainer: Trainer, *, width: int = 100) -> str:
+    """A table of `intermediate_specs`: path, shape, dtype, one line each, at most `width` columns.
+
+    Usage: `print(interms_report(trainer))` (for `kd-train inspect --interms`). A path too long for its column
+    is shortened in the middle (`interms.encoder...dense.__call__[0]`); the last line counts the intermediates.
+    """
+    specs = intermediate_specs(trainer)
+    if not specs:
+        return "The model offers no intermediates (no module outputs or sown values to capture)."
+    rows = [(str(tuple(leaf.shape)), _dtype(leaf)) for leaf in specs.values()]
+    shape_width = max(len("Shape"), *(len(shape) for shape, _ in rows))
+    dtype_width = max(len("Dtype"), *(len(dtype) for _, dtype in rows))
+    path_width = max(
+        len("Path"), min(max(len(path) for path in specs), width - shape_width - dtype_width - 4)
+    )
+    table = [("Path", "Shape", "Dtype")] + [
+        (_shortened(path, path_width), shape, dtype) for path, (shape, dtype) in zip(specs, rows)
+    ]
+    lines = _aligned(table)
+    lines.append(f"{_counted(len(specs), 'intermediates')}; a key names one as its path (`interms.<...>`).")
+    return "\n".join(lines)
+
+
+def _shortened(text: str, width: int) -> str:
+    """`text`, or its start and end around `...` in `width` characters."""
+    if len(text) <= width:
+        return text
+    keep = max(width - 3, 2)
+    return f"{text[: keep - keep // 2]}...{text[len(text) - keep // 2 :]}"
 
 
 # ---------------------------------------------------------------------------------------------- compiled step
@@ -299,12 +357,12 @@ def sharding_table(trainer: Trainer) -> str:
         )
     axes = " x ".join(f"{name} {size}" for name, size in mesh.shape.items())
     lines = [
-        f"mesh: {axes} ({mesh.devices.size} devices); batches split along {strategy.data_axis!r}",
+        f"mesh: {axes} ({_counted(mesh.devices.size, 'devices')}); batches split along {strategy.data_axis!r}",
         f"train state per device: {human_bytes(per_device)} of {human_bytes(_nbytes(jax.tree.leaves(specs)))}",
     ]
     if len(rows) > 1:
         lines += _aligned(rows)
-    lines.append(f"{replicated} arrays replicated (a full copy on every device)")
+    lines.append(f"{_counted(replicated, 'arrays')} replicated (a full copy on every device)")
     return "\n".join(lines)
 
 
@@ -407,6 +465,11 @@ def _human(n: float, base: int, units: Sequence[str], exact_first: bool = False)
             break
         value /= base
     return f"{value:.3g} {unit}"
+
+
+def _counted(n: int, plural: str) -> str:
+    """`_counted(1, "devices") == "1 device"`, `_counted(1200, "devices") == "1,200 devices"`."""
+    return f"{n:,} {plural.removesuffix('s') if n == 1 else plural}"
 
 
 def _shape_dtype(leaf: Any) -> str:

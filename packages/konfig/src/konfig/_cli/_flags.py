@@ -48,6 +48,8 @@ __all__ = [
 ]
 
 _ARGS_KEY = "__args__"
+# Module name -> the file path as the user gave it, for messages ("config file 'configs/mnist.py'").
+_FILE_SPECS: dict[str, str] = {}
 
 
 def parse_value(text: str) -> Any:
@@ -160,6 +162,7 @@ def load_config_module(spec: str) -> ModuleType:
         assert module_spec is not None and module_spec.loader is not None
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[name] = module
+        _FILE_SPECS[name] = spec
         try:
             module_spec.loader.exec_module(module)
         except BaseException:
@@ -174,6 +177,18 @@ def load_config_module(spec: str) -> ModuleType:
         raise OverrideError(f"Config {spec!r} is neither a file nor an importable module ({e}).") from e
     except (ValueError, TypeError) as e:  # "", ".relative", "a..b"
         raise OverrideError(f"Config {spec!r} is neither a file path nor a module name ({e}).") from None
+
+
+def config_name(module: ModuleType) -> str:
+    """How messages name a config: the file as given to `load_config_module`, else the module.
+
+    Usage: `config_name(load_config_module("configs/mnist.py")) == "config file 'configs/mnist.py'"`.
+    """
+    spec = _FILE_SPECS.get(module.__name__)
+    if spec is not None and sys.modules.get(module.__name__) is module:
+        return f"config file {spec!r}"
+    where = getattr(module, "__file__", None)
+    return f"config module {module.__name__!r}" + (f" ({where})" if where else "")
 
 
 def _close_files(path: str, suffix: str = ".py") -> str:
@@ -233,21 +248,15 @@ def _build_config(
     """`build_config` with `args` already values (sweeps merge command-line and item args)."""
     get_config = getattr(module, "get_config", None)
     if get_config is None:
-        raise OverrideError(
-            f"Config module {module.__name__!r} ({_where(module)}) defines no `get_config()`."
-        )
+        raise OverrideError(f"The {config_name(module)} defines no `get_config()`.")
     config_args = _config_args(module, args)
     try:
         cfg = get_config() if config_args is None else get_config(config_args)
     except Exception as e:
         with_args = "" if config_args is None else f"({config_args!r})"
-        e.add_note(f"While running get_config{with_args} of config module {_where(module)}.")
+        e.add_note(f"While running get_config{with_args} of the {config_name(module)}.")
         raise
     return apply_overrides(cfg, overrides, from_strings=from_strings)
-
-
-def _where(module: ModuleType) -> str:
-    return getattr(module, "__file__", None) or "built-in"
 
 
 def _config_args_fields(module: ModuleType, names: Iterable[str]) -> tuple[type | None, dict[str, Any]]:
@@ -257,8 +266,8 @@ def _config_args_fields(module: ModuleType, names: Iterable[str]) -> tuple[type 
     if cls is None:
         if names:
             raise OverrideError(
-                f"`__args__` overrides {sorted(names)} given, but config module {module.__name__!r} "
-                f"({_where(module)}) defines no `ConfigArgs` dataclass."
+                f"`__args__` overrides {sorted(names)} given, but the {config_name(module)} "
+                "defines no `ConfigArgs` dataclass."
             )
         return None, {}
     import dataclasses

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 from .._errors import OverrideError
 from .._json_writer import to_json
-from ._flags import _build_config, apply_overrides, load_config_module, parse_config_args
+from ._flags import _build_config, apply_overrides, config_name, load_config_module, parse_config_args
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -154,9 +154,11 @@ def _unknown_sweep(module: ModuleType, function_name: str) -> str:
 
     available = sorted(n for n in vars(module) if n == "sweep" or n.startswith("sweep_"))
     listed = ", ".join(f"`{n}()`" for n in available) or "none"
-    close = difflib.get_close_matches(function_name, available, n=1)
-    hint = f" Did you mean `{close[0]}()`?" if close else ""
-    return f"Config module {module.__name__!r} has no `{function_name}()`; its sweeps: {listed}.{hint}"
+    # Compared without the shared `sweep_` prefix, which would make every name look close.
+    by_short = {n.removeprefix("sweep_"): n for n in available}
+    close = difflib.get_close_matches(function_name.removeprefix("sweep_"), by_short, n=3)
+    hint = f" Did you mean {' or '.join(f'`{by_short[c]}()`' for c in close)}?" if close else ""
+    return f"The {config_name(module)} has no `{function_name}()`; its sweeps: {listed}.{hint}"
 
 
 def expand_sweep(
