@@ -47,10 +47,8 @@ def get_config() -> konfig.ConfigDict:
     }
     cfg.optimizer = optax.adam(learning_rate=cfg.ref.schedules["learning_rate"])
     cfg.checkpointer = kd.ckpts.Checkpointer(save_interval_steps=300)
-    # The terminal, metrics.jsonl, and TensorBoard event files (the image summaries appear there).
-    cfg.writer = kd.writers.MultiWriter(
-        writers=[kd.writers.PrintWriter(), kd.writers.JsonlWriter(), kd.writers.TensorBoardWriter()]
-    )
+    # The default writers (with a workdir): the terminal, metrics.jsonl, and TensorBoard event files, where
+    # the image summaries appear.
     cfg.evals = {
         "eval": kd.evals.Evaluator(
             run=kd.evals.EveryNSteps(300),

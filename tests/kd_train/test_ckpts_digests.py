@@ -272,7 +272,10 @@ def test_a_deleted_manifest_costs_one_line_on_stderr_and_the_run_resumes(run):
     )
 
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == [str(NUM_STEPS)]
+    assert proc.stdout.splitlines() == [
+        f"resuming from step 4 ({run / 'checkpoints' / 'ckpt_4'})",  # the one before the damaged 6
+        str(NUM_STEPS),
+    ]
     lines = proc.stderr.splitlines()
     assert len(lines) == 1, proc.stderr
     assert "CheckpointWarning: Step 6:" in lines[0] and "moved to" in lines[0]

@@ -128,18 +128,13 @@ def test_eval_of_a_finished_run_evaluates_each_kept_checkpoint_once_and_exits_0(
     workdir, result = evaluated_run
     assert result.returncode == 0, result.stderr
     assert [row["step"] for row in _rows(workdir)] == _saved_steps(workdir) == [8, 12]
-    assert (
-        "step 8 | val/losses/" in result.stdout and "2 checkpoint(s) evaluated (steps 8, 12)" in result.stdout
-    )
+    assert "step 8 | val/l2 " in result.stdout and "2 checkpoint(s) evaluated (steps 8, 12)" in result.stdout
 
 
 def test_eval_values_equal_the_evaluation_the_training_ran_at_the_same_steps(evaluated_run):
     workdir, _ = evaluated_run
-    in_training = {row["step"]: row for row in _rows(workdir, "metrics.jsonl") if "val/losses/total" in row}
+    in_training = {row["step"]: row for row in _rows(workdir, "metrics.jsonl") if "val/losses/l2" in row}
     for row in _rows(workdir):
-        assert row["val/losses/total"] == pytest.approx(
-            in_training[row["step"]]["val/losses/total"], rel=1e-6
-        )
         assert row["val/losses/l2"] == pytest.approx(in_training[row["step"]]["val/losses/l2"], rel=1e-6)
 
 
@@ -198,8 +193,8 @@ def test_config_flags_override_the_runs_config_for_the_evaluation(evaluated_run,
     code = kd.cli.main(["eval", f"--workdir={workdir}", "--evals=val", "--cfg.evals.val.num_batches=1"])
 
     assert code == 0, capsys.readouterr().err
-    two_batches = {row["step"]: row["val/losses/total"] for row in _rows(evaluated_run[0])}
-    one_batch = {row["step"]: row["val/losses/total"] for row in _rows(workdir)}
+    two_batches = {row["step"]: row["val/losses/l2"] for row in _rows(evaluated_run[0])}
+    one_batch = {row["step"]: row["val/losses/l2"] for row in _rows(workdir)}
     assert sorted(one_batch) == sorted(two_batches) == [8, 12]
     assert all(one_batch[step] != pytest.approx(two_batches[step], rel=1e-4) for step in one_batch)
 
@@ -312,7 +307,7 @@ def test_a_checkpoint_deleted_after_it_was_listed_is_skipped_with_a_note(finishe
 
     values = evaluate_checkpoints(finished, writer=writer)
 
-    assert sorted(values) == [2, 6] and [s for s, _ in writer.scalars["val/losses/total"]] == [2, 6]
+    assert sorted(values) == [2, 6] and [s for s, _ in writer.scalars["val/losses/l2"]] == [2, 6]
     assert "step 4: its checkpoint was deleted" in capsys.readouterr().err
 
 
@@ -338,7 +333,7 @@ def test_values_go_to_the_runs_tensorboard_writer_too(finished):
 
     events = EventAccumulator(str(workdir / "val"), size_guidance={"scalars": 0})
     events.Reload()
-    assert [e.step for e in events.Scalars("losses/total")] == [2, 4, 6]
+    assert [e.step for e in events.Scalars("losses/l2")] == [2, 4, 6]
     assert [row["step"] for row in _rows(workdir)] == [2, 4, 6]
 
 
@@ -349,7 +344,7 @@ def test_without_done_and_without_new_checkpoints_it_times_out_after_evaluating_
         TimeoutError, match=r"no new checkpoint .* \(timeout_seconds=0.2\) and the run has no DONE"
     ):
         evaluate_checkpoints(finished, writer=writer, poll_seconds=0.05, timeout_seconds=0.2)
-    assert [s for s, _ in writer.scalars["val/losses/total"]] == [2, 4, 6]
+    assert [s for s, _ in writer.scalars["val/losses/l2"]] == [2, 4, 6]
 
 
 def test_an_unknown_evaluator_name_is_a_config_error_naming_the_closest(finished):
@@ -358,7 +353,7 @@ def test_an_unknown_evaluator_name_is_a_config_error_naming_the_closest(finished
 
 
 def test_a_trainer_without_a_checkpointer_is_a_config_error(tmp_path):
-    trainer = lib.make_trainer(workdir=str(tmp_path), evals={"val": kd.evals.Evaluator()})
+    trainer = lib.make_trainer(workdir=str(tmp_path), evals={"val": kd.evals.Evaluator()}, checkpointer=None)
     with pytest.raises(kd.train.ConfigError, match=r"NoopCheckpointer, which keeps no checkpoints"):
         evaluate_checkpoints(trainer)
 

@@ -1,4 +1,5 @@
-"""`kd-train plot` and `kd-train diff`: runs' metrics.jsonl drawn as panels, runs' config.json compared."""
+"""`kd-train plot` and `kd-train diff`: runs' metrics.jsonl drawn as panels (train and evaluator values of a
+metric on the same axes), runs' config.json compared."""
 
 from __future__ import annotations
 
@@ -12,10 +13,33 @@ import konfig
 import pytest
 from kd.cli import CliError
 from kd.cli._diff import config_differences, diff_runs
-from kd.cli._plot import metrics_figure, plot_runs, read_metrics
+from kd.cli._plot import metrics_figure, plot_panels, plot_runs, read_metrics, split_name
 
 _TRAIN = pathlib.Path(__file__).resolve().parents[2] / "examples" / "train.py"
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_CONFIG_WITH_VAL = """
+import konfig
+
+with konfig.imports():
+    import kd
+    import optax
+    from flax import linen as nn
+
+
+def get_config():
+    cfg = kd.train.Trainer()
+    cfg.num_train_steps = 6
+    cfg.log_metrics_every = 2
+    cfg.train_ds = kd.data.InMemoryPipeline(loader=kd.data.SyntheticRegression(num_examples=64), batch_size=8)
+    cfg.eval_ds = kd.data.InMemoryPipeline(
+        loader=kd.data.SyntheticRegression(num_examples=32, seed=1), batch_size=8
+    )
+    cfg.model = kd.nn.ExternalModule(model=nn.Dense(features=1), keys="batch.x")
+    cfg.optimizer = optax.adam(learning_rate=1e-2)
+    cfg.train_losses = {"l2": kd.losses.L2(preds="preds", targets="batch.y")}
+    cfg.evals = {"val": kd.evals.Evaluator(run=kd.evals.EveryNSteps(2), num_batches=2)}
+    return cfg
+"""
 
 
 def _write_run(folder: pathlib.Path, records: list[dict], config: dict | None = None) -> pathlib.Path:
@@ -45,6 +69,47 @@ def _titles(fig) -> list[str]:
 
 def _legend(ax) -> list[str]:
     return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def _png_size(path: pathlib.Path) -> tuple[int, int]:
+    """(width, height) in pixels, from the PNG's IHDR chunk."""
+    data = path.read_bytes()
+    assert data[:8] == _PNG_SIGNATURE and data[12:16] == b"IHDR"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def _train_val_records(steps: int = 4) -> list[dict]:
+    """What a Trainer with an evaluator `val` logs: its rows, then the evaluator's at the same step."""
+    rows: list[dict] = []
+    for i in range(steps):
+        rows.append(
+            {
+                "step": 10 * i,
+                "losses/xent": 1.0 / (i + 1),
+                "metrics/accuracy": 0.5 + 0.1 * i,
+                "schedules/learning_rate": 0.1,
+                "perf/steps_per_sec": 100.0 + i,
+            }
+        )
+        rows.append({"step": 10 * i, "val/losses/xent": 1.0 + 0.1 * i, "val/metrics/accuracy": 0.5})
+    return rows
+
+
+@pytest.fixture(scope="module")
+def real_run_with_val(tmp_path_factory) -> pathlib.Path:
+    """A tiny real training with an evaluator `val` every 2 steps (its values go to metrics.jsonl too)."""
+    root = tmp_path_factory.mktemp("real_val")
+    (root / "val_cfg.py").write_text(_CONFIG_WITH_VAL)
+    workdir = root / "run"
+    result = subprocess.run(
+        [sys.executable, "-m", "kd", f"--cfg={root / 'val_cfg.py'}", f"--cfg.workdir={workdir}"],
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return workdir
 
 
 @pytest.fixture(scope="module")
@@ -96,23 +161,136 @@ def test_out_that_is_not_a_png_is_an_error(tmp_path):
 def test_one_panel_per_numeric_metric_titled_by_its_name(tmp_path):
     records = [{**r, "note": "text is not a metric"} for r in _records()]
     fig = metrics_figure([_write_run(tmp_path / "run", records)])
-    assert _titles(fig) == ["losses/total", "metrics/accuracy", "eval/losses/total"]
+    assert _titles(fig) == [
+        "losses/total",
+        "metrics/accuracy",
+    ]  # eval/losses/total is drawn with losses/total
 
 
 def test_runs_are_overlaid_with_a_legend_naming_each_run(tmp_path):
     a = _write_run(tmp_path / "baseline", _records(1.0))
     b = _write_run(tmp_path / "tuned", _records(2.0))
-    fig = metrics_figure([a, b])
-    assert len(fig.axes) == 3
-    for ax in fig.axes:
-        assert _legend(ax) == ["baseline", "tuned"]
-        assert len(ax.get_lines()) == 2
+    losses, accuracy = metrics_figure([a, b]).axes
+    assert _legend(losses) == ["baseline: train", "baseline: eval", "tuned: train", "tuned: eval"]
+    assert _legend(accuracy) == ["baseline", "tuned"]
+    assert len(accuracy.get_lines()) == 2
 
 
 def test_runs_with_the_same_basename_are_told_apart(tmp_path):
     a = _write_run(tmp_path / "lr_0.1" / "run", _records())
     b = _write_run(tmp_path / "lr_0.3" / "run", _records())
-    assert _legend(metrics_figure([a, b]).axes[0]) == ["lr_0.1/run", "lr_0.3/run"]
+    fig = metrics_figure([a, b], metrics=["metrics/*"])
+    assert _legend(fig.axes[0]) == ["lr_0.1/run", "lr_0.3/run"]
+
+
+@pytest.mark.parametrize(
+    ("name", "split"),
+    [
+        ("losses/xent", ("train", "losses/xent")),
+        ("val/losses/xent", ("val", "losses/xent")),
+        ("val/metrics/accuracy", ("val", "metrics/accuracy")),
+        ("val/hard/metrics/accuracy", ("val/hard", "metrics/accuracy")),
+        ("metrics/accuracy/top1", ("train", "metrics/accuracy/top1")),
+        ("perf/steps_per_sec", ("train", "perf/steps_per_sec")),
+        ("schedules/learning_rate", ("train", "schedules/learning_rate")),
+        ("val/losses", ("train", "val/losses")),
+    ],
+)
+def test_split_name_tells_an_evaluators_values_from_the_training_loops(name, split):
+    assert split_name(name) == split
+
+
+def test_train_and_val_values_of_a_metric_share_one_panel(tmp_path):
+    panels = plot_panels([_write_run(tmp_path / "run", _train_val_records())])
+    losses = panels[0]
+    assert [p.title for p in panels] == ["losses/xent", "metrics/accuracy", "schedules/learning_rate"]
+    assert [(line.name, line.label) for line in losses.lines] == [
+        ("losses/xent", "train"),
+        ("val/losses/xent", "val"),
+    ]
+    assert losses.legend
+    assert losses.lines[1].steps == [0, 10, 20, 30]
+    assert losses.lines[1].values == pytest.approx([1.0, 1.1, 1.2, 1.3])
+    assert [line.linestyle for line in losses.lines] == ["-", "--"]
+    assert losses.lines[0].color != losses.lines[1].color
+
+
+def test_panels_have_the_metric_as_y_label_and_step_as_x_label(tmp_path):
+    fig = metrics_figure([_write_run(tmp_path / "run", _train_val_records())])
+    assert [ax.get_ylabel() for ax in fig.axes] == _titles(fig)
+    assert {ax.get_xlabel() for ax in fig.axes} == {"step"}
+
+
+def test_a_panel_with_one_line_has_no_legend(tmp_path):
+    fig = metrics_figure([_write_run(tmp_path / "run", _train_val_records())])
+    losses, accuracy, learning_rate = fig.axes
+    assert _legend(losses) == ["train", "val"]
+    assert _legend(accuracy) == ["train", "val"]
+    assert len(learning_rate.get_lines()) == 1
+    assert learning_rate.get_legend() is None
+
+
+def test_the_train_line_comes_first_even_when_the_evaluator_logged_first(tmp_path):
+    records = [
+        {"step": 0, "val/losses/xent": 2.0},  # EveryNSteps evaluates at step 0, before the first train row
+        {"step": 1, "losses/xent": 1.5},
+        {"step": 2, "losses/xent": 1.0, "val/losses/xent": 1.2},
+    ]
+    (panel,) = plot_panels([_write_run(tmp_path / "run", records)])
+    assert [line.label for line in panel.lines] == ["train", "val"]
+    assert panel.lines[0].linestyle == "-"
+
+
+def test_with_several_runs_a_run_keeps_its_color_and_a_split_its_linestyle(tmp_path):
+    a = _write_run(tmp_path / "a", _train_val_records())
+    b = _write_run(tmp_path / "b", _train_val_records())
+    losses = plot_panels([a, b], metrics=["losses/*"])[0]
+    assert [line.label for line in losses.lines] == ["a: train", "a: val", "b: train", "b: val"]
+    assert [line.color for line in losses.lines] == ["C0", "C0", "C1", "C1"]
+    assert [line.linestyle for line in losses.lines] == ["-", "--", "-", "--"]
+
+
+def test_perf_panels_are_left_out_unless_asked_for(tmp_path):
+    run = _write_run(tmp_path / "run", _train_val_records())
+    assert "perf/steps_per_sec" not in [p.title for p in plot_panels([run])]
+    assert [p.title for p in plot_panels([run], metrics=["perf/*"])] == ["perf/steps_per_sec"]
+    assert [p.title for p in plot_panels([run], perf=True)][-1] == "perf/steps_per_sec"
+    assert [p.title for p in plot_panels([run], metrics=["losses/*"], perf=True)] == [
+        "losses/xent",
+        "perf/steps_per_sec",
+    ]
+
+
+def test_a_run_that_logged_only_perf_values_shows_them(tmp_path):
+    run = _write_run(tmp_path / "run", [{"step": i, "perf/steps_per_sec": 10.0 + i} for i in range(3)])
+    assert [p.title for p in plot_panels([run])] == ["perf/steps_per_sec"]
+
+
+def test_a_pattern_on_the_logged_name_picks_only_those_lines(tmp_path):
+    run = _write_run(tmp_path / "run", _train_val_records())
+    panels = plot_panels([run], metrics=["val/*"])
+    assert [p.title for p in panels] == ["losses/xent (val)", "metrics/accuracy (val)"]
+    assert [[line.name for line in p.lines] for p in panels] == [
+        ["val/losses/xent"],
+        ["val/metrics/accuracy"],
+    ]
+    assert not panels[0].legend
+
+
+def test_values_of_kd_train_eval_join_the_training_curves(tmp_path):
+    run = _write_run(tmp_path / "run", [{"step": s, "losses/l2": 1.0 / s} for s in (1, 2, 3, 4)])
+    (run / "eval_metrics.jsonl").write_text(
+        "".join(json.dumps({"step": s, "wall_time": 1.7e9, "val/losses/l2": 0.5 + s}) + "\n" for s in (2, 4))
+    )
+    (panel,) = plot_panels([run])
+    assert panel.title == "losses/l2"
+    assert [(line.label, line.steps) for line in panel.lines] == [("train", [1, 2, 3, 4]), ("val", [2, 4])]
+
+
+def test_the_png_has_one_panel_per_metric_in_up_to_three_columns(tmp_path):
+    run = _write_run(tmp_path / "run", _train_val_records())
+    assert _png_size(plot_runs([run], metrics=["losses/*"])) == (480, 340)
+    assert _png_size(plot_runs([run], perf=True)) == (1440, 680)  # 4 panels: 3 columns, 2 rows
 
 
 def test_x_is_the_step(tmp_path):
@@ -123,7 +301,8 @@ def test_x_is_the_step(tmp_path):
 def test_metric_patterns_choose_the_panels_in_pattern_order(tmp_path):
     run = _write_run(tmp_path / "run", _records())
     fig = metrics_figure([run], metrics=["metrics/*", "*losses/*"])
-    assert _titles(fig) == ["metrics/accuracy", "losses/total", "eval/losses/total"]
+    assert _titles(fig) == ["metrics/accuracy", "losses/total"]
+    assert _legend(fig.axes[1]) == ["train", "eval"]
 
 
 def test_a_pattern_matching_no_metric_is_an_error_listing_the_metrics(tmp_path):
@@ -222,11 +401,28 @@ def test_without_matplotlib_the_error_names_the_extra(tmp_path, monkeypatch):
 
 def test_plot_overlays_two_real_runs(real_runs):
     short, long = real_runs
-    fig = metrics_figure([short, long], metrics=["losses/total"])
-    assert _titles(fig) == ["losses/total"]
+    fig = metrics_figure([short, long], metrics=["losses/*"])
+    assert _titles(fig) == ["losses/l2"]  # examples/mlp_regression.py's one loss (its own total)
     assert _legend(fig.axes[0]) == ["short", "long"]
     path = plot_runs([short, long], metrics=["losses/*"])
     assert path.read_bytes()[:8] == _PNG_SIGNATURE
+
+
+def test_plot_of_a_real_run_draws_train_and_val_on_the_same_axes(real_run_with_val):
+    panels = plot_panels([real_run_with_val])
+    assert [p.title for p in panels] == ["losses/l2"]  # perf/* left out
+    (losses,) = panels
+    assert [(line.name, line.label) for line in losses.lines] == [
+        ("losses/l2", "train"),
+        ("val/losses/l2", "val"),
+    ]
+    assert losses.legend
+    assert losses.lines[1].steps == [0, 2, 4, 6]  # EveryNSteps(2): step 0, then every 2 steps
+    path = plot_runs([real_run_with_val])
+    assert path == real_run_with_val / "metrics.png"
+    assert _png_size(path) == (480, 340)
+    fig = metrics_figure([real_run_with_val], metrics=["perf/*"])
+    assert all(title.startswith("perf/") for title in _titles(fig))
 
 
 # --- diff ---------------------------------------------------------------------------

@@ -60,7 +60,7 @@ def test_batches_gathered_on_the_device_give_the_bits_of_host_batches(shuffle):
     assert device_trainer.trainstep.num_traces[("fused", True)] == 1  # the rows-gathering call
     assert ("fused", True) not in host_trainer.trainstep.num_traces
     _assert_same_bits((on_device.params, on_device.opt_state), (host.params, host.opt_state))
-    assert device_trainer.writer.scalars["losses/total"] == host_trainer.writer.scalars["losses/total"]
+    assert device_trainer.writer.scalars["losses/l2"] == host_trainer.writer.scalars["losses/l2"]
 
 
 def test_the_saved_data_position_is_the_one_host_batches_reach(tmp_path):
@@ -167,7 +167,7 @@ def test_a_short_last_batch_runs_on_its_own_with_the_bits_of_single_steps(source
     assert fused_trainer.trainstep.num_traces[("fused", False)] == 1
     assert fused_trainer.trainstep.num_traces[(False, False)] == 1  # the short batch's own step
     _assert_same_bits((fused.params, fused.opt_state), (single.params, single.opt_state))
-    assert fused_trainer.writer.scalars["losses/total"] == single_trainer.writer.scalars["losses/total"]
+    assert fused_trainer.writer.scalars["losses/l2"] == single_trainer.writer.scalars["losses/l2"]
 
 
 def test_a_profile_traces_exactly_the_steps_asked_for(tmp_path):

@@ -146,7 +146,7 @@ def test_evaluator_averages_over_every_example_of_every_batch():
 
 def test_evaluator_uses_the_trainer_losses_by_default():
     trainer, evaluator = _evaluator(ds=Counting(_batches([4])))
-    assert set(evaluator.evaluate(trainer.init_state(), step=0)) == {"losses/l2", "losses/total"}
+    assert set(evaluator.evaluate(trainer.init_state(), step=0)) == {"losses/l2"}
 
 
 def test_evaluator_runs_the_model_in_eval_mode():
@@ -246,4 +246,5 @@ def test_the_eval_step_compiles_once_for_every_evaluation_of_a_run():
     trainer.train()  # evaluates at steps 0, 2, 4 and 6
 
     evalstep = trainer.evals["val"].evalstep
-    assert evalstep._jitted_eval._cache_size() == 1  # one compiled eval step (the check before ran eval_shape)
+    # One compiled eval step (the check before ran eval_shape).
+    assert evalstep._jitted_eval._cache_size() == 1

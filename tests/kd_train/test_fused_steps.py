@@ -106,10 +106,10 @@ def test_logs_and_evaluations_land_on_the_steps_asked_for():
     _, _, single = _run(steps_per_call=1)
     _, _, fused = _run(steps_per_call=4)
 
-    assert [s for s, _ in fused.scalars["losses/total"]] == [1, 6, 12, 18, 23]
-    assert [s for s, _ in fused.scalars["eval/losses/total"]] == [0, 7, 14, 21, 23]
-    assert fused.scalars["losses/total"] == single.scalars["losses/total"]
-    assert fused.scalars["eval/losses/total"] == single.scalars["eval/losses/total"]
+    assert [s for s, _ in fused.scalars["losses/l2"]] == [1, 6, 12, 18, 23]
+    assert [s for s, _ in fused.scalars["eval/losses/l2"]] == [0, 7, 14, 21, 23]
+    assert fused.scalars["losses/l2"] == single.scalars["losses/l2"]
+    assert fused.scalars["eval/losses/l2"] == single.scalars["eval/losses/l2"]
 
 
 def test_checkpoints_land_on_the_steps_asked_for(tmp_path):

@@ -18,7 +18,15 @@ from tests.import_graph import import_graph, modules_without_purpose  # noqa: E4
 SOURCE = ROOT / "packages" / "kd-train" / "src" / "kd"
 GRAPH = import_graph(SOURCE, "kd")
 LAYERS = (
-    ("_atomic", "_root_ref", "_path_trie", "_terminal", "_interfaces", "_evaluator_names"),  # small pieces
+    (
+        "_atomic",
+        "_root_ref",
+        "_path_trie",
+        "_terminal",
+        "_interfaces",
+        "_evaluator_names",
+        "_phase",
+    ),  # small pieces
     ("metrics", "nn", "optim", "data", "sharding", "ckpts"),  # the parts with no other part below them
     ("losses", "summaries", "writers"),  # built on metrics / the terminal
     ("train",),  # the Trainer, its plan, runner and hooks

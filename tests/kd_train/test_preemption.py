@@ -19,8 +19,11 @@ def start(workdir: Path, *, checkpointer: bool = True) -> subprocess.Popen[str]:
         sys.executable, "-m", "kd", f"--cfg={EXAMPLE}", f"--cfg.workdir={workdir}",
         "--cfg.num_train_steps=10000000", "--cfg.log_metrics_every=100",
     ]  # fmt: skip
-    if checkpointer:
-        command.append("--cfg.checkpointer=py::kd.ckpts.Checkpointer(save_interval_steps=10000000)")
+    command.append(
+        "--cfg.checkpointer=py::kd.ckpts.Checkpointer(save_interval_steps=10000000)"
+        if checkpointer
+        else "--cfg.checkpointer=None"  # opted out of the default checkpointer
+    )
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
     return subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -43,7 +46,8 @@ def preempt_after(
         assert time.monotonic() < deadline, "the run never reached the step"
         time.sleep(0.2)
     process.send_signal(signum)
-    _, stderr = process.communicate(timeout=300)
+    stdout, stderr = process.communicate(timeout=300)
+    process.stdout_text = stdout  # type: ignore[attr-defined]  # for the tests that read it
     return process.returncode, stderr
 
 
@@ -82,7 +86,24 @@ def test_ctrl_c_checkpoints_the_current_step_says_so_in_one_line_and_exits_130(t
     assert (tmp_path / "checkpoints").is_dir() and not (tmp_path / "DONE").exists()
     before = logged_steps(tmp_path)
 
-    code, _ = preempt_after(start(tmp_path), tmp_path, max(before) + 100)
+    rerun = start(tmp_path)
+    code, _ = preempt_after(rerun, tmp_path, max(before) + 100)
     assert code == 143
     after = logged_steps(tmp_path)[len(before) :]
     assert after and min(after) > stopped  # resumed from the Ctrl-C's checkpoint
+    assert f"resuming from step {stopped} ({tmp_path / 'checkpoints' / f'ckpt_{stopped}'})" in rerun.stdout_text
+
+
+def test_a_second_ctrl_c_stops_at_once_in_one_line(tmp_path):
+    process = start(tmp_path)
+    deadline = time.monotonic() + 300
+    while max(logged_steps(tmp_path), default=0) < 200:
+        assert process.poll() is None and time.monotonic() < deadline, "the run never reached step 200"
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    process.send_signal(signal.SIGINT)  # before the first one's call has ended
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 130, stderr
+    lines = [x for x in stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("interrupted (Ctrl-C)"), stderr
+    assert "Traceback" not in stderr

@@ -21,12 +21,12 @@ def test_the_bar_shows_steps_and_the_last_loss_and_lines_go_above_it(monkeypatch
     bar = kd.train.Progress().start(total=3, initial=0)  # enabled=None: stderr is a terminal here
     for _ in range(3):
         bar.step()
-    bar.logged({"losses/l2": 1.0, "losses/total": 0.25})
-    _progress.print_line("step 3 | losses/total 0.25")
+    bar.logged({"losses/l2": 1.0, "losses/kl": 0.25, "losses/total": 1.25, "metrics/acc": 0.5})
+    _progress.print_line("step 3 | l2 1 | kl 0.25")
     bar.close()
     shown = terminal.getvalue()
-    assert "3/3" in shown and "total 0.25" in shown and "step" in shown
-    assert capsys.readouterr().out == "step 3 | losses/total 0.25\n"
+    assert "3/3" in shown and "total 1.25" in shown and "step" in shown  # two losses: their total
+    assert capsys.readouterr().out == "step 3 | l2 1 | kl 0.25\n"
     assert _progress._ACTIVE == []
 
 
@@ -44,6 +44,35 @@ def test_a_training_run_moves_the_bar_to_the_last_step(monkeypatch):
     monkeypatch.setattr("sys.stderr", terminal)
     make_trainer(num_train_steps=5, progress=kd.train.Progress(enabled=True)).train()
     assert "5/5" in terminal.getvalue()
+
+
+def test_between_logging_steps_the_bar_shows_each_calls_loss_once_computed(monkeypatch):
+    shown: list[tuple[str, float]] = []
+    monkeypatch.setattr("sys.stderr", FakeTerminal())
+    monkeypatch.setattr(
+        _progress.Progress._Bar, "losses", lambda self, values: shown.extend(values.items()), raising=True
+    )
+    fields = dict(num_train_steps=12, steps_per_call=1, progress=kd.train.Progress(enabled=True))
+    make_trainer(log_metrics_every=1000, **fields).train()  # logs steps 1 and 12 only
+    first_run = list(shown)
+    logged = kd.writers.InMemoryWriter()
+    make_trainer(log_metrics_every=1, writer=logged, **fields).train()  # the same run, every step logged
+    losses = [value for _, value in logged.scalars["losses/l2"]]
+    assert {name for name, _ in first_run} == {"l2"}
+    values = [value for _, value in first_run]
+    # each step's loss reached the bar (in order, each once the step computed it), not only steps 1 and 12
+    assert len(values) >= 11 and all(v in losses for v in values), (values, losses)
+    assert [losses.index(v) for v in values] == sorted(losses.index(v) for v in values)
+
+
+def test_the_bar_leaves_compile_time_out_of_its_rate(monkeypatch):
+    terminal = FakeTerminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    bar = kd.train.Progress().start(total=10, initial=0)
+    started = bar.bar.start_t
+    bar.exclude(2.5)  # seconds JAX spent compiling
+    assert bar.bar.start_t == started + 2.5
+    bar.close()
 
 
 def test_nothing_is_profiled_unless_asked(tmp_path):

@@ -24,7 +24,6 @@ def test_merge_combines_the_states_of_two_steps():
     second = AuxState(loss_states={"l2": _avg(4.0, 4.0)}, metric_states={"acc": _avg(1.0, 4.0)})
     assert first.merge(second).compute() == {
         "losses/l2": 0.75,
-        "losses/total": 0.75,
         "metrics/acc": 0.5,
     }
 
@@ -66,6 +65,11 @@ def test_compute_names_each_loss_and_their_sum():
 
 def test_compute_without_losses_has_no_total():
     assert AuxState(metric_states={"acc": _avg(1.0, 2.0)}).compute() == {"metrics/acc": 0.5}
+
+
+def test_compute_of_one_loss_has_no_total():  # the loss is its own total
+    aux = AuxState(loss_states={"l2": _avg(1.0, 4.0)}, metric_states={"acc": _avg(1.0, 2.0)})
+    assert aux.compute() == {"losses/l2": 0.25, "metrics/acc": 0.5}
 
 
 def test_compute_gives_python_floats_for_scalars():
@@ -119,14 +123,24 @@ def test_compute_summaries_names_each_summary():
 # ---------------------------------------------------------------------------------------------- from a step
 
 
+def _mlp(params: dict, x: np.ndarray) -> np.ndarray:
+    """`lib.Mlp` in NumPy."""
+    hidden, out = params["hidden"], params["out"]
+    return np.maximum(x @ hidden["kernel"] + hidden["bias"], 0) @ out["kernel"] + out["bias"]
+
+
 def test_a_logging_step_gives_every_loss_and_metric():
     trainer = lib.make_trainer(
         train_losses={"l2": kd.losses.L2(preds="preds", targets="batch.y")},
         train_metrics={"mean_y": kd.metrics.Average(values="batch.y")},
     )
     batch = trainer.train_ds.batch(0)
-    _, aux = trainer.trainstep.step(trainer.init_state(), batch, return_metrics=True)
+    state = trainer.init_state()
+    params = jax.device_get(state.params)  # the loss is of the params before the update
+    _, aux = trainer.trainstep.step(state, batch, return_metrics=True)
     values = aux.compute()
-    assert set(values) == {"losses/l2", "losses/total", "metrics/mean_y"}
-    assert values["losses/total"] == values["losses/l2"]
+    assert set(values) == {"losses/l2", "metrics/mean_y"}
+    assert values["losses/l2"] == pytest.approx(
+        np.mean((_mlp(params, batch["x"]) - batch["y"]) ** 2), rel=1e-5
+    )
     assert values["metrics/mean_y"] == pytest.approx(batch["y"].mean(), rel=1e-5)

@@ -32,17 +32,17 @@ def _rows(tmp_path: Path) -> list[dict]:
 
 def test_the_best_checkpoint_by_an_eval_metric_is_kept_beside_the_latest(tmp_path):
     checkpointer = kd.ckpts.Checkpointer(
-        save_interval_steps=2, max_to_keep=1, best_metric_path="eval/losses/total", best_mode="max"
+        save_interval_steps=2, max_to_keep=1, best_metric_path="eval/losses/l2", best_mode="max"
     )
     _trainer(tmp_path, checkpointer=checkpointer, optimizer=__import__("optax").sgd(0.05)).train()
 
-    evals = {r["step"]: r["eval/losses/total"] for r in _rows(tmp_path) if "eval/losses/total" in r}
+    evals = {r["step"]: r["eval/losses/l2"] for r in _rows(tmp_path) if "eval/losses/l2" in r}
     worst_saved = max((s for s in evals if s > 0), key=evals.get)  # "max" keeps the highest loss
     with kd.ckpts.Checkpointer(
-        workdir=str(tmp_path), save_interval_steps=2, best_metric_path="eval/losses/total"
+        workdir=str(tmp_path), save_interval_steps=2, best_metric_path="eval/losses/l2"
     ) as ckpt:
         assert ckpt.all_steps() == tuple(sorted({worst_saved, 8}))
-        assert ckpt.info(8)["metrics"]["eval/losses/total"] == pytest.approx(evals[8])
+        assert ckpt.info(8)["metrics"]["eval/losses/l2"] == pytest.approx(evals[8])
 
 
 def test_each_checkpoint_holds_the_seed_and_the_training_time_so_far(tmp_path):
@@ -81,8 +81,8 @@ def test_a_restart_continues_the_log_without_duplicates(tmp_path):
 
     _trainer(tmp_path, log_metrics_every=1).train()
 
-    train_steps = [r["step"] for r in _rows(tmp_path) if "losses/total" in r]
-    eval_steps = [r["step"] for r in _rows(tmp_path) if "eval/losses/total" in r]
+    train_steps = [r["step"] for r in _rows(tmp_path) if "losses/l2" in r]
+    eval_steps = [r["step"] for r in _rows(tmp_path) if "eval/losses/l2" in r]
     assert train_steps == list(range(1, 9))
     assert eval_steps == [0, 2, 4, 6, 8]
 
@@ -131,5 +131,5 @@ def test_a_truncated_newest_checkpoint_makes_the_rerun_resume_from_the_previous_
 
     for a, b in zip(jax.tree.leaves(resumed), jax.tree.leaves(straight), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    train_steps = [r["step"] for r in _rows(tmp_path / "run") if "losses/total" in r]
+    train_steps = [r["step"] for r in _rows(tmp_path / "run") if "losses/l2" in r]
     assert train_steps == [1, 8]  # log_metrics_every=100: the first and the last step

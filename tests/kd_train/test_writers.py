@@ -44,14 +44,72 @@ def _printed(writer: kd.writers.PrintWriter) -> list[str]:
 
 def test_print_writer_writes_one_line_of_step_and_values():
     writer = kd.writers.PrintWriter(stream=io.StringIO())
-    writer.write_scalars(100, {"losses/total": 0.0312, "metrics/accuracy": 0.91})
-    assert _printed(writer) == ["step 100 | losses/total 0.0312 | metrics/accuracy 0.91"]
+    writer.write_scalars(100, {"losses/xent": 0.0312, "metrics/accuracy": 0.91})
+    assert _printed(writer) == ["step 100 | xent 0.0312 | accuracy 0.91"]
 
 
-def test_print_writer_rounds_to_five_significant_digits():
+def test_print_writer_shortens_names_and_leaves_the_times_to_the_files():
+    writer = kd.writers.PrintWriter(stream=io.StringIO())
+    writer.write_scalars(
+        100,
+        {
+            "losses/xent": 0.0312,
+            "metrics/accuracy": 0.91,
+            "schedules/lr": 0.001,
+            "val/losses/xent": 0.05,
+            "val/metrics/accuracy": 0.89,
+            "perf/steps_per_sec": 24000.0,
+            "perf/train_seconds": 12.5,
+            "perf/compile_seconds": 3.25,
+        },
+    )
+    writer.write_scalars(
+        101, {"perf/train_seconds": 13.0, "perf/skipped_updates": 2, "losses/total": 0.0412}
+    )  # the other `perf/` values keep their names
+    assert _printed(writer) == [
+        "step 100 | xent 0.0312 | accuracy 0.91 | lr 0.001 | val/xent 0.05 | val/accuracy 0.89 | 24k step/s",
+        "step 101 | perf/skipped_updates 2 | total 0.0412",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("rate", "shown"),
+    [(24000.0, "24k"), (28512.0, "28.5k"), (392.4, "392"), (0.523, "0.523"), (1.5e6, "1.5M")],
+)
+def test_print_writer_writes_the_steps_per_second_before_the_label(rate, shown):
+    writer = kd.writers.PrintWriter(stream=io.StringIO())
+    writer.write_scalars(7, {"perf/steps_per_sec": rate})
+    assert _printed(writer) == [f"step 7 | {shown} step/s"]
+
+
+def test_print_writer_keeps_the_full_names_of_values_whose_short_labels_clash():
+    writer = kd.writers.PrintWriter(stream=io.StringIO())
+    writer.write_scalars(
+        3, {"losses/l2": 0.5, "metrics/l2": 0.25, "val/losses/l2": 0.75, "schedules/lr": 0.1}
+    )
+    assert _printed(writer) == ["step 3 | losses/l2 0.5 | metrics/l2 0.25 | val/l2 0.75 | lr 0.1"]
+
+
+def test_print_writer_keeps_lines_within_max_width():
+    writer = kd.writers.PrintWriter(stream=io.StringIO())
+    long = {f"metrics/accuracy_of_class_{i}": 0.5 for i in range(3)}
+    writer.write_scalars(10, {**long, "metrics/accuracy_of_class_3": 0.5, "metrics/x": 1.0, "metrics/y": 2.0})
+    writer.write_scalars(11, {**long, "metrics/x": 1.0})  # fits without the room kept for `(+N more)`
+    classes = " | ".join(f"accuracy_of_class_{i} 0.5" for i in range(3))
+    assert _printed(writer) == [f"step 10 | {classes} | (+3 more)", f"step 11 | {classes} | x 1"]
+    assert [len(line) for line in _printed(writer)] == [97, 91]  # max_width=100 by default
+
+    narrow = kd.writers.PrintWriter(stream=io.StringIO(), max_width=40)
+    narrow.write_scalars(1, {"metrics/alpha": 0.5, "metrics/beta": 0.25, "metrics/gamma": 0.125})
+    narrow.write_scalars(2, {"metrics/a_name_longer_than_the_whole_line": 1.0})
+    # `beta 0.25` would fit alone, not with the `(+1 more)` gamma then needs.
+    assert _printed(narrow) == ["step 1 | alpha 0.5 | (+2 more)", "step 2 | (+1 more)"]
+
+
+def test_print_writer_rounds_to_four_significant_digits():
     writer = kd.writers.PrintWriter(stream=io.StringIO())
     writer.write_scalars(1, {"lr": np.float32(0.123456789), "big": 123456789.0})
-    assert _printed(writer) == ["step 1 | lr 0.12346 | big 1.2346e+08"]
+    assert _printed(writer) == ["step 1 | lr 0.1235 | big 1.235e+08"]
 
 
 def test_print_writer_truncates_past_max_values():
@@ -63,7 +121,7 @@ def test_print_writer_truncates_past_max_values():
 def test_print_writer_shows_arrays_by_shape():
     writer = kd.writers.PrintWriter(stream=io.StringIO())
     writer.write_scalars(2, {"metrics/per_class": np.zeros((3, 2))})
-    assert _printed(writer) == ["step 2 | metrics/per_class <array (3, 2)>"]
+    assert _printed(writer) == ["step 2 | per_class <array (3, 2)>"]
 
 
 def test_print_writer_writes_a_line_per_call():
@@ -230,9 +288,11 @@ def test_trainer_writes_scalars_on_logging_steps():
     trainer = lib.make_trainer(num_train_steps=5, log_metrics_every=2)
     trainer.train()
     scalars = trainer.writer.scalars
-    assert {"losses/l2", "losses/total", "perf/steps_per_sec"} <= set(scalars)
-    # The first step, every `log_metrics_every`, and the last.
-    assert [step for step, _ in scalars["losses/total"]] == [1, 2, 4, 5]
+    assert {"losses/l2", "perf/steps_per_sec"} <= set(scalars)
+    assert "losses/total" not in scalars  # one loss is its own total
+    # The first step, every `log_metrics_every`, and the last; the rate from the second on (not start-up's).
+    assert [step for step, _ in scalars["losses/l2"]] == [1, 2, 4, 5]
+    assert [step for step, _ in scalars["perf/steps_per_sec"]] == [2, 4, 5]
     assert all(np.isfinite(value) for _, value in scalars["losses/l2"])
 
 
@@ -242,7 +302,6 @@ def test_trainer_writes_eval_values_under_the_eval_name():
     trainer.train()
     scalars = trainer.writer.scalars
     assert [step for step, _ in scalars["val/losses/l2"]] == [0, 2, 4]  # step 0: before training
-    assert [step for step, _ in scalars["val/losses/total"]] == [0, 2, 4]
     assert not any(name.startswith("val/perf") for name in scalars)
 
 
@@ -261,8 +320,8 @@ def test_a_user_writer_of_a_few_lines_receives_the_trainers_scalars():
     _, logged = trainer.train()
     rows = trainer.writer.rows
     assert [step for step, _ in rows] == [1, 2, 3]
-    assert {"losses/l2", "losses/total", "perf/steps_per_sec"} <= set(rows[-1][1])
-    assert rows[-1][1]["losses/total"] == pytest.approx(logged["losses/total"])
+    assert {"losses/l2", "perf/steps_per_sec"} <= set(rows[-1][1])
+    assert rows[-1][1]["losses/l2"] == pytest.approx(logged["losses/l2"])
 
 
 # A run resumed from a checkpoint

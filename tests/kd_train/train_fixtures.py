@@ -314,8 +314,10 @@ class Seeded:
 
 
 def make_trainer(**fields: Any) -> kd.train.Trainer:
-    """A small valid Trainer (linen `Mlp`, adam, MSE, 4 steps, an in-memory writer); `fields` override."""
+    """A small valid Trainer (linen `Mlp`, adam, MSE, 4 steps, an in-memory writer, no checkpointer unless
+    given: the tests of the default checkpointer name it); `fields` override."""
     defaults: dict[str, Any] = {
+        "checkpointer": None,
         "train_ds": Regression(),
         "model": Mlp(),
         "optimizer": optax.adam(1e-2),

@@ -1,6 +1,6 @@
 """Lines for the terminal that keep clear of a progress bar: `print_line(text)`.
 
-    print_line("step 100 | losses/total 0.0312")          # above the bar while one is shown
+    print_line("step 100 | l2 0.0312")          # above the bar while one is shown
     ACTIVE_BARS.append(bar); ...; ACTIVE_BARS.remove(bar)  # what `kd.train.Progress` does with its bar
 
 The bottom of kd-train: the writers (which print log lines) and the training loop's progress bar both use

@@ -10,7 +10,8 @@
 Each checkpoint is saved with a digest of every array and of the data position; `restore_latest` sets
 a damaged one aside (`CheckpointDamagedError`, `CheckpointDigestError`) and restores the one before.
 
-`NoopCheckpointer` has the same interface and keeps nothing (the default without a workdir).
+`NoopCheckpointer` has the same interface and keeps nothing (the default without a workdir, or with
+`Trainer(checkpointer=None)`); with a workdir the Trainer's default is `default_checkpointer(...)`.
 `PartialLoader` (an `InitTransform`) warm-starts a run from parts of another run's checkpoint:
 
     cfg.init_transform = kd.ckpts.PartialLoader(workdir="/runs/pretrain", new_to_old={"params.enc": "params.enc"})
@@ -21,6 +22,8 @@ from ._base import Restored as Restored
 from ._checkpointer import CHECKPOINT_FOLDER_NAME as CHECKPOINT_FOLDER_NAME
 from ._checkpointer import UNREADABLE_FOLDER_NAME as UNREADABLE_FOLDER_NAME
 from ._checkpointer import Checkpointer as Checkpointer
+from ._default import DefaultCheckpointer as DefaultCheckpointer
+from ._default import default_checkpointer as default_checkpointer
 from ._errors import CheckpointDamagedError as CheckpointDamagedError
 from ._errors import CheckpointDigestError as CheckpointDigestError
 from ._errors import CheckpointReadError as CheckpointReadError
@@ -42,10 +45,12 @@ __all__ = [
     "CheckpointStructureError",
     "CheckpointWarning",
     "Checkpointer",
+    "DefaultCheckpointer",
     "InitTransform",
     "NoopCheckpointer",
     "PartialKauldronLoader",
     "PartialLoadError",
     "PartialLoader",
     "Restored",
+    "default_checkpointer",
 ]

@@ -15,6 +15,8 @@ import re
 import sys
 import threading
 
+from kd._terminal import print_line
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -209,3 +211,141 @@ class HeldIOErrorNoise(logging.Filter):
             for replay in self.held:
                 replay()
         self.held.clear()
+
+
+# ---------------------------------------------------------------- crashes in user code
+
+# The installed libraries and kd's own packages: frames in them are not the user's (`--traceback=full`
+# shows them). The rest (a config file, a model of one's own, a data loader, a test) is the user's code.
+_LIBRARY_PACKAGES = ("kd", "konfig", "kontext", "ktyping", "kd_compat")
+TRACEBACK_ENV = "KD_TRACEBACK"
+"""`KD_TRACEBACK=full kd-train ...` shows whole tracebacks, as `--traceback=full` does."""
+_SHOWN_FRAMES = 6  # the user's frames nearest to the error; the rest are counted
+_JAX_FILTER_NOTE = re.compile(r"^-+\s*$|JAX has removed its internal frames", re.MULTILINE)
+
+
+def _library_roots() -> tuple[str, ...]:
+    import importlib.util
+    import sysconfig
+
+    roots = {sysconfig.get_paths()[name] for name in ("stdlib", "platstdlib", "purelib", "platlib")}
+    for package in _LIBRARY_PACKAGES:
+        spec = importlib.util.find_spec(package)
+        for location in (spec.submodule_search_locations or []) if spec is not None else []:
+            roots.add(location)
+    return tuple(os.path.realpath(root) + os.sep for root in roots if root)
+
+
+def is_user_file(filename: str, roots: tuple[str, ...] | None = None) -> bool:
+    """Whether a frame of `filename` is the user's code (not Python's, an installed library's or kd's)."""
+    if not filename or filename.startswith("<"):
+        return False  # `<frozen importlib._bootstrap>`, `<string>`: Python's machinery
+    path = os.path.realpath(filename)
+    return not path.startswith(roots if roots is not None else _library_roots())
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """`error`, then its causes (`raise ... from`) and contexts, outermost first."""
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in chain and len(chain) < 20:
+        chain.append(current)
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    return chain
+
+
+def user_frames(error: BaseException) -> tuple[BaseException, list[Any]] | None:
+    """`(exception, its user frames)` for the innermost exception of `error`'s chain raised through user code
+    (`traceback.FrameSummary`s, outermost first), or None when no user frame is on any of its tracebacks."""
+    import traceback
+
+    roots = _library_roots()
+    for current in reversed(_chain(error)):
+        frames = [f for f in traceback.extract_tb(current.__traceback__) if is_user_file(f.filename, roots)]
+        if frames:
+            return current, frames
+    return None
+
+
+def describe_user_error(error: BaseException, where: str | None) -> str:
+    """The crash of user code as a few lines: where in the run, the error, the user's frames nearest to it.
+
+    error while training, steps 1-100: ValueError: cannot reshape array of shape (64, 256) into (64, 100)
+      File "/home/me/models.py", line 12, in __call__
+        x = x.reshape((x.shape[0], 100))
+    (your code's frames; --traceback=full or KD_TRACEBACK=full shows all 41)
+    """
+    import traceback
+
+    found = user_frames(error)
+    assert found is not None
+    raised, frames = found
+    total = sum(len(traceback.extract_tb(e.__traceback__)) for e in _chain(error))
+    message = _error_text(error)
+    if raised is not error and _error_text(raised) not in message:
+        message += f"\n  (raised as {_error_text(raised)})"
+    lines = [f"error while {where}: {message}" if where else f"error: {message}"]
+    hidden = len(frames) - _SHOWN_FRAMES
+    if hidden > 0:
+        lines.append(f"  ... {hidden} earlier frame(s) of your code")
+    for frame in frames[-_SHOWN_FRAMES:]:
+        lines.append(f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}')
+        if frame.line:
+            lines.append(f"    {frame.line.strip()}")
+    lines.append(f"(your code's frames; --traceback=full or {TRACEBACK_ENV}=full shows all {total} frame(s))")
+    return "\n".join(lines)
+
+
+def _error_text(error: BaseException) -> str:
+    """`ValueError: cannot reshape ...`; a KeyError's message unquoted; the notes after it."""
+    text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+    name = type(error).__name__
+    text = f"{name}: {text}" if text else name
+    for note in getattr(error, "__notes__", None) or ():
+        if not _JAX_FILTER_NOTE.search(str(note)):  # "JAX has removed its internal frames": so do we
+            text += f"\n  {note}"
+    return text
+
+
+def describe_syntax_error(error: SyntaxError) -> str:
+    """`examples/x.py, line 12: invalid syntax`, the line and a caret: a config file that does not parse."""
+    where = error.filename or "the config"
+    lines = [f"error: {where}, line {error.lineno}: {error.msg}"]
+    if error.text:
+        text = error.text.rstrip("\n")
+        stripped = text.lstrip()
+        lines.append(f"    {stripped}")
+        if error.offset:
+            column = max(error.offset - 1 - (len(text) - len(stripped)), 0)
+            lines.append("    " + " " * column + "^")
+    return "\n".join(lines)
+
+
+class one_line_warnings:
+    """Shows each warning as one line, `warning: <message>` (no source line of the library that warned),
+    while a command runs; kd's own warnings say what happened and what to do.
+
+        with one_line_warnings():
+            warnings.warn("Ignoring the incomplete checkpoint ...")   # warning: Ignoring the incomplete ...
+    """
+
+    def __enter__(self) -> one_line_warnings:
+        import warnings
+
+        self._shown = warnings.showwarning
+        warnings.showwarning = self._show
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import warnings
+
+        warnings.showwarning = self._shown
+
+    @staticmethod
+    def _show(
+        message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None
+    ) -> None:
+
+        own = (category.__module__ or "").split(".")[0] in _LIBRARY_PACKAGES
+        kind = "" if own or category is UserWarning else f"{category.__name__}: "
+        print_line(f"warning: {kind}{message}", file or sys.stderr)

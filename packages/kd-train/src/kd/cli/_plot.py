@@ -1,7 +1,11 @@
 """`kd-train plot`: the curves logged in runs' `metrics.jsonl` (and `eval_metrics.jsonl`), one panel per
-metric, runs overlaid.
+metric, train and evaluator values of a metric on the same axes, runs overlaid.
 
     path = plot_runs(["/tmp/run_a", "/tmp/run_b"], metrics=["losses/*"])  # /tmp/run_a/metrics.png
+
+`losses/xent` and an evaluator's `val/losses/xent` share the panel `losses/xent` (lines `train` and `val`),
+so a widening gap (overfitting) shows. `perf/*` panels (steps per second, ...) are drawn only when asked
+for (`metrics=["perf/*"]` or `perf=True`). `plot_panels` gives the layout as data, `metrics_figure` draws it.
 
 matplotlib is an optional extra (`pip install 'kd-train[plot]'`), imported only here, and drawn
 through its Agg canvas directly so the user's pyplot backend is left as it is.
@@ -27,7 +31,16 @@ if TYPE_CHECKING:
 
     from matplotlib.figure import Figure
 
-__all__ = ["RunCurves", "metrics_figure", "plot_runs", "read_metrics"]
+__all__ = [
+    "Line",
+    "Panel",
+    "RunCurves",
+    "metrics_figure",
+    "plot_panels",
+    "plot_runs",
+    "read_metrics",
+    "split_name",
+]
 
 METRICS_FILE = "metrics.jsonl"
 EVAL_METRICS_FILE = "eval_metrics.jsonl"  # kd-train eval's (kd.evals.EVAL_METRICS_FILE)
@@ -36,6 +49,11 @@ _NOT_METRICS = frozenset({"step", "wall_time"})
 _INSTALL_HINT = "pip install 'kd-train[plot]'"
 _MAX_COLUMNS = 3
 _LOG_SPAN = 100.0  # more than two decades between the smallest and largest value: log scale
+TRAIN = "train"  # the split of the values the training loop logs itself (kd.writers' TensorBoard folder)
+PERF_PATTERN = "perf/*"
+_VALUE_GROUPS = frozenset({"losses", "metrics"})  # what an evaluator logs under its prefix
+_TRAIN_GROUPS = _VALUE_GROUPS | {"perf", "schedules", "summaries"}  # never an evaluator's prefix
+_LINESTYLES = ("-", "--", ":", "-.")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -45,6 +63,39 @@ class RunCurves:
     label: str
     workdir: pathlib.Path
     curves: dict[str, tuple[list[float], list[float]]]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Line:
+    """One curve of a panel: the logged `name` (`"val/losses/xent"`) of one run, and how it is drawn.
+
+    `label` is its legend text: the run (when several are plotted) and the split (when the panel has
+    more than one); `color` and `linestyle` are matplotlib's (`"C0"`, `"--"`).
+    """
+
+    label: str
+    name: str
+    run: str
+    split: str
+    steps: list[float]
+    values: list[float]
+    color: str
+    linestyle: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Panel:
+    """One set of axes: a metric (`losses/xent`) with its train and evaluator lines, of every run."""
+
+    title: str
+    ylabel: str
+    lines: tuple[Line, ...]
+    log_scale: bool
+
+    @property
+    def legend(self) -> bool:
+        """Whether the panel has a legend: only when it has more than one line to tell apart."""
+        return len(self.lines) > 1
 
 
 def read_metrics(workdir: str | os.PathLike[str]) -> dict[str, tuple[list[float], list[float]]]:
@@ -116,40 +167,115 @@ def _read_jsonl(path: pathlib.Path, by_metric: dict[str, dict[float, float]]) ->
     return last
 
 
-def metrics_figure(
-    workdirs: Sequence[str | os.PathLike[str]], metrics: Sequence[str] | None = None
-) -> Figure:
-    """Draws the runs' curves: one panel (titled by the metric) per metric, one line per run.
+def split_name(name: str) -> tuple[str, str]:
+    """`(split, metric)` of a logged name: `"val/losses/xent"` -> `("val", "losses/xent")` for an
+    evaluator `val` (its prefix may hold slashes: `"val/hard/metrics/accuracy"`), `"losses/xent"` ->
+    `("train", "losses/xent")`. A name is an evaluator's when a later part is `losses` or `metrics` and no
+    earlier one is a training group (`losses`, `metrics`, `perf`, `schedules`, `summaries`).
+    """
+    parts = name.split("/")
+    for index, part in enumerate(parts):
+        if part in _TRAIN_GROUPS:
+            if index > 0 and part in _VALUE_GROUPS and index < len(parts) - 1:
+                return "/".join(parts[:index]), "/".join(parts[index:])
+            break
+    return TRAIN, name
 
-    `metrics` are glob patterns (`"losses/*"`, `"eval/*accuracy"`) choosing the panels, in pattern
-    order; by default every metric any run logged. A panel whose positive values span more than two
-    decades has a log y axis. The figure is drawn on matplotlib's Agg canvas (pyplot is not used).
+
+def plot_panels(
+    workdirs: Sequence[str | os.PathLike[str]],
+    metrics: Sequence[str] | None = None,
+    *,
+    perf: bool = False,
+) -> list[Panel]:
+    """The panels `metrics_figure` draws, as data: which metric each shows, its lines, its y scale.
+
+    `metrics` are glob patterns (`"losses/*"`, `"val/*"`, `"perf/*"`) choosing the panels, in pattern
+    order; a pattern matching a panel's metric (`losses/xent`) brings all its lines (train and `val`), one
+    matching only a logged name (`val/losses/xent`) brings that line. By default every metric any run
+    logged except `perf/*`, which `perf=True` (or a pattern naming them) adds. A panel whose positive
+    values span more than two decades has a log y axis.
+
+    Usage: `[p.title for p in plot_panels(["/tmp/run"])]` -> `["losses/xent", "metrics/accuracy"]`.
+    """
+    runs = _read_runs(workdirs)
+    chosen = _select(runs, metrics, perf=perf)
+    several_runs = len(runs) > 1
+    panels = []
+    for metric, names in chosen.items():
+        found = [(r, run, n) for r, run in enumerate(runs) for n in names if n in run.curves]
+        splits = list(dict.fromkeys(split_name(n)[0] for _, _, n in found))
+        lines = []
+        for r, run, name in found:
+            split = split_name(name)[0]
+            shown = [run.label] if several_runs else []
+            if len(splits) > 1:
+                shown.append(split)
+            steps, values = run.curves[name]
+            lines.append(
+                Line(
+                    label=": ".join(shown) or split,
+                    name=name,
+                    run=run.label,
+                    split=split,
+                    steps=steps,
+                    values=values,
+                    color=f"C{r if several_runs else splits.index(split)}",
+                    linestyle=_LINESTYLES[splits.index(split) % len(_LINESTYLES)],
+                )
+            )
+        drawn = [v for line in lines for v in line.values]
+        only = splits[0] if len(splits) == 1 else TRAIN
+        panels.append(
+            Panel(
+                title=metric if only == TRAIN else f"{metric} ({only})",
+                ylabel=metric,
+                lines=tuple(lines),
+                log_scale=bool(drawn) and min(drawn) > 0 and max(drawn) / min(drawn) > _LOG_SPAN,
+            )
+        )
+    return panels
+
+
+def metrics_figure(
+    workdirs: Sequence[str | os.PathLike[str]],
+    metrics: Sequence[str] | None = None,
+    *,
+    perf: bool = False,
+) -> Figure:
+    """Draws `plot_panels(workdirs, metrics, perf=perf)`: one panel per metric, titled and y-labelled by
+    it, x labelled `step`; a legend only where a panel has more than one line. The figure is drawn on
+    matplotlib's Agg canvas (pyplot is not used).
 
     Usage: `fig = metrics_figure(["/tmp/a", "/tmp/b"]); [ax.get_title() for ax in fig.axes]`.
     """
     figure_cls, canvas_cls = _import_matplotlib()
-    runs = _read_runs(workdirs)
-    names = _select(runs, metrics)
-    columns = min(_MAX_COLUMNS, len(names))
-    rows = math.ceil(len(names) / columns)
+    panels = plot_panels(workdirs, metrics, perf=perf)
+    columns = min(_MAX_COLUMNS, len(panels))
+    rows = math.ceil(len(panels) / columns)
     fig = figure_cls(figsize=(4.8 * columns, 3.4 * rows), layout="constrained")
     canvas_cls(fig)
-    for index, name in enumerate(names):
+    for index, panel in enumerate(panels):
         ax = fig.add_subplot(rows, columns, index + 1)
-        ax.set_title(name, fontsize=10)
+        ax.set_title(panel.title, fontsize=10)
         ax.set_xlabel("step", fontsize=8)
+        ax.set_ylabel(panel.ylabel, fontsize=8)
         ax.tick_params(labelsize=8)
         ax.grid(True, alpha=0.3)
-        drawn: list[float] = []
-        for run in runs:
-            if name not in run.curves:
-                continue
-            steps, values = run.curves[name]
-            ax.plot(steps, values, label=run.label, marker="." if len(steps) < 50 else None, linewidth=1.2)
-            drawn.extend(values)
-        if drawn and min(drawn) > 0 and max(drawn) / min(drawn) > _LOG_SPAN:
+        for line in panel.lines:
+            ax.plot(
+                line.steps,
+                line.values,
+                label=line.label,
+                color=line.color,
+                linestyle=line.linestyle,
+                marker="." if len(line.steps) < 50 else None,
+                linewidth=1.2,
+            )
+        if panel.log_scale:
             ax.set_yscale("log")
-        ax.legend(fontsize=7)
+        if panel.legend:
+            ax.legend(fontsize=7)
     return fig
 
 
@@ -157,16 +283,19 @@ def plot_runs(
     workdirs: Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str] | None = None,
     metrics: Sequence[str] | None = None,
+    *,
+    perf: bool = False,
 ) -> pathlib.Path:
-    """Saves `metrics_figure(workdirs, metrics)` as a PNG and returns its path.
+    """Saves `metrics_figure(workdirs, metrics, perf=perf)` as a PNG and returns its path.
 
     `out` is a `.png` file or an existing directory (then `<out>/metrics.png`); by default
     `<first workdir>/metrics.png`. Missing parent directories of `out` are created.
 
-    Usage: `plot_runs(["/tmp/run_a", "/tmp/run_b"], out="/tmp/compare.png", metrics=["losses/*"])`.
+    Usage: `plot_runs(["/tmp/run_a", "/tmp/run_b"], out="/tmp/compare.png", metrics=["losses/*"])`;
+    `plot_runs(["/tmp/run"], metrics=["perf/*"])` draws the throughput panels the default leaves out.
     """
     path = _output_path(_workdir_paths(workdirs)[0], out)
-    fig = metrics_figure(workdirs, metrics)
+    fig = metrics_figure(workdirs, metrics, perf=perf)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, format="png", dpi=100)
@@ -227,24 +356,42 @@ def _labels(paths: Sequence[pathlib.Path]) -> list[str]:
     return unique
 
 
-def _select(runs: Sequence[RunCurves], patterns: Sequence[str] | None) -> list[str]:
-    available = list(dict.fromkeys(name for run in runs for name in run.curves))
-    if patterns is None:
-        return available
+def _select(runs: Sequence[RunCurves], patterns: Sequence[str] | None, *, perf: bool) -> dict[str, list[str]]:
+    """`{metric: the logged names drawn in its panel}`, panels in pattern order (by default, in the order
+    the runs logged them), a panel's train line before its evaluators' lines."""
+    logged = list(dict.fromkeys(name for run in runs for name in run.curves))
+    by_metric: dict[str, list[str]] = {}
+    for name in sorted(
+        logged, key=lambda n: split_name(n)[0] != TRAIN
+    ):  # train lines first, then evaluators'
+        by_metric.setdefault(split_name(name)[1], []).append(name)
     if isinstance(patterns, str):  # one pattern given bare, not a one-letter-per-pattern sequence
         patterns = [patterns]
-    if not patterns:
-        raise CliError(f"--metrics: expected at least one pattern, found none. Logged metrics: {available}.")
-    chosen: list[str] = []
+    if patterns is not None and not patterns:
+        raise CliError(f"--metrics: expected at least one pattern, found none. Logged metrics: {logged}.")
+    if patterns is None:
+        kept = {
+            m: names for m, names in by_metric.items() if perf or not fnmatch.fnmatchcase(m, PERF_PATTERN)
+        }
+        return kept or by_metric  # a run that logged only perf/*: those rather than an empty figure
+    if perf:
+        patterns = [*patterns, PERF_PATTERN]
+    selected: dict[str, list[str]] = {}
     for pattern in patterns:
-        matched = [name for name in available if fnmatch.fnmatchcase(name, pattern)]
-        if not matched:
+        matched = False
+        for metric, names in by_metric.items():
+            whole = fnmatch.fnmatchcase(metric, pattern)
+            picked = [n for n in names if whole or fnmatch.fnmatchcase(n, pattern)]
+            if picked:
+                matched = True
+                panel = selected.setdefault(metric, [])
+                panel.extend(n for n in picked if n not in panel)
+        if not matched and not (perf and pattern == PERF_PATTERN):
             raise CliError(
-                f"--metrics {pattern!r}: matches none of the logged metrics {available} "
-                f'(patterns are globs such as "losses/*").'
+                f"--metrics {pattern!r}: matches none of the logged metrics {logged} "
+                f'(patterns are globs such as "losses/*" or "val/*").'
             )
-        chosen.extend(name for name in matched if name not in chosen)
-    return chosen
+    return {metric: [n for n in by_metric[metric] if n in names] for metric, names in selected.items()}
 
 
 def _output_path(first_workdir: str | os.PathLike[str], out: str | os.PathLike[str] | None) -> pathlib.Path:

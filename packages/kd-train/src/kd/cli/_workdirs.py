@@ -66,3 +66,56 @@ def run_file(workdir: str | os.PathLike[str], name: str, missing: str) -> pathli
     if not path.is_file():
         raise CliError(f"{folder}: no {name} in this workdir ({missing}).")
     return path
+
+
+PREVIOUS_FOLDER = "previous"
+"""`--force` moves an earlier run's files into `<workdir>/previous/<time>/` (never deletes them)."""
+
+
+def saved_steps(workdir: str | os.PathLike[str]) -> list[int]:
+    """The complete checkpoints under `<workdir>/checkpoints` (`ckpt_<step>`; orbax's unfinished temporary
+    folders are not), sorted."""
+    try:
+        names = os.listdir(os.path.join(workdir, "checkpoints"))
+    except OSError:
+        return []
+    return sorted(int(n[len("ckpt_") :]) for n in names if n.startswith("ckpt_") and n[5:].isdigit())
+
+
+def last_logged_step(workdir: str | os.PathLike[str]) -> int | None:
+    """The step of the last row of `<workdir>/metrics.jsonl`, or None when there is no row."""
+    import json
+
+    try:
+        with open(os.path.join(workdir, "metrics.jsonl"), "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(f.tell() - 65536, 0))
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            step = json.loads(line).get("step")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(step, int):
+            return step
+    return None
+
+
+def archive_run(workdir: str | os.PathLike[str]) -> pathlib.Path:
+    """Moves everything in `workdir` (but earlier archives) to `<workdir>/previous/<UTC time>/`; returns it."""
+    import datetime
+
+    folder = pathlib.Path(workdir)
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
+    target = folder / PREVIOUS_FOLDER / stamp
+    suffix = 1
+    while target.exists():
+        suffix += 1
+        target = folder / PREVIOUS_FOLDER / f"{stamp}-{suffix}"
+    target.mkdir(parents=True)
+    for entry in sorted(folder.iterdir()):
+        if entry.name != PREVIOUS_FOLDER:
+            entry.rename(target / entry.name)
+    return target

@@ -1,7 +1,7 @@
 """kd.evals: evaluators run by the Trainer on a schedule (Kauldron's names), or on a run's checkpoints.
 
 cfg.evals = {"eval": kd.evals.Evaluator(run=kd.evals.EveryNSteps(100), num_batches=None)}
-values = trainer.evals["eval"].evaluate(state=state, step=100)  # {"losses/total": ..., ...}
+values = trainer.evals["eval"].evaluate(state=state, step=100)  # {"losses/<name>": ..., "metrics/<name>": ...}
 kd.evals.evaluate_checkpoints(trainer)  # each checkpoint of trainer.workdir, as `kd-train eval` does
 """
 

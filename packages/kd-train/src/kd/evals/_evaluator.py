@@ -27,7 +27,7 @@ from kd.train import ConfigError, KeyPathError, ShapeMismatchError, TrainStep
 class Evaluator:
     """Runs `num_batches` batches of `ds` (all of one epoch when None) with the model in eval mode.
 
-    Usage: `evaluator.evaluate(state=state, step=1000)` -> `{"losses/total": 0.12, "metrics/accuracy": 0.9}`;
+    Usage: `evaluator.evaluate(state=state, step=1000)` -> `{"losses/xent": 0.12, "metrics/accuracy": 0.9}`;
     `evaluator.evaluate_states(state, step)` gives the merged `AuxState` (summaries included).
 
     Attributes (Kauldron's): `name` is the prefix of the logged values (default: the key in `Trainer.evals`);

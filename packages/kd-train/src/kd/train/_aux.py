@@ -1,7 +1,7 @@
 """What a step hands back besides the new state: loss, metric and summary states, merged and computed on the host.
 
 state, aux = trainer.trainstep.step(state, batch, return_metrics=True)
-aux.compute()   # {"losses/total": 0.12, "losses/recon": 0.12, "metrics/accuracy": 0.97}
+aux.compute()   # {"losses/recon": 0.12, "metrics/accuracy": 0.97} (and "losses/total" with 2+ losses)
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ class AuxState:
         )
 
     def compute(self) -> dict[str, Any]:
-        """Scalars by name: `losses/<name>`, `losses/total`, `metrics/<name>[/<sub>]`. Pulls values to the host."""
+        """Scalars by name: `losses/<name>`, `losses/total` (of two or more losses), `metrics/<name>[/<sub>]`.
+        Pulls values to the host."""
         loss_states, metric_states = jax.device_get(
             (self.loss_states, self.metric_states)
         )  # not the summaries
@@ -42,7 +43,8 @@ class AuxState:
             values = {name: float(np.asarray(state.compute())) for name, state in loss_states.items()}
             for name, value in values.items():
                 out[f"losses/{name}"] = value
-            out["losses/total"] = float(sum(values.values()))
+            if len(values) > 1:  # one loss is its own total
+                out["losses/total"] = float(sum(values.values()))
         for name, state in metric_states.items():
             _put(out, f"metrics/{name}", state.compute())
         return out

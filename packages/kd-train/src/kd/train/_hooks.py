@@ -19,7 +19,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from kd.train._nonfinite import NonFiniteWatch
+from kd._phase import during
+from kd.train._nonfinite import NonFiniteWatch, ready_losses
 from kd.train._plan import Call, time_capped
 from kd.train._runner import CallOutput
 
@@ -69,12 +70,57 @@ class ProfilerHook(BaseHook):
             jax.profiler.stop_trace()
 
 
+# JAX's compile phases (tracing, lowering, XLA compiling), reported through `jax.monitoring`.
+_COMPILE_EVENTS = frozenset(
+    {
+        "/jax/core/compile/jaxpr_trace_duration",
+        "/jax/core/compile/jaxpr_to_mlir_module_duration",
+        "/jax/core/compile/backend_compile_duration",
+    }
+)
+_compiled_seconds = [0.0]  # this process's, since the first CompileClock
+_listening = [False]
+
+
+def _on_duration(event: str, seconds: float, **_: Any) -> None:
+    if event in _COMPILE_EVENTS:
+        _compiled_seconds[0] += seconds
+
+
+class CompileClock:
+    """Seconds JAX spent compiling (tracing, lowering, XLA) since this clock was made: `clock.seconds()`."""
+
+    def __init__(self) -> None:
+        if not _listening[0]:  # one listener for the process, registered once
+            jax.monitoring.register_event_duration_secs_listener(_on_duration)
+            _listening[0] = True
+        self._start = _compiled_seconds[0]
+
+    def seconds(self) -> float:
+        return _compiled_seconds[0] - self._start
+
+
 class ProgressHook(BaseHook):
-    def __init__(self, bar: Any) -> None:
-        self.bar = bar
+    """Moves the bar by the call's updates, leaves compile time out of its rate, and shows the latest loss
+    a call brought back once it is computed (the previous call's, if this one's is still running)."""
+
+    def __init__(self, bar: Any, compile_clock: CompileClock) -> None:
+        self.bar, self.compile_clock = bar, compile_clock
+        self._compiled = compile_clock.seconds()
+        self._pending: Any = None
 
     def after(self, call: Call, state: Any, out: CallOutput) -> None:
         self.bar.step(call.updates)
+        if not self.bar.shown:
+            return
+        compiled = self.compile_clock.seconds()
+        self.bar.exclude(compiled - self._compiled)
+        self._compiled = compiled
+        for states in (self._pending, out.losses[-1][1] if out.losses else None):
+            values = ready_losses(states) if states is not None else None
+            if values is not None:
+                self.bar.losses(values)
+        self._pending = out.losses[-1][1] if out.losses else None
 
 
 class PreemptionHook(BaseHook):
@@ -130,7 +176,13 @@ class CallTimer(BaseHook):
 
 
 class MetricsHook(BaseHook):
-    """On logging steps: the losses and metrics, the schedules' values and `perf/*`, to the writer and bar."""
+    """On logging steps: the losses and metrics, the schedules' values and `perf/*`, to the writer and bar.
+
+    `perf/steps_per_sec` is the updates of the logging window over its seconds, less the time JAX spent
+    compiling in it and without the evaluations and saves after the previous logging step (which have their
+    own times); the first window of a run (start-up, warm-up) logs none. `perf/compile_seconds` is the
+    compile time of this invocation so far.
+    """
 
     def __init__(
         self,
@@ -139,28 +191,43 @@ class MetricsHook(BaseHook):
         bar: Any,
         schedules: Mapping[str, Callable[[int], Any]],
         clock: RunClock,
+        compile_clock: CompileClock,
         watch: NonFiniteWatch,
-        start: int,
     ) -> None:
         self.writer, self.bar, self.schedules, self.clock, self.watch = writer, bar, schedules, clock, watch
+        self.compile_clock = compile_clock
         self.last: dict[str, Any] = {}  # the last logged values (what `Trainer.train` returns)
-        self._last_time, self._last_step = time.perf_counter(), start
+        self._window: tuple[float, float, int] | None = None  # (time, compile seconds, step) at its start
+        self._run_start: int | None = None
+        self._restart = True
+
+    def before(self, call: Call) -> None:
+        if self._run_start is None:
+            self._run_start = call.start
+        if self._restart:  # the first call after a logging step (its evaluations and save are done)
+            self._window = (time.perf_counter(), self.compile_clock.seconds(), call.start)
+            self._restart = False
 
     def after(self, call: Call, state: Any, out: CallOutput) -> None:
         if not call.log_metrics:
             return
         step = call.end
         assert out.aux is not None
-        logged = out.aux.compute()
+        with during(f"computing the losses and metrics of step {step}"):
+            logged = out.aux.compute()
         # The values the update that reached `step` used (optax counts from 0: `schedule(step - 1)`).
         logged.update({f"schedules/{name}": float(fn(step - 1)) for name, fn in self.schedules.items()})
-        # The rate since the previous log; a window where a step variant first compiles includes that compile.
-        now = time.perf_counter()
-        logged["perf/steps_per_sec"] = (step - self._last_step) / max(now - self._last_time, 1e-9)
+        now, compiled = time.perf_counter(), self.compile_clock.seconds()
+        assert self._window is not None
+        started, compiled_before, first = self._window
+        seconds = (now - started) - (compiled - compiled_before)
+        if first > self._run_start:  # the first window (start-up, first calls) is not a rate of training
+            logged["perf/steps_per_sec"] = (step - first) / max(seconds, 1e-9)
         logged["perf/train_seconds"] = now - self.clock.started
+        logged["perf/compile_seconds"] = compiled
         if self.watch.policy == "skip":
             logged["perf/skipped_updates"] = self.watch.skipped
-        self._last_time, self._last_step = now, step
+        self._restart = True
         self.writer.write_scalars(step, logged)
         self.bar.logged(logged)
         self.last = out.logged = logged
@@ -173,7 +240,9 @@ class SummariesHook(BaseHook):
     def after(self, call: Call, state: Any, out: CallOutput) -> None:
         if call.log_summaries:
             assert out.aux is not None
-            self.writer.write_summaries(call.end, out.aux.compute_summaries())
+            with during(f"computing the summaries of step {call.end}"):
+                summaries = out.aux.compute_summaries()
+            self.writer.write_summaries(call.end, summaries)
 
 
 class EvaluatorsHook(BaseHook):
@@ -198,9 +267,10 @@ def evaluate_and_write(evaluators: Mapping[str, Any], state: Any, step: int, wri
     summaries: dict[str, Any] = {}
     for name, evaluator in evaluators.items():
         prefix = getattr(evaluator, "name", None) or name
-        aux = evaluator.evaluate_states(state, step)
-        values.update({f"{prefix}/{key}": _host(value) for key, value in aux.compute().items()})
-        summaries.update({f"{prefix}/{key}": value for key, value in aux.compute_summaries().items()})
+        with during(f"evaluator {name!r} at step {step}"):
+            aux = evaluator.evaluate_states(state, step)
+            values.update({f"{prefix}/{key}": _host(value) for key, value in aux.compute().items()})
+            summaries.update({f"{prefix}/{key}": value for key, value in aux.compute_summaries().items()})
     writer.write_scalars(step, values)
     if summaries:
         writer.write_summaries(step, summaries)

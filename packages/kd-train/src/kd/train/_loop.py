@@ -14,11 +14,15 @@ with TrainingRun(trainer) as run:      # records the run, restores or inits, ope
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 from typing import Any
 
+import jax
+
 from kd._interfaces import Hook
+from kd._phase import during
 from kd.train import _hooks
 from kd.train._feed import make_feed
 from kd.train._inspect import parameter_table
@@ -75,8 +79,11 @@ class TrainingRun:
         watch = self._watch = NonFiniteWatch(
             policy=t.on_nonfinite_loss, last_checkpoint=lambda: checkpointer.latest_step
         )
-        self.state, data, run_info = t._restore_or_init()
+        with during("initializing the train state and the data (or restoring them)"):
+            self.state, data, run_info = t._restore_or_init()
         start = self._reached = int(self.state.step)
+        if run_info is not None and jax.process_index() == 0:
+            print_line(_resuming_line(start, checkpointer))
         writer.resume_from(start if run_info is not None else -1)
         self._clock = _hooks.RunClock(float((run_info or {}).get("train_seconds", 0.0)))
         watch.skipped = int((run_info or {}).get("skipped_updates", 0))
@@ -92,13 +99,19 @@ class TrainingRun:
         )
         self.runner = CallRunner(t.trainstep, feed, size)
         timer = _hooks.CallTimer(size)
+        compile_clock = _hooks.CompileClock()
         self._profiler = _hooks.ProfilerHook(t.profiler) if t.profiler is not None else None
         self._metrics = _hooks.MetricsHook(
-            writer=writer, bar=self._bar, schedules=t.schedules, clock=self._clock, watch=watch, start=start
+            writer=writer,
+            bar=self._bar,
+            schedules=t.schedules,
+            clock=self._clock,
+            compile_clock=compile_clock,
+            watch=watch,
         )
         self.hooks: list[Hook] = [
             *([self._profiler] if self._profiler is not None else []),
-            _hooks.ProgressHook(self._bar),
+            _hooks.ProgressHook(self._bar, compile_clock),
             _hooks.PreemptionHook(self._preemption),
             _hooks.NonFiniteHook(watch),
             timer,
@@ -166,6 +179,13 @@ def _preempted_line(step: int, trainer: Trainer, signum: int | None) -> str:
         f"{where}: nothing was saved (the Trainer has no checkpointer), so running the same command again "
         "starts over; set checkpointer=kd.ckpts.Checkpointer(...) to resume after a preemption"
     )
+
+
+def _resuming_line(step: int, checkpointer: Any) -> str:
+    """`resuming from step 7200 (/tmp/run/checkpoints/ckpt_7200)`."""
+    directory = getattr(checkpointer, "directory", None)
+    where = f" ({os.path.join(os.fspath(directory), f'ckpt_{step}')})" if directory is not None else ""
+    return f"resuming from step {step}{where}"
 
 
 def _cadence(trainer: Trainer) -> Cadence:

@@ -132,6 +132,20 @@ def _values(states: Any) -> list[dict[str, float]]:
     return [{name: float(np.asarray(state.compute())) for name, state in states.items()}]
 
 
+def ready_losses(states: Any) -> dict[str, float] | None:
+    """The losses of the last update in `states` (a step's, or a fused call's stacked ones), or None while
+    they are still being computed (nothing waits)."""
+    leaves = jax.tree.leaves(states)
+    if not all(getattr(leaf, "is_ready", lambda: True)() for leaf in leaves):
+        return None
+    if isinstance(states, tuple):
+        num_steps, stacked = states
+        states = jax.tree.map(lambda x: x[num_steps - 1], _to_host(stacked))
+    else:
+        states = _to_host(states)
+    return {name: float(np.asarray(state.compute())) for name, state in states.items()}
+
+
 def _describe(values: dict[str, float]) -> str:
     shown = [f"{name} = {value:.4g}" for name, value in values.items() if not math.isfinite(value)]
     finite = [f"{name} = {value:.4g}" for name, value in values.items() if math.isfinite(value)]

@@ -1,9 +1,11 @@
-"""`Progress`: the terminal progress bar of a run (tqdm on stderr: step, steps/s, ETA, last loss).
+"""`Progress`: the terminal progress bar of a run (tqdm on stderr: step, steps/s, ETA, latest loss).
 
     trainer = kd.train.Trainer(..., progress=kd.train.Progress(enabled=False))  # plain lines only
 
 Shown on the lead host when stderr is a terminal; elsewhere (logs, CI, pipes) the writers' plain lines are
-all there is. While a bar is shown, `print_line` puts lines above it instead of through it.
+all there is. While a bar is shown, `print_line` puts lines above it instead of through it. The loss shown is
+the latest any call brought back (read once computed: the bar never makes a step wait), under the loss's
+name; the time spent compiling is left out of the bar's rate and elapsed time.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ class Progress:
 
     Attributes:
       enabled: True / False, or None (default): shown when stderr is a terminal on process 0.
-      loss_key: the logged value shown next to the bar (the first `losses/...` when absent).
+      loss_key: the logged loss shown next to the bar, e.g. `"losses/xent"`; None (default): the one loss, or
+        the total of several.
     """
 
     enabled: bool | None = None
-    loss_key: str = "losses/total"
+    loss_key: str | None = None
 
     def start(self, total: int, initial: int) -> Progress._Bar:
         """Opens the bar for steps `initial` -> `total`; `close()` the returned handle at the end."""
@@ -59,16 +62,38 @@ class Progress:
             if self.bar is not None:
                 self.bar.update(n)
 
-        def logged(self, values: Mapping[str, Any]) -> None:
-            if self.bar is None:
-                return
+        @property
+        def shown(self) -> bool:
+            return self.bar is not None
+
+        def exclude(self, seconds: float) -> None:
+            """Leaves `seconds` (spent compiling) out of the bar's elapsed time and rate."""
+            if self.bar is not None and seconds > 0:
+                self.bar.start_t += seconds
+                self.bar.last_print_t += seconds
+
+        def losses(self, values: Mapping[str, float]) -> None:
+            """An update's losses by name (`{"xent": 0.31}`): shown as the chosen one, the one, or the total."""
             key = self.progress.loss_key
-            if key not in values:
-                key = next((k for k in values if k.startswith("losses/")), "")
-            if key in values:
-                self.bar.set_postfix_str(
-                    f"{key.removeprefix('losses/')} {float(values[key]):.4g}", refresh=False
-                )
+            if self.bar is None or not values:
+                return
+            name = key.removeprefix("losses/") if key is not None else None
+            if name is not None and name in values:
+                label, value = name, values[name]
+            elif len(values) == 1:
+                label, value = next(iter(values.items()))
+            else:
+                label, value = "total", sum(values.values())
+            self.bar.set_postfix_str(f"{label} {float(value):.4g}", refresh=False)
+
+        def logged(self, values: Mapping[str, Any]) -> None:
+            """A logging step's values (`losses/...` among them)."""
+            losses = {
+                k.removeprefix("losses/"): float(v)
+                for k, v in values.items()
+                if k.startswith("losses/") and k != "losses/total"
+            }
+            self.losses(losses)
 
         def close(self) -> None:
             if self.bar is not None:

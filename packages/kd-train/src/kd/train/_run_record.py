@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import platform
 import socket
 import sys
@@ -55,7 +56,7 @@ def _folder(workdir: Any) -> epath.Path | None:
 
 
 def provenance() -> dict[str, Any]:
-    """What ran where: `{"argv", "python", "host", "started", "versions", "devices", "process_count"}`."""
+    """What ran where: `{"argv", "cwd", "python", "host", "started", "versions", "devices", "process_count"}`."""
     versions = {}
     for name in _PACKAGES:
         try:
@@ -64,6 +65,7 @@ def provenance() -> dict[str, Any]:
             continue
     return {
         "argv": list(sys.argv),
+        "cwd": os.getcwd(),  # where the argv's relative paths (`--cfg=examples/digits.py`) start
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "host": socket.gethostname(),

@@ -18,6 +18,7 @@ from typing import Any
 
 import jax
 
+from kd._phase import during
 from kd.train._aux import AuxState
 from kd.train._plan import Call
 from kd.train._state import TrainState
@@ -53,6 +54,11 @@ class CallRunner:
         self.size = size  # the K of the compiled fused call
 
     def run(self, state: TrainState, call: Call) -> tuple[TrainState, CallOutput]:
+        steps = f"step {call.end}" if call.updates <= 1 else f"steps {call.start + 1}-{call.end}"
+        with during(f"training, {steps}"):  # a crash in the model, a loss or the data names the steps
+            return self._run(state, call)
+
+    def _run(self, state: TrainState, call: Call) -> tuple[TrainState, CallOutput]:
         out = CallOutput()
         step, end = call.start, call.end
         fused_end = call.start + call.fused_updates

@@ -27,11 +27,14 @@ from flax import linen as nn
 
 from kd import ckpts, sharding, writers
 from kd._interfaces import Checkpointer, Evaluator, TrainingData, Writer
+from kd._phase import during
+from kd.ckpts._default import UNSET, DefaultCheckpointer, NoWorkdirCheckpointer, default_checkpointer
 from kd.train._build_model import build_model
 from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
+from kd.train._inspect import intermediate_specs
 from kd.train._loop import TrainingRun
-from kd.train._model import InterestFilter, as_model
+from kd.train._model import as_model
 from kd.train._nonfinite import POLICIES as NONFINITE_POLICIES
 from kd.train._plan import MAX_STEPS_PER_CALL
 from kd.train._profiler import Profiler
@@ -75,10 +78,13 @@ class Trainer:
       log_metrics_every, log_summaries_every: logging periods in steps; the first and the last step log too.
         Rows are labelled with `state.step` after the update (1 ... num_train_steps).
       evals: name -> `kd.evals.Evaluator`, run when their `run` strategy says (step 0 included).
-      checkpointer: `kd.ckpts.Checkpointer` (needs `workdir`); the run resumes from its latest step.
+      checkpointer: `kd.ckpts.Checkpointer` (needs `workdir`); the run resumes from its latest step. Default:
+        with a workdir, one saving about every tenth of the run (1,000 to 10,000 steps), the last step and a
+        SIGTERM's or Ctrl-C's, keeping 3 (`kd.ckpts.default_checkpointer`); None opts out.
       init_transform: applied to a fresh state (not to a restored one), e.g. to load pretrained weights:
         a `kd.ckpts.PartialLoader` (any object with `transform(state) -> state`) or a function of the state.
-      writer: `kd.writers` writer; default: the terminal and `<workdir>/metrics.jsonl`.
+      writer: `kd.writers` writer; default: the terminal and, with a workdir, `<workdir>/metrics.jsonl` and
+        TensorBoard event files (`<workdir>/train/`, `<workdir>/<evaluator>/`).
       sharding: `kd.sharding.ShardingStrategy`: batches split over devices, the state replicated.
       aux: free values for `cfg.ref.aux...` and `ROOT_CFG_REF.aux...`.
       progress: `kd.train.Progress`: the terminal bar (default: shown when stderr is a terminal).
@@ -110,7 +116,7 @@ class Trainer:
     log_metrics_every: int = 100
     log_summaries_every: int = 1000
     evals: Mapping[str, Evaluator] = dataclasses.field(default_factory=dict)
-    checkpointer: Checkpointer | None = None
+    checkpointer: Checkpointer | None = UNSET
     init_transform: Any = None
     writer: Writer | None = None
     sharding: Any = None
@@ -139,10 +145,10 @@ class Trainer:
         _set("rng_streams", as_rng_streams(self.rng_streams))
         if self.sharding is None:
             _set("sharding", sharding.ShardingStrategy())
-        if self.checkpointer is None:
+        if self.checkpointer is None:  # opted out
             _set("checkpointer", ckpts.NoopCheckpointer())
-        if self.writer is None:
-            _set("writer", writers.MultiWriter(writers=[writers.PrintWriter(), writers.JsonlWriter()]))
+        if self.writer is None or type(self.writer) is _DefaultWriters:  # (chosen again after a replace)
+            _set("writer", _default_writer(self.workdir))
         if self.progress is None:
             _set("progress", Progress())
         memo: dict[int, Any] = {}
@@ -152,6 +158,20 @@ class Trainer:
         _check_fields(self)
         if self.num_train_steps is None or isinstance(self.num_train_steps, _DerivedSteps):
             _set("num_train_steps", _DerivedSteps(_steps_from_dataset(self.train_ds)))
+        if self.checkpointer is UNSET or isinstance(
+            self.checkpointer, (DefaultCheckpointer, NoWorkdirCheckpointer)
+        ):
+            # chosen here, once the run's length is known (and again after a `dataclasses.replace`)
+            chosen = (
+                NoWorkdirCheckpointer()
+                if self.workdir is None
+                else default_checkpointer(
+                    workdir=self.workdir,
+                    num_train_steps=self.num_train_steps,
+                    log_every=self.log_metrics_every,
+                )
+            )
+            _set("checkpointer", chosen)
 
     # ---------------------------------------------------------------- mid-level API
 
@@ -201,6 +221,11 @@ class Trainer:
         compile or file write. Checked once per Trainer (`train()` after `check()` does not trace again)."""
         if self._memo.get("checked"):
             return
+        with during("tracing the model and the train step (Trainer.check)"):
+            self._check()
+        self._memo["checked"] = True
+
+    def _check(self) -> None:
         try:
             self.sharding.check_batch(self.element_spec)
         except ValueError as e:
@@ -216,23 +241,13 @@ class Trainer:
         for name, evaluator in self.evals.items():
             check = getattr(evaluator, "check", None)
             if check is not None:
-                check(self.state_specs, where=f"evals[{name!r}]")
-        self._memo["checked"] = True
+                with during(f"tracing evaluator {name!r} (Trainer.check)"):
+                    check(self.state_specs, where=f"evals[{name!r}]")
 
     def _available_interms(self, message: str) -> str:
         """Every intermediate the model can give (only the asked-for ones are captured, so list them all),
         with the closest to each `interms.` path that `message` names."""
-        step = self.trainstep
-
-        def forward(state: TrainState, batch: Any) -> Any:
-            everything = InterestFilter(["interms.**"])
-            context = step.forward(
-                state.params, state.collections, batch, state.step, is_training=True, capture=everything
-            )
-            return context.interms
-
-        interms = jax.eval_shape(forward, self.state_specs, self.element_spec)
-        paths = [f"interms.{path}" for path in kontext.flatten_with_path(interms)]
+        paths = list(intermediate_specs(self))
         lines = ["  intermediates the model gives: " + (", ".join(paths) or "none")]
         for wanted in dict.fromkeys(re.findall(r"= '(interms[^']*)'", message)):
             close = difflib.get_close_matches(wanted, paths, n=2, cutoff=0.6)
@@ -317,6 +332,21 @@ class Trainer:
 
 
 _SILENT_WRITER = writers.Writer()
+
+
+@dataclasses.dataclass(kw_only=True)
+class _DefaultWriters(writers.MultiWriter):
+    """The writers the Trainer chose (`_default_writer`): chosen again by a `dataclasses.replace`."""
+
+
+def _default_writer(workdir: Any) -> Writer:
+    """The terminal, and with a workdir `metrics.jsonl` and TensorBoard event files (`<workdir>/train/`,
+    `<workdir>/<evaluator>/`)."""
+    if workdir is None:
+        return _DefaultWriters(writers=[writers.PrintWriter()])
+    return _DefaultWriters(
+        writers=[writers.PrintWriter(), writers.JsonlWriter(), writers.TensorBoardWriter()]
+    )
 
 
 def _steps_from_dataset(ds: Any) -> int:

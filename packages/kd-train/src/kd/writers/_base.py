@@ -90,16 +90,60 @@ class InMemoryWriter(Writer):
 
 @dataclasses.dataclass(kw_only=True)
 class PrintWriter(Writer):
-    """One line per logging step: `step 100 | losses/total 0.0312 | metrics/accuracy 0.91`."""
+    """One line per logging step, at most `max_width` columns: `step 100 | xent 0.0312 | accuracy 0.91`.
+
+    Names are shortened where no two clash: `losses/xent` -> `xent`, `metrics/accuracy` -> `accuracy`,
+    `schedules/lr` -> `lr`, `val/metrics/accuracy` -> `val/accuracy`, `perf/steps_per_sec` -> `step/s`; the
+    other `perf/` values are left to the files. What does not fit ends the line as `(+N more)`.
+    """
 
     stream: TextIO | None = None
     max_values: int = 8
+    max_width: int = 100
 
     def write_scalars(self, step: int, scalars: Mapping[str, float]) -> None:
-        shown = [f"{name} {_short(value)}" for name, value in list(scalars.items())[: self.max_values]]
-        more = len(scalars) - len(shown)
-        line = " | ".join([f"step {step}", *shown]) + (f" | (+{more} more)" if more > 0 else "")
+        named = [(name, value) for name, value in scalars.items() if not _files_only(name)]
+        labels = short_labels([name for name, _ in named])
+        line, shown = f"step {step}", 0
+        for (name, value), label in zip(named, labels, strict=True):
+            rate = name == "perf/steps_per_sec" and label == "step/s"
+            part = f"{_rate(value)} {label}" if rate else f"{label} {_short(value)}"
+            left = len(named) - shown - 1
+            room = self.max_width - (len(f" | (+{left} more)") if left else 0)
+            if shown == self.max_values or len(line) + 3 + len(part) > room:
+                break
+            line, shown = f"{line} | {part}", shown + 1
+        if shown < len(named):
+            line += f" | (+{len(named) - shown} more)"
         print_line(line, self.stream or sys.stdout)  # above the progress bar, when one is shown
+
+
+# Logged for the files (metrics.jsonl, TensorBoard), not the terminal line.
+_FILES_ONLY = ("perf/train_seconds", "perf/compile_seconds")
+
+
+def _files_only(name: str) -> bool:
+    return name in _FILES_ONLY
+
+
+def _short_label(name: str) -> str:
+    if name == "perf/steps_per_sec":
+        return "step/s"
+    parts = name.split("/")
+    if len(parts) > 1 and parts[0] in ("losses", "metrics", "schedules"):
+        return "/".join(parts[1:])
+    if len(parts) > 2 and parts[1] in ("losses", "metrics"):  # an evaluator's: `val/metrics/accuracy`
+        return "/".join([parts[0], *parts[2:]])
+    return name
+
+
+def short_labels(names: Sequence[str]) -> list[str]:
+    """Each name's short label, or the name itself where two names would share one."""
+    short = [_short_label(n) for n in names]
+    counts: dict[str, int] = {}
+    for label in short:
+        counts[label] = counts.get(label, 0) + 1
+    return [label if counts[label] == 1 else name for name, label in zip(names, short, strict=True)]
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -233,7 +277,17 @@ def _repair_last_line(fd: int) -> None:
 def _short(value: Any) -> str:
     if np.ndim(value) != 0:
         return f"<array {np.shape(value)}>"
-    return f"{float(value):.5g}"
+    return f"{float(value):.4g}"
+
+
+def _rate(value: Any) -> str:
+    """`28.5k`, `392`, `0.52`: a rate in 3 significant digits."""
+    value = float(value)
+    if abs(value) >= 1e6:
+        return f"{value / 1e6:.3g}M"
+    if abs(value) >= 1e3:
+        return f"{value / 1e3:.3g}k"
+    return f"{value:.3g}"
 
 
 def _finite_or_none(value: Any) -> float | None:

@@ -4,7 +4,8 @@
                                writer=kd.writers.TensorBoardWriter())
     # tensorboard --logdir /tmp/run   ->  runs "train" and "val", their curves overlaid per tag
 
-tensorboardX is an optional dependency (`pip install 'kd-train[tensorboard]'`), imported when the writer is made.
+The Trainer's default writer includes it when a workdir is set; tensorboardX (a dependency of kd-train) is
+imported when the writer is made.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ def import_tensorboardx() -> Any:
         import tensorboardX.summary
     except ImportError as e:
         raise ImportError(
-            "kd.writers.TensorBoardWriter needs tensorboardX, which is not installed: "
-            "pip install 'kd-train[tensorboard]'"
+            "kd.writers.TensorBoardWriter needs tensorboardX, a dependency of kd-train that is not installed "
+            "here: pip install tensorboardX"
         ) from e
     return tensorboardX
 
