@@ -6,7 +6,7 @@
     cfg = kd.train.Trainer(...)
 
 The namespaces (`kd.train`, `kd.data`, `kd.losses`, `kd.metrics`, `kd.summaries`, `kd.ckpts`,
-`kd.evals`, `kd.optim`, `kd.nn`, `kd.sharding`, `kd.writers`) load on first use, so `import kd`
+`kd.evals`, `kd.optim`, `kd.nn`, `kd.sharding`, `kd.writers`, `kd.inspect`, `kd.export`) load on first use, so `import kd`
 does not import JAX.
 """
 
@@ -35,6 +35,8 @@ _NAMESPACES = frozenset(
         "nn",
         "sharding",
         "writers",
+        "inspect",
+        "export",
     }
 )
 
@@ -43,6 +45,8 @@ if TYPE_CHECKING:
     from kd import ckpts as ckpts
     from kd import data as data
     from kd import evals as evals
+    from kd import export as export
+    from kd import inspect as inspect
     from kd import losses as losses
     from kd import metrics as metrics
     from kd import nn as nn
@@ -74,6 +78,8 @@ __all__ = [
     "ckpts",
     "data",
     "evals",
+    "export",
+    "inspect",
     "konfig",
     "kontext",
     "ktyping",

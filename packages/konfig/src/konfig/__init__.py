@@ -17,6 +17,7 @@ Usage:
 from ._annotations import ConfigDictLike as ConfigDictLike
 from ._annotations import WithRef as WithRef
 from ._capture import imports as imports
+from ._capture import mock_modules as mock_modules
 from ._capture import set_lazy_imported_modules as set_lazy_imported_modules
 from ._cli import SweepItem as SweepItem
 from ._cli import apply_overrides as apply_overrides
@@ -81,6 +82,7 @@ __all__ = [
     "get_by_path",
     "import_object",
     "imports",
+    "mock_modules",
     "placeholder",
     "ref_copy",
     "ref_fn",

@@ -397,3 +397,119 @@ class _Proxy:
 
     def __repr__(self) -> str:
         return f"<konfig captured {self._konfig_qualname.replace(':', '.')}>"
+
+
+_CO_OPTIMIZED = 0x1  # `inspect.CO_OPTIMIZED`: a function's frame, whose locals live outside `f_locals`
+
+# Names `konfig.mock_modules()` leaves alone, as Kauldron's does (`ecolab` for notebooks).
+_NOT_MOCKED = frozenset({"konfig", "ecolab"})
+
+
+class _MockModules:
+    """Returned by `mock_modules`: a context manager, or a decorator for a function."""
+
+    __slots__ = ("_entered",)
+
+    def __init__(self) -> None:
+        self._entered: list[list[tuple[Any, dict[str, Any]]]] = []  # per `with`: (frame or namespace, mocks)
+
+    def __enter__(self) -> None:
+        frame = sys._getframe(1)
+        while frame.f_back is not None and frame.f_globals.get("__name__") == "contextlib":
+            frame = frame.f_back  # Entered through `ExitStack.enter_context` and the like.
+        mocked = [(frame.f_globals, _mock_namespace(frame.f_globals))]
+        if frame.f_locals is not frame.f_globals:  # A function (or class body) runs the block.
+            mocked.append((frame, _mock_frame_locals(frame)))
+        self._entered.append(mocked)
+
+    def __exit__(self, *exc_info: Any) -> None:
+        for where, mocks in reversed(self._entered.pop()):
+            if isinstance(where, dict):
+                _restore(where, mocks)
+            else:
+                _restore_frame_locals(where, mocks)
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`@konfig.mock_modules()`: the modules of `fn`'s module are mocked while `fn` runs."""
+        import functools
+
+        @functools.wraps(fn)
+        def with_mocked_modules(*args: Any, **kwargs: Any) -> Any:
+            namespace = fn.__globals__
+            mocks = _mock_namespace(namespace)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _restore(namespace, mocks)
+
+        return with_mocked_modules
+
+
+def mock_modules() -> _MockModules:
+    """Within the block, the modules bound to names of the calling code are captured, as in `konfig.imports()`.
+
+    For notebooks and tests (as Kauldron's): the modules stay real outside the block, so the same
+    names build objects before and after it and config nodes inside it. Every name of the caller's
+    globals and locals bound to a module is mocked, but `konfig` and `ecolab`; names are restored on
+    exit (unless the block rebound them).
+
+    Usage:
+        import optax
+        with konfig.mock_modules():
+            cfg.optimizer = optax.adam(learning_rate=1e-5)  # a ConfigDict
+        optimizer = optax.adam(learning_rate=1e-5)  # the real optimizer
+    """
+    return _MockModules()
+
+
+def _mock_namespace(namespace: Any) -> dict[str, Any]:
+    """Binds a module proxy to each name of `namespace` bound to a module; returns `{name: (module, proxy)}`."""
+    mocks: dict[str, Any] = {}
+    konfig_module = sys.modules.get(__package__ or "konfig")
+    for name, value in list(namespace.items()):
+        if name in _NOT_MOCKED or value is konfig_module or not isinstance(value, types.ModuleType):
+            continue
+        module_name = _module_name(value)
+        if module_name is None:
+            continue
+        proxy = _module_proxy(module_name, False)
+        mocks[name] = (value, proxy)
+        namespace[name] = proxy
+    return mocks
+
+
+def _module_name(module: types.ModuleType) -> str | None:
+    """The name `module` is imported by, read without triggering a lazy module's import."""
+    name = vars(module).get("__name__")
+    if type(name) is not str:
+        name = getattr(module, "__name__", None)
+    return name if type(name) is str and sys.modules.get(name) is module else None
+
+
+def _restore(namespace: Any, mocks: dict[str, Any]) -> None:
+    for name, (module, proxy) in mocks.items():
+        if namespace.get(name) is proxy:
+            namespace[name] = module
+
+
+def _mock_frame_locals(frame: types.FrameType) -> dict[str, Any]:
+    f_locals = frame.f_locals  # Python >= 3.13: writes go through; before, a copy written back below.
+    mocks = _mock_namespace(f_locals)
+    if mocks:
+        _write_back_locals(frame)
+    return mocks
+
+
+def _restore_frame_locals(frame: types.FrameType, mocks: dict[str, Any]) -> None:
+    _restore(frame.f_locals, mocks)
+    if mocks:
+        _write_back_locals(frame)
+
+
+def _write_back_locals(frame: types.FrameType) -> None:
+    """Before Python 3.13 a function's `frame.f_locals` is a copy: write its changes to the frame."""
+    if sys.version_info >= (3, 13) or not frame.f_code.co_flags & _CO_OPTIMIZED:
+        return  # Writes go through; a class body's (or `exec`'s) locals are the dict itself.
+    import ctypes
+
+    ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))

@@ -38,7 +38,8 @@ Leaves are `None`, `bool`, `int`, `float`, `complex`, `str`, `bytes`,
 `Ref`s (see `_refs`) and `Placeholder`s (see `_placeholder`). Dicts are
 converted to `ConfigDict` on assignment; captured objects (`konfig.imports()`
 proxies) and builtin types (`float` -> `{"__const__": "builtins:float"}`)
-are converted to constant nodes; anything else is refused.
+are converted to constant nodes; a `ConfigArgs` dataclass instance (as Kauldron) to the plain
+mapping of its fields (`dataclasses.asdict`); anything else is refused.
 
 Leaves stored as they are: `LEAF_TYPES` (`_leaf_types`); node keys: `_keys`.
 Walking: `iter_leaves` (below); paths: `_paths` (`get_by_path`, `format_path`, ...);
@@ -63,6 +64,7 @@ from ._errors import (
     nesting_message,
     shorten_path,
 )
+from ._json_format import VERSION_KEY
 from ._keys import CONST, QUALNAME, UNION_QUALNAME, is_positional_key, num_args, path_key
 from ._leaf_types import LEAF_TYPES
 from ._paths import format_path
@@ -605,6 +607,10 @@ def normalize(value: Any) -> Any:
         return value
     if t is dict:
         new = ConfigDict._raw({}, None)
+        if VERSION_KEY in value:  # konfig JSON data (`cfg.a = konfig.export(obj)`): read its markers.
+            if _layers_above.decode_if_marked(value, new):
+                return new
+            value = {k: v for k, v in value.items() if k != VERSION_KEY}
         _fill(new, value, None)
         return new
     if t is list or t is tuple:
@@ -645,6 +651,10 @@ def normalize(value: Any) -> Any:
         node = ConfigDict._raw({}, None)
         _fill(node, fields, None)
         return node
+    if t.__name__ == "ConfigArgs" and hasattr(t, "__dataclass_fields__"):
+        # `cfg.aux = args` (Kauldron's `configargs_demo`): as Kauldron, its fields as a plain mapping
+        # (`dataclasses.asdict`), which needs no import of the config file to resolve or load.
+        return normalize(sys.modules["dataclasses"].asdict(value))
     raise _node_path.BadValue(value)
 
 

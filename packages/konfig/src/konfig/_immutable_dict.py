@@ -17,7 +17,7 @@ class ImmutableDict(Mapping):
     A JAX pytree whenever JAX is imported, before or after the dict was made;
     konfig itself never imports JAX (see `register_pytree_if_jax_imported`).
 
-    Usage: `d = ImmutableDict(a=1); d.a == d["a"] == 1`.
+    Usage: `d = ImmutableDict(a=1); d.a == d["a"] == 1`; `d.unfreeze()` for a plain `dict`.
     """
 
     __slots__ = ("_data", "_hash")
@@ -81,13 +81,88 @@ class ImmutableDict(Mapping):
         return ImmutableDict._wrap({**self._data, **other})
 
     def __repr__(self) -> str:
-        return f"ImmutableDict({self._data!r})"
+        """Kauldron's layout: one `key: value,` line per item, unless all fit in a few characters.
+
+        `ImmutableDict({'a': 1})`, and for more or longer items::
+
+            ImmutableDict({
+                'z': 1,
+                'w': 'a long string',
+            })
+        """
+        return _block_repr(self, set())
+
+    def unfreeze(self) -> dict[Any, Any]:
+        """A plain `dict` of the items, with the `ImmutableDict`s inside (also in lists and tuples) as dicts.
+
+        Usage: `params = konfig.resolve(cfg).unfreeze(); params["lr"] = 0.1`.
+        """
+        return _unfreeze(self)
 
     def __reduce__(self) -> Any:
         return (ImmutableDict, (self._data,))
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | {k for k in self._data if isinstance(k, str)})
+
+
+# As Kauldron's repr (etils' `epy.Lines.make_block`): items stay on one line when there is at
+# most one, or when their text adds up to at most this many characters.
+_COLLAPSE_LIMIT = 20
+
+
+def _block_repr(d: ImmutableDict, active: set[int]) -> str:
+    if id(d) in active:
+        return "ImmutableDict({...})"
+    active.add(id(d))
+    try:
+        parts = [f"{k!r}: {_pretty(v, active)}" for k, v in d._data.items()]
+    finally:
+        active.discard(id(d))
+    return _block("ImmutableDict({", parts, "})")
+
+
+def _pretty(value: Any, active: set[int]) -> str:
+    """`repr(value)`, laid out like `_block_repr` for the containers Kauldron's repr lays out."""
+    t = type(value)
+    if t is ImmutableDict:
+        return _block_repr(value, active)
+    if t is dict or t is list or t is tuple:
+        if id(value) in active:
+            return "{...}" if t is dict else ("[...]" if t is list else "(...)")
+        active.add(id(value))
+        try:
+            if t is dict:
+                return _block("{", [f"{k!r}: {_pretty(v, active)}" for k, v in value.items()], "}")
+            parts = [_pretty(v, active) for v in value]
+        finally:
+            active.discard(id(value))
+        if t is list:
+            return _block("[", parts, "]")
+        return _block("(", parts, ",)" if len(parts) == 1 else ")")
+    return repr(value)
+
+
+def _block(start: str, parts: list[str], end: str) -> str:
+    multi_line = any("\n" in p for p in parts)
+    if not multi_line and (len(parts) <= 1 or sum(map(len, parts)) <= _COLLAPSE_LIMIT):
+        return start + ", ".join(parts) + end
+    lines = [start]
+    for p in parts:
+        lines.append("    " + p.replace("\n", "\n    ") + ",")
+    lines.append(end)
+    return "\n".join(lines)
+
+
+def _unfreeze(value: Any) -> Any:
+    t = type(value)
+    if isinstance(value, ImmutableDict):
+        return {k: _unfreeze(v) for k, v in value._data.items()}
+    if t is dict:
+        return {k: _unfreeze(v) for k, v in value.items()}
+    if t is list or t is tuple:
+        return t(_unfreeze(v) for v in value)
+    return value
 
 
 _pytree_registered = False

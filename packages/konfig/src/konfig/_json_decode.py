@@ -140,16 +140,39 @@ def _decode(data: Any, decoder_type: type[_Decoder]) -> Any:
         raise JsonFormatError(nesting_message(data, "This JSON")) from None
 
 
+def _version_problem(version: Any) -> str | None:
+    """Why `__konfig_version__: version` cannot be read, or None."""
+    if type(version) is not int:
+        return f"`{VERSION_KEY}` must be an int, found {_show(version)}"
+    if version > FORMAT_VERSION:
+        return (
+            f"This JSON is konfig format version {version!r}; this konfig reads versions up to "
+            f"{FORMAT_VERSION}. Upgrade konfig to load it"
+        )
+    return None
+
+
+def _check_nested_version(data: dict[str, Any]) -> None:
+    problem = _version_problem(data[VERSION_KEY])
+    if problem is not None:
+        raise _Malformed(data, problem[:1].lower() + problem[1:])
+
+
+def _wrapped_value_key(data: dict[str, Any]) -> str | None:
+    """`ROOT` or the marker of a document `{"__konfig_version__": 1, "__root__" or a marker: ...}`."""
+    if len(data) != 2:
+        return None
+    keys = iter(data)
+    next(keys)
+    inner = next(keys)
+    return inner if inner == ROOT or inner in MARKERS else None
+
+
 def _decode_root(data: Any, decoder: _Decoder) -> Any:
     if type(data) is dict and VERSION_KEY in data:
-        version = data[VERSION_KEY]
-        if type(version) is not int:
-            raise JsonFormatError(f"`{VERSION_KEY}` must be an int, found {_show(version)}.")
-        if version > FORMAT_VERSION:
-            raise JsonFormatError(
-                f"This JSON is konfig format version {version!r}; this konfig reads versions up to "
-                f"{FORMAT_VERSION}. Upgrade konfig to load it."
-            )
+        problem = _version_problem(data[VERSION_KEY])
+        if problem is not None:
+            raise JsonFormatError(f"{problem}.")
         data = {k: v for k, v in data.items() if k != VERSION_KEY}
         if len(data) == 1 and ROOT in data:
             return decoder.value(data[ROOT])
@@ -205,6 +228,14 @@ class _Decoder:
         if not data:
             return ConfigDict._raw({}, None)
         first = next(iter(data))
+        if first == VERSION_KEY:  # A whole document inside this one (`{"a": konfig.export(obj)}`).
+            _check_nested_version(data)
+            inner = _wrapped_value_key(data)
+            if inner == ROOT:
+                return self.value(data[ROOT])
+            if inner is not None:
+                return self.marker(inner, {inner: data[inner]})
+            # A node or mapping: `node` leaves the version out.
         if first in MARKERS:
             return self.marker(first, data)
         node_id = data.get(ID_KEY)
@@ -240,6 +271,9 @@ class _Decoder:
                 elif k[:2] != "__":
                     check = True  # A digit (or non-ASCII) key: a positional argument?
                 elif k == ID_KEY:
+                    continue
+                elif k == VERSION_KEY:  # A nested document's, written after its first key.
+                    _check_nested_version(data)
                     continue
                 elif k[:8] == RAW_PREFIX:
                     k = self.raw_key(k, data)
@@ -360,7 +394,13 @@ class _SharingDecoder(_Decoder):
         found = memo.get(id(data))
         if found is not None:
             return found
-        if not data or next(iter(data)) in MARKERS or ID_KEY in data:
+        first = next(iter(data), None)
+        if (
+            first in MARKERS
+            or ID_KEY in data
+            or not data
+            or (first == VERSION_KEY and _wrapped_value_key(data))
+        ):
             found = memo[id(data)] = super().mapping(data)
             return found
         node = memo[id(data)] = ConfigDict._raw({}, None)  # before its fields: cycles

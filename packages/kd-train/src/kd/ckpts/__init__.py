@@ -15,10 +15,17 @@ a damaged one aside (`CheckpointDamagedError`, `CheckpointDigestError`) and rest
 `PartialLoader` (an `InitTransform`) warm-starts a run from parts of another run's checkpoint:
 
     cfg.init_transform = kd.ckpts.PartialLoader(workdir="/runs/pretrain", new_to_old={"params.enc": "params.enc"})
+
+Kauldron's names and call forms work beside these: `ckpt.save(state, step=100)`,
+`ckpt.maybe_save(state, step=step)`, `state = ckpt.restore(state)` (the latest, the state alone),
+`ckpt.all_steps` as a property, `delete`, `item_metadata`, `iter_new_checkpoints`, `kd.ckpts.items`
+(`StandardCheckpointItem`, ...), `SimpleCheckpointLoader`, `MultiTransform`, `NoopTransform`.
 """
 
+from . import items as items
 from ._base import BaseCheckpointer as BaseCheckpointer
 from ._base import Restored as Restored
+from ._base import Steps as Steps
 from ._checkpointer import CHECKPOINT_FOLDER_NAME as CHECKPOINT_FOLDER_NAME
 from ._checkpointer import UNREADABLE_FOLDER_NAME as UNREADABLE_FOLDER_NAME
 from ._checkpointer import Checkpointer as Checkpointer
@@ -31,9 +38,13 @@ from ._errors import CheckpointStructureError as CheckpointStructureError
 from ._errors import CheckpointWarning as CheckpointWarning
 from ._noop import NoopCheckpointer as NoopCheckpointer
 from ._partial_loader import InitTransform as InitTransform
+from ._partial_loader import MultiTransform as MultiTransform
+from ._partial_loader import NoopTransform as NoopTransform
 from ._partial_loader import PartialKauldronLoader as PartialKauldronLoader
 from ._partial_loader import PartialLoader as PartialLoader
 from ._partial_loader import PartialLoadError as PartialLoadError
+from ._partial_loader import SimpleCheckpointLoader as SimpleCheckpointLoader
+from ._partial_loader import workdir_from_xid as workdir_from_xid
 
 __all__ = [
     "CHECKPOINT_FOLDER_NAME",
@@ -47,10 +58,16 @@ __all__ = [
     "Checkpointer",
     "DefaultCheckpointer",
     "InitTransform",
+    "MultiTransform",
     "NoopCheckpointer",
+    "NoopTransform",
     "PartialKauldronLoader",
     "PartialLoadError",
     "PartialLoader",
     "Restored",
+    "SimpleCheckpointLoader",
+    "Steps",
     "default_checkpointer",
+    "items",
+    "workdir_from_xid",
 ]

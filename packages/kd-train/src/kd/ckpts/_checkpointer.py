@@ -7,15 +7,16 @@ import difflib
 import functools
 import json
 import math
+import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
 import jax
 from etils import epath
 
 from kd._root_ref import ROOT_CFG_REF, RootRef
-from kd.ckpts import _base, _digests, _errors, _orbax, _quiet, _retention, _structure
+from kd.ckpts import _base, _digests, _errors, _orbax, _quiet, _retention, _structure, items
 
 CHECKPOINT_FOLDER_NAME = "checkpoints"
 """Checkpoints live in `<workdir>/checkpoints/ckpt_<step>/{state,data,info}`."""
@@ -48,6 +49,12 @@ class Checkpointer(_base.BaseCheckpointer):
         ckpt.close()
 
     In a config, leave `workdir` out: the Trainer fills it with `trainer.workdir`.
+
+    Kauldron's calls work too: `ckpt.save(state, step=100)`, `ckpt.maybe_save(state, step=step)`,
+    `state = ckpt.restore(state)` (the latest; the state alone, not `Restored`), `ckpt.all_steps`
+    (a property as well as a method), `delete`, `item_metadata`, `iter_new_checkpoints`. Kauldron's
+    fields `keep_time_interval`, `preservation_policy`, `multiprocessing_options`,
+    `lightweight_initialize`, `cleanup_orphaned_snapshots`, `fast` and `create` are not taken.
 
     Every save is atomic: orbax writes it to a temporary folder renamed once complete, so a save cut
     short by the process dying is never listed (the next start warns about it and removes the
@@ -181,7 +188,7 @@ class Checkpointer(_base.BaseCheckpointer):
         set_aside = []
         for step in reversed(_orbax.steps(self._manager)):
             try:
-                return self.restore(state, step=step)
+                return self._restore_step(state, step=step)
             except _errors.CheckpointDamagedError as e:
                 set_aside.append(self._set_aside(step, e))
         if set_aside:
@@ -192,13 +199,52 @@ class Checkpointer(_base.BaseCheckpointer):
             )
         return None
 
-    def restore(self, state: _base.StateT, *, step: int) -> _base.Restored[_base.StateT]:
-        """`state, data_state = ckpt.restore(state, step=1000)`, checked against the digests saved with it.
+    def restore(
+        self, state: Any = None, *, step: int = -1, noop_if_missing: bool = False, donate: bool = False
+    ) -> Any:
+        """`state, data_state = ckpt.restore(state, step=1000)`; Kauldron's `state = ckpt.restore(state)`.
+
+        kd's form, a plain state (the template) and a step >= 0, returns `Restored(state, data_state)`,
+        checked against the digests saved with it. Kauldron's form returns the restored state alone;
+        it is the call when `state` is a `kd.ckpts.items` item (`StandardCheckpointItem()` itself restores
+        the saved tree without a template, as `restore_raw`), when `step` is left out or -1 (the latest),
+        or when `noop_if_missing` / `donate` is passed. `noop_if_missing=True` returns `state` unchanged
+        when there is no checkpoint at all; `donate=True` frees `state`'s device arrays before reading
+        (Kauldron's default is True, kd's is False: the template stays usable). Unlike Kauldron, a
+        damaged step is never skipped here (`restore_latest` does that).
 
         FileNotFoundError when the step is not saved; `CheckpointDamagedError` (`CheckpointDigestError`
         for a digest that differs) when it is damaged; other errors met reading it (PermissionError,
         OSError, MemoryError, `CheckpointReadError` of an unknown cause) as they are.
         """
+        kauldron_form = (
+            isinstance(state, items.CheckpointItem)
+            or state is None
+            or step == -1
+            or noop_if_missing
+            or donate
+        )
+        if not kauldron_form:
+            return self._restore_step(state, step=step)
+        self.wait_until_finished()
+        if not _orbax.steps(self._manager):
+            if noop_if_missing:
+                return state
+            raise FileNotFoundError(
+                f"Checkpointer.restore: no checkpoint in {self.directory}. Pass noop_if_missing=True to keep "
+                "the state as it is, or use restore_latest(state) (None in a new workdir)."
+            )
+        step = self._absolute_step(step, "restore")
+        if state is None or items.is_bare(state):
+            return self.restore_raw(step=step)
+        template = items.state_of(state, method="restore")
+        if donate:
+            template = jax.tree.map(_abstract, template)
+            jax.tree.map(_release, items.state_of(state, method="restore"))
+        return items.rewrap(state, self._restore_step(template, step=step).state)
+
+    def _restore_step(self, state: _base.StateT, *, step: int) -> _base.Restored[_base.StateT]:
+        """kd's `restore`: the given step onto the template `state`, digests checked."""
         manager = self._manager
         _orbax.wait(manager)
         step = self._known_step(step, "restore")
@@ -256,9 +302,11 @@ class Checkpointer(_base.BaseCheckpointer):
 
     def maybe_save(
         self,
-        step: int,
+        step_or_state: Any = _base.UNSET,
+        /,
         *,
-        state: Any,
+        step: Any = _base.UNSET,
+        state: Any = _base.UNSET,
         data_state: Mapping[str, Any] | None = None,
         metrics: Mapping[str, Any] | None = None,
         info: Mapping[str, Any] | None = None,
@@ -266,17 +314,60 @@ class Checkpointer(_base.BaseCheckpointer):
     ) -> bool:
         """`ckpt.maybe_save(step, state=state, data_state=it.get_state())`: True when it saved.
 
-        Saves when `should_save(step)` or `force`. A step already saved is skipped (False), forced
+        Kauldron's spelling `ckpt.maybe_save(state, step=step, force=False)` is the same call. Saves
+        when `should_save(step)` or `force`. A step already saved is skipped (False), forced
         or not. `data_state` and `info` must be JSON (they come back with lists for tuples); `metrics`
         are the values logged at this step (numbers by name), kept to choose the best checkpoint.
         Older checkpoints beyond `max_to_keep` (except `keep_period` multiples and the best) are deleted
-        once a newer one is complete.
+        once a newer one is complete. `state` may be a `kd.ckpts.items.StandardCheckpointItem`.
         """
-        step = int(step)
+        step, state = _base.saving_call("Checkpointer.maybe_save", step_or_state, step, state)
+        state = items.state_of(state, method="maybe_save")
+        return self._save(
+            step, state=state, data_state=data_state, metrics=metrics, info=info, force=force, gate=True
+        )
+
+    def save(
+        self,
+        state: Any,
+        *,
+        step: int,
+        force: bool = False,
+        metrics: Any = None,
+        data_state: Mapping[str, Any] | None = None,
+        info: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Kauldron's `ckpt.save(state, step=100)`: True when it saved.
+
+        As in Kauldron (orbax), a step that `save_interval_steps` / `save_on_steps` does not choose is
+        written only with `force=True`; unlike `maybe_save`, `never_save_step_zero` does not apply. A step
+        already saved is skipped (False). `metrics` may hold numpy values (nested names are joined with
+        "/"); `data_state` and `info` are kd's, as in `maybe_save`.
+        """
+        state = items.state_of(state, method="save")
+        numbers = _flat_numbers(metrics) if metrics is not None else None
+        return self._save(
+            int(step), state=state, data_state=data_state, metrics=numbers, info=info, force=force, gate=False
+        )
+
+    def _save(
+        self,
+        step: int,
+        *,
+        state: Any,
+        data_state: Mapping[str, Any] | None,
+        metrics: Mapping[str, Any] | None,
+        info: Mapping[str, Any] | None,
+        force: bool,
+        gate: bool,
+    ) -> bool:
+        """Writes `step` when forced or chosen by the interval (`gate`: `should_save`, step 0 rule included)."""
+        chosen = self.should_save(step) if gate else _on_schedule(self, step)
         if self.read_only:
-            raise PermissionError(f"Checkpointer.maybe_save(step={step}): this Checkpointer is read_only.")
+            method = "maybe_save" if gate else "save"
+            raise PermissionError(f"Checkpointer.{method}(step={step}): this Checkpointer is read_only.")
         manager = self._manager
-        if step in manager.all_steps() or not (force or self.should_save(step)):
+        if step in manager.all_steps() or not (force or chosen):
             return False
         numbers = _numbers(metrics or {})
         json_items = {_INFO: {"metrics": numbers, **_checked_json(info or {}, "info")}}
@@ -310,9 +401,76 @@ class Checkpointer(_base.BaseCheckpointer):
         """`ckpt.latest_step`: the newest step saved (including one this process is still writing)."""
         return self._manager.latest_step()
 
-    def all_steps(self) -> tuple[int, ...]:
-        """`ckpt.all_steps()`: the saved steps, oldest first."""
-        return tuple(_orbax.steps(self._manager))
+    @property
+    def all_steps(self) -> _base.Steps:
+        """`ckpt.all_steps` (Kauldron) or `ckpt.all_steps()` (kd): the saved steps, oldest first."""
+        return _base.Steps(lambda: _orbax.steps(self._manager))
+
+    def delete(self, step: int) -> None:
+        """`ckpt.delete(100)`: removes that checkpoint (FileNotFoundError when it is not saved)."""
+        if self.read_only:
+            raise PermissionError(f"Checkpointer.delete(step={step}): this Checkpointer is read_only.")
+        self.wait_until_finished()
+        step = self._known_step(step, "delete")
+        _orbax.delete(self._manager, step)
+        self.__dict__.get("_metric_by_step", {}).pop(step, None)
+
+    def item_metadata(self, step: int = -1) -> dict[str, Any]:
+        """`ckpt.item_metadata(100)`: `{"state": tree of array metadata (shape, dtype), ...}`; -1: the latest.
+
+        Kauldron's returns orbax's metadata of its default item; kd's names each item of the step
+        (`state`, and `data`, `info`, `digests` when saved).
+        """
+        self.wait_until_finished()
+        step = self._absolute_step(step, "item_metadata")
+        metadata = self._manager.item_metadata(step)
+        return {name: metadata[name] for name in metadata.keys() if metadata[name] is not None}
+
+    def iter_new_checkpoints(
+        self,
+        *,
+        min_interval_secs: float = 0,
+        seconds_to_sleep: float = 1,
+        timeout: float | None = None,
+        timeout_fn: Any = None,
+    ) -> Iterator[int]:
+        """`for step in ckpt.iter_new_checkpoints(timeout=600): evaluate(step)`: the newest step, as saves complete.
+
+        As Kauldron's (orbax's `checkpoints_iterator`): yields the newest complete step already saved,
+        then, each time a newer one is complete, that one (an evaluator keeps up with the newest: steps
+        overtaken between two looks are skipped). A save still being written (orbax's temporary folder,
+        or one its writer died in) is never yielded. Looks every `seconds_to_sleep`; yields at most once
+        per `min_interval_secs`. Stops once `timeout` seconds pass without a newer step, unless
+        `timeout_fn()` returns False (then it keeps waiting); with no timeout it waits forever. A
+        `read_only` Checkpointer (the way to watch another process's run: it never removes that run's
+        saves in progress) waits for the checkpoint folder to appear.
+        """
+        last: int | None = None
+        last_yield = -math.inf
+        while True:
+            waited_since = time.monotonic()
+            while True:
+                steps = self._listed_steps()
+                if steps and (last is None or steps[-1] > last):
+                    break
+                if timeout is not None and time.monotonic() - waited_since >= timeout:
+                    if timeout_fn is None or timeout_fn():
+                        return
+                    waited_since = time.monotonic()
+                time.sleep(seconds_to_sleep)
+            pause = min_interval_secs - (time.monotonic() - last_yield)
+            if pause > 0:
+                time.sleep(pause)
+                steps = self._listed_steps() or steps  # the newest once the pause is over
+            last, last_yield = steps[-1], time.monotonic()
+            yield last
+
+    def _listed_steps(self) -> list[int]:
+        """The complete steps on disk now; [] while a read_only Checkpointer's folder does not exist yet."""
+        if "_manager" not in self.__dict__ and self.read_only and not self.directory.exists():
+            return []
+        self.reload()
+        return _orbax.steps(self._manager)
 
     def reload(self) -> None:
         """`ckpt.reload()`: read the list of checkpoints from disk again (another process may have saved)."""
@@ -344,6 +502,13 @@ class Checkpointer(_base.BaseCheckpointer):
         return {k: v for k, v in self.__dict__.items() if k not in ("_manager", "_metric_by_step")}
 
     # ---------------------------------------------------------------- helpers
+
+    def _absolute_step(self, step: int, method: str) -> int:
+        """`step`, or the latest step for -1; FileNotFoundError when there is no such checkpoint."""
+        steps = _orbax.steps(self._manager)
+        if int(step) == -1 and steps:
+            return steps[-1]
+        return self._known_step(step, method)
 
     def _known_step(self, step: int | None, method: str) -> int:
         steps = _orbax.steps(self._manager)
@@ -474,6 +639,36 @@ class Checkpointer(_base.BaseCheckpointer):
         for step in complete:
             if step not in kept:
                 _orbax.delete(manager, step)
+
+
+def _on_schedule(ckpt: Checkpointer, step: int) -> bool:
+    return step % ckpt.save_interval_steps == 0 or step in (ckpt.save_on_steps or ())
+
+
+def _abstract(leaf: Any) -> Any:
+    if isinstance(leaf, jax.Array):
+        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=leaf.sharding)
+    return leaf
+
+
+def _release(leaf: Any) -> None:
+    """Frees a device array (Kauldron's `donate=True`: the restore does not hold two copies)."""
+    if isinstance(leaf, jax.Array) and not leaf.is_deleted():
+        leaf.delete()
+
+
+def _flat_numbers(metrics: Any, prefix: str = "") -> dict[str, Any]:
+    """Kauldron's nested metrics (`{"eval": {"accuracy": np.float32(0.9)}}`) as kd's `{"eval/accuracy": 0.9}`."""
+    if not isinstance(metrics, Mapping):
+        raise TypeError(f"Checkpointer.save(metrics=...): expected a dict, got {type(metrics).__name__}.")
+    out: dict[str, Any] = {}
+    for name, value in metrics.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, Mapping):
+            out.update(_flat_numbers(value, key + "/"))
+        else:
+            out[key] = value
+    return out
 
 
 def _cause(error: BaseException) -> BaseException:

@@ -22,8 +22,18 @@ class NoopCheckpointer(_base.BaseCheckpointer):
         """`ckpt.restore_latest(state)` -> None, always."""
         return None
 
-    def restore(self, state: _base.StateT, *, step: int) -> _base.Restored[_base.StateT]:
-        """`ckpt.restore(state, step=10)` raises FileNotFoundError: nothing is ever saved."""
+    def restore(
+        self, state: Any = None, *, step: int = -1, noop_if_missing: bool = False, donate: bool = False
+    ) -> Any:
+        """`ckpt.restore(state, step=10)` raises FileNotFoundError: nothing is ever saved.
+
+        Kauldron's form (no step, or `noop_if_missing=True`) returns `state` unchanged, as Kauldron's
+        NoopCheckpointer does; ValueError without a state.
+        """
+        if state is None:
+            raise ValueError("NoopCheckpointer.restore(state): a state is needed (it is returned unchanged).")
+        if step == -1 or noop_if_missing:
+            return state
         raise FileNotFoundError(f"NoopCheckpointer.restore(step={step}): a NoopCheckpointer saves nothing.")
 
     def should_save(self, step: int) -> bool:
@@ -32,15 +42,23 @@ class NoopCheckpointer(_base.BaseCheckpointer):
 
     def maybe_save(
         self,
-        step: int,
+        step_or_state: Any = _base.UNSET,
+        /,
         *,
-        state: Any,
+        step: Any = _base.UNSET,
+        state: Any = _base.UNSET,
         data_state: Mapping[str, Any] | None = None,
         metrics: Mapping[str, Any] | None = None,
         info: Mapping[str, Any] | None = None,
         force: bool = False,
     ) -> bool:
-        """`ckpt.maybe_save(step, state=state)` -> False, even forced (the end of a run forces a save)."""
+        """`ckpt.maybe_save(step, state=state)` (or Kauldron's `maybe_save(state, step=step)`) -> False, even
+        forced (the end of a run forces a save; Kauldron's NoopCheckpointer raises there instead)."""
+        _base.saving_call("NoopCheckpointer.maybe_save", step_or_state, step, state)
+        return False
+
+    def save(self, state: Any, *, step: int, force: bool = False, metrics: Any = None, **items: Any) -> bool:
+        """Kauldron's `ckpt.save(state, step=10)` -> False: nothing is saved."""
         return False
 
     @property
@@ -48,9 +66,10 @@ class NoopCheckpointer(_base.BaseCheckpointer):
         """`ckpt.latest_step` -> None, always."""
         return None
 
-    def all_steps(self) -> tuple[int, ...]:
-        """`ckpt.all_steps()` -> (), always."""
-        return ()
+    @property
+    def all_steps(self) -> _base.Steps:
+        """`ckpt.all_steps` or `ckpt.all_steps()` -> (), always."""
+        return _base.Steps(tuple)
 
     def info(self, step: int) -> dict[str, Any]:
         """`ckpt.info(step)` raises FileNotFoundError: nothing is ever saved."""

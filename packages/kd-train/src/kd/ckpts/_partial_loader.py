@@ -52,6 +52,102 @@ class InitTransform(abc.ABC):
     def transform(self, state: _T) -> _T:
         """`state = init_transform.transform(state)`: the state with some values replaced."""
 
+    def transform_after_optimizer(self, state: _T) -> _T:
+        """Kauldron's second hook, run once the optimizer state exists: by default the state unchanged.
+
+        Kauldron applies `transform` to the params before building the optimizer state, then this; kd's
+        Trainer builds the whole state first and calls `transform` only, so kd's loaders load the
+        optimizer state in `transform` too when asked to (calling this afterwards loads it again, alike).
+        """
+        return state
+
+
+class NoopTransform(InitTransform):
+    """An `init_transform` that changes nothing: `kd.ckpts.NoopTransform().transform(state) is state`."""
+
+    def transform(self, state: _T) -> _T:
+        return state
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class MultiTransform(InitTransform):
+    """Applies several `init_transform`s in turn, by name; an error names the one that failed.
+
+    cfg.init_transform = kd.ckpts.MultiTransform(
+        encoder=kd.ckpts.PartialLoader(workdir="/runs/a", new_to_old={"params.enc": "params.enc"}),
+        decoder=kd.ckpts.PartialLoader(workdir="/runs/b", new_to_old={"params.dec": "params.dec"}),
+    )
+    """
+
+    def __init__(self, **transforms: InitTransform) -> None:
+        for name, transform in transforms.items():
+            if not isinstance(transform, InitTransform):
+                raise TypeError(
+                    f"MultiTransform({name}=...): expected a kd.ckpts.InitTransform, got "
+                    f"{type(transform).__name__}: {transform!r}."
+                )
+        self._transforms = dict(transforms)
+
+    @property
+    def transforms(self) -> dict[str, InitTransform]:
+        """The transforms by name, in the order they run."""
+        return dict(self._transforms)
+
+    def transform(self, state: _T) -> _T:
+        return self._each(state, "transform")
+
+    def transform_after_optimizer(self, state: _T) -> _T:
+        return self._each(state, "transform_after_optimizer")
+
+    def _each(self, state: _T, method: str) -> _T:
+        for name, transform in self._transforms.items():
+            try:
+                state = getattr(transform, method)(state)
+            except Exception as e:
+                e.add_note(f"(in MultiTransform: the init_transform {name!r} failed, in its {method})")
+                raise
+        return state
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MultiTransform):
+            return NotImplemented
+        return list(self._transforms.items()) == list(other._transforms.items())
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._transforms.items()))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self._transforms.items())
+        return f"{type(self).__name__}({inner})"
+
+
+class _ClosingLoader:
+    """Kauldron's loaders are context managers (they hold a checkpointer); kd's open one per read, so
+    `close` has nothing to release. Both spellings of `with loader:` work."""
+
+    def close(self) -> None:
+        """`loader.close()`: nothing stays open between reads."""
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __contextmanager__(self) -> Any:
+        try:
+            yield self
+        finally:
+            self.close()
+
 
 class PartialLoadError(_errors.CheckpointStructureError):
     """A checkpoint cannot fill the parts of the state a `PartialLoader` was asked to load.
@@ -70,7 +166,7 @@ class PartialLoadError(_errors.CheckpointStructureError):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class PartialLoader(InitTransform):
+class PartialLoader(_ClosingLoader, InitTransform):
     """Loads chosen parts of the state from another run's checkpoint (Kauldron's `PartialKauldronLoader`).
 
         cfg.init_transform = kd.ckpts.PartialLoader(
@@ -123,31 +219,108 @@ class PartialLoader(InitTransform):
 
     def transform(self, state: _T) -> _T:
         """`state = loader.transform(state)`: a new state with the mapped leaves read from the checkpoint."""
-        folder = _checkpoints_folder(self.workdir)
-        # read_only: the source run may still be training; nothing of it is cleaned up or deleted.
-        with _checkpointer.Checkpointer(
-            workdir=folder.parent, save_interval_steps=1, read_only=True, enable_async_checkpointing=False
-        ) as source:
-            steps = source.all_steps()
-            if not steps:
-                raise FileNotFoundError(
-                    f"PartialLoader(workdir={self.workdir!r}): no checkpoint in {folder}."
-                )
-            step = steps[-1] if self.step == _LATEST else self.step
-            if step not in steps:
-                raise FileNotFoundError(
-                    f"PartialLoader(step={step}): no checkpoint for step {step} in {folder} "
-                    f"(available steps: {', '.join(map(str, steps))})."
-                )
-            restored = source.restore_raw(step=step)
+        return self._load(state, self.new_to_old)
+
+    def transform_after_optimizer(self, state: _T) -> _T:
+        """Kauldron's hook: loads again only the `opt_state` entries of `new_to_old` (none: unchanged)."""
+        opt_state = {new: old for new, old in self.new_to_old.items() if _is_opt_state(new)}
+        return self._load(state, opt_state) if opt_state else state
+
+    def _load(self, state: _T, new_to_old: Mapping[str, str]) -> _T:
+        restored, source = read_checkpoint(self.workdir, self.step, owner="PartialLoader")
         return load_partial(
             state,
             restored,
-            new_to_old=self.new_to_old,
+            new_to_old=new_to_old,
             ignore_model_keys=self.ignore_model_keys,
             ignore_restored_keys=self.ignore_restored_keys,
-            source=f"step {step} of {folder}",
+            source=source,
         )
+
+
+def _is_opt_state(path: str) -> bool:
+    return path == "opt_state" or path.startswith(("opt_state.", "opt_state["))
+
+
+def read_checkpoint(workdir: epath.PathLike, step: int, *, owner: str) -> tuple[Any, str]:
+    """`(tree, "step 100 of /runs/a/checkpoints")`: a step (-1: the latest) of another run, read without a
+    template and without changing anything there (the run may still be training)."""
+    folder = _checkpoints_folder(workdir)
+    with _checkpointer.Checkpointer(
+        workdir=folder.parent, save_interval_steps=1, read_only=True, enable_async_checkpointing=False
+    ) as source:
+        steps = source.all_steps()
+        if not steps:
+            raise FileNotFoundError(f"{owner}(workdir={workdir!r}): no checkpoint in {folder}.")
+        chosen = steps[-1] if step == _LATEST else step
+        if chosen not in steps:
+            raise FileNotFoundError(
+                f"{owner}(step={chosen}): no checkpoint for step {chosen} in {folder} "
+                f"(available steps: {', '.join(map(str, steps))})."
+            )
+        return source.restore_raw(step=chosen), f"step {chosen} of {folder}"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SimpleCheckpointLoader(_ClosingLoader, InitTransform):
+    """Loads `params` and `collections` (and, asked, `opt_state`) as they are from another run's checkpoint.
+
+        cfg.init_transform = kd.ckpts.SimpleCheckpointLoader(workdir="/runs/pretrain", load_opt_state=True)
+
+    The model must be the one that wrote the checkpoint (same paths and shapes); to load parts of it,
+    or under other names, use `PartialLoader`. Each value takes the dtype and sharding of the leaf it
+    replaces. kd's Trainer calls `transform` only, with the optimizer state already built, so
+    `transform` loads `opt_state` too when `load_opt_state`; `transform_after_optimizer` (Kauldron's
+    second hook) loads `opt_state` alone when `load_opt_state`.
+
+    Attributes:
+      workdir: The run to load from: its workdir (holding `checkpoints/`) or its `checkpoints` folder.
+      step: Which checkpoint; -1 (the default) loads the latest.
+      load_opt_state: Load the optimizer state as well.
+    """
+
+    workdir: epath.PathLike
+    step: int = _LATEST
+    load_opt_state: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.step, bool) or not isinstance(self.step, int) or self.step < _LATEST:
+            raise ValueError(
+                f"SimpleCheckpointLoader.step: expected a checkpointed step (an int >= 0) or -1 for the "
+                f"latest, got {self.step!r}."
+            )
+
+    def transform(self, state: _T) -> _T:
+        """`state = loader.transform(state)`: params and collections (and opt_state, when asked) loaded."""
+        keys = ("params", "collections", "opt_state") if self.load_opt_state else ("params", "collections")
+        return self._load(state, keys)
+
+    def transform_after_optimizer(self, state: _T) -> _T:
+        """`state = loader.transform_after_optimizer(state)`: opt_state loaded when `load_opt_state`."""
+        return self._load(state, ("opt_state",)) if self.load_opt_state else state
+
+    def _load(self, state: _T, keys: Sequence[str]) -> _T:
+        present = [key for key in keys if jax.tree.leaves(_field(state, key))]
+        if not present:
+            return state
+        restored, source = read_checkpoint(self.workdir, self.step, owner="SimpleCheckpointLoader")
+        return load_partial(state, restored, new_to_old={key: key for key in present}, source=source)
+
+
+def _field(state: Any, key: str) -> Any:
+    return state.get(key) if isinstance(state, Mapping) else getattr(state, key, None)
+
+
+def workdir_from_xid(xid: int, wid: int = 1) -> epath.Path:
+    """Kauldron's XManager look-up of a run's workdir: there is no XManager here, so it always raises.
+
+    Pass the run's workdir itself instead: `kd.ckpts.PartialLoader(workdir="/runs/pretrain", ...)`.
+    """
+    raise NotImplementedError(
+        f"kd.ckpts.workdir_from_xid(xid={xid!r}, wid={wid!r}): kd has no XManager to ask for an "
+        "experiment's workdir. Pass the workdir path of the run to load from instead, e.g. "
+        "PartialLoader(workdir='/runs/pretrain') (the folder holding checkpoints/)."
+    )
 
 
 PartialKauldronLoader = PartialLoader
@@ -241,9 +414,7 @@ def load_partial(
         else:
             if unread is None:  # a leaf the checkpoint names differently is one nothing reads
                 unread = [_path_trie.text(p) for k, p in enumerate(ckpt.paths) if k not in consumed]
-            what = (
-                f"in the model but not in the checkpoint{looked_for}{_did_you_mean(_path_trie.text(old_parts), unread)}"
-            )
+            what = f"in the model but not in the checkpoint{looked_for}{_did_you_mean(_path_trie.text(old_parts), unread)}"
         leaf_problems.append((_path_trie.text(model.paths[i]), what))
 
     unused_problems = [

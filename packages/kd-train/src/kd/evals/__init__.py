@@ -10,6 +10,9 @@ from ._run_strategies import EveryNSteps as EveryNSteps
 from ._run_strategies import Final as Final
 from ._run_strategies import Once as Once
 from ._run_strategies import RunStrategy as RunStrategy
+from ._run_strategies import Standalone as Standalone
+from ._run_strategies import StandaloneEveryCheckpoint as StandaloneEveryCheckpoint
+from ._run_strategies import StandaloneLastCheckpoint as StandaloneLastCheckpoint
 from ._standalone import EVAL_METRICS_FILE as EVAL_METRICS_FILE
 from ._standalone import evaluate_checkpoints as evaluate_checkpoints
 
@@ -20,5 +23,8 @@ __all__ = [
     "Final",
     "Once",
     "RunStrategy",
+    "Standalone",
+    "StandaloneEveryCheckpoint",
+    "StandaloneLastCheckpoint",
     "evaluate_checkpoints",
 ]

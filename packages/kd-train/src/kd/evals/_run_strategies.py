@@ -1,4 +1,10 @@
-"""When an evaluator runs: `EveryNSteps(100)`, `Once(step=500)`, `Final()` (Kauldron's names)."""
+"""When an evaluator runs: `EveryNSteps(100)`, `Once(step=500)`, `Final()` inside the training job;
+`StandaloneEveryCheckpoint()`, `StandaloneLastCheckpoint()` in a job of their own (`kd-train eval`), as in
+Kauldron.
+
+    cfg.evals = {"val": kd.evals.Evaluator(run=kd.evals.StandaloneEveryCheckpoint())}
+    # kd-train eval --workdir=RUN  evaluates each checkpoint of RUN as it appears; training never runs it
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,11 @@ class RunStrategy:
 
     def should_run(self, step: int, *, last_step: int) -> bool:
         raise NotImplementedError
+
+    def should_eval_in_train(self, step: int) -> bool:
+        """Kauldron's spelling, without the run's length (so `Final` and `EveryNSteps`'s last step are not
+        known here): whether the training job evaluates after `step`."""
+        return self.should_run(step, last_step=-1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,3 +64,38 @@ class Final(RunStrategy):
 
     def should_run(self, step: int, *, last_step: int) -> bool:
         return step == last_step
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Standalone(RunStrategy):
+    """Evaluated by a job of its own (`kd-train eval --workdir=RUN`), never inside training.
+
+    `job_group` (Kauldron's) names the evaluators one job runs together; kd's `eval` command runs those asked
+    for with `--evals`. Kauldron's XManager job fields (`platform`, ...) are accepted in `job` and not used.
+    """
+
+    job_group: str | None = None
+    job: dict = dataclasses.field(default_factory=dict)
+
+    def should_run(self, step: int, *, last_step: int) -> bool:
+        return False  # the training job never runs it
+
+    def wants(self, step: int, *, done: bool, last_step: int | None) -> bool:
+        """Whether the standalone job evaluates the checkpoint of `step` (`done`: the run is complete)."""
+        raise NotImplementedError
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class StandaloneEveryCheckpoint(Standalone):
+    """Each checkpoint, as it appears (one the job falls behind on is still evaluated, in order)."""
+
+    def wants(self, step: int, *, done: bool, last_step: int | None) -> bool:
+        return True
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class StandaloneLastCheckpoint(Standalone):
+    """Once, the last checkpoint, when the run is complete."""
+
+    def wants(self, step: int, *, done: bool, last_step: int | None) -> bool:
+        return done and step == last_step

@@ -92,6 +92,7 @@ def evaluate_checkpoints(
     results: dict[int, dict[str, Any]] = {}
     seen: set[int] = set()
     finished: set[int] = set()
+    handled: set[tuple[int, str]] = set()  # (step, evaluator) evaluated by this call
     skipped_before = 0
     idle_since = time.monotonic()
     try:
@@ -104,10 +105,19 @@ def evaluate_checkpoints(
             for step in steps:
                 if step in finished:
                     continue
-                finished.add(step)
                 todo = {n: e for n, e in chosen.items() if _prefix(n, e) not in done_before.get(step, ())}
                 if not todo:
+                    finished.add(step)
                     skipped_before += 1
+                    continue
+                # `StandaloneLastCheckpoint` waits for the run to be done; the others take each checkpoint
+                todo = {n: e for n, e in todo.items() if (step, n) not in handled}
+                ready = {n: e for n, e in todo.items() if _wants(e, step, done=run_done, last_step=steps[-1])}
+                if run_done or len(ready) == len(todo):
+                    finished.add(step)
+                handled.update((step, n) for n in ready)
+                todo = ready
+                if not todo:
                     continue
                 state = _restore(checkpointer, template, step)
                 if state is None:
@@ -134,6 +144,13 @@ def evaluate_checkpoints(
     if skipped_before:
         _note(f"{skipped_before} checkpoint(s) already evaluated in {workdir / EVAL_METRICS_FILE}: skipped")
     return results
+
+
+def _wants(evaluator: Any, step: int, *, done: bool, last_step: int) -> bool:
+    """Whether the evaluator's run strategy takes the checkpoint of `step` now (a strategy that is not a
+    standalone one: every checkpoint)."""
+    wants = getattr(evaluator.run, "wants", None)
+    return True if wants is None else bool(wants(step, done=done, last_step=last_step))
 
 
 def select_evaluators(evaluators: Mapping[str, Any], names: Iterable[str] | None) -> dict[str, Any]:

@@ -144,7 +144,9 @@ class LinenModel:
         capture: InterestFilter,
     ) -> tuple[Any, Any, Any]:
         args, kwargs = self._inputs(context, is_training)
-        mutable: list[str] = list(collections) if is_training else []
+        # Mutable in eval too, as Kauldron's forward: a model may update a collection outside training
+        # (`BatchNorm(use_running_average=False)`); the updates are kept in training only.
+        mutable: list[str] = list(collections)
         if capture:
             mutable.append("intermediates")
         capture_fn: Any = False

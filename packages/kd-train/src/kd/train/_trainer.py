@@ -151,6 +151,7 @@ class Trainer:
             _set("writer", _default_writer(self.workdir))
         if self.progress is None:
             _set("progress", Progress())
+        _set("evals", _named_evaluators(self.evals))  # before the fill: it keeps what it filled from the root
         memo: dict[int, Any] = {}
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
@@ -347,6 +348,23 @@ def _default_writer(workdir: Any) -> Writer:
     return _DefaultWriters(
         writers=[writers.PrintWriter(), writers.JsonlWriter(), writers.TensorBoardWriter()]
     )
+
+
+def _named_evaluators(evals: Any) -> Any:
+    """Each evaluator whose `name` is None takes its key in `Trainer.evals`, as in Kauldron."""
+    if not isinstance(evals, Mapping):
+        return evals  # `_check_fields` says what is wrong
+    named = {}
+    for key, evaluator in evals.items():
+        if (
+            dataclasses.is_dataclass(evaluator)
+            and not isinstance(evaluator, type)
+            and any(f.name == "name" for f in dataclasses.fields(evaluator))
+            and evaluator.name is None
+        ):
+            evaluator = dataclasses.replace(evaluator, name=str(key))
+        named[key] = evaluator
+    return named
 
 
 def _steps_from_dataset(ds: Any) -> int:
