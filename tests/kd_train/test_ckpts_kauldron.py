@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import pathlib
 import threading
 import time
 import typing
-from typing import Any
+from typing import Any, NamedTuple
 
 import flax
 import jax
@@ -15,6 +16,7 @@ import jax.numpy as jnp
 import kd
 import numpy as np
 import optax
+import orbax.checkpoint as ocp
 import pytest
 from kd import ckpts
 
@@ -63,16 +65,42 @@ class Saved(_Saved, ckpts.items.TopLevelCheckpointItem):
 
 
 class JsonItem(ckpts.items.CheckpointItem):
-    """An item with its own orbax handler, as Kauldron's PerformanceTimer."""
+    """An item with its own orbax handler (JSON), as Kauldron's PerformanceTimer."""
+
+    def __init__(self, value: float = 0.0) -> None:
+        self.value = value
 
     def __kd_ocp_handlers__(self) -> Any:
-        return None
+        return ocp.JsonCheckpointHandler()
 
     def __kd_ocp_save_args__(self) -> Any:
-        return None
+        return ocp.args.JsonSave({"value": self.value})
 
     def __kd_ocp_restore_args__(self) -> Any:
-        return None
+        return ocp.args.JsonRestore()
+
+    def __kd_ocp_restore_post__(self, value: Any) -> JsonItem:
+        return JsonItem(value["value"])
+
+
+class WithJson(NamedTuple):
+    state: MyState
+    extra: JsonItem
+    DEFAULT_ITEM = "state"
+
+
+class StateAndJson(WithJson, ckpts.items.TopLevelCheckpointItem):
+    pass
+
+
+class Clashing(NamedTuple):
+    state: MyState
+    info: JsonItem
+    DEFAULT_ITEM = "state"
+
+
+class ClashingItem(Clashing, ckpts.items.TopLevelCheckpointItem):
+    pass
 
 
 # ---------------------------------------------------------------------------------------------- saving
@@ -215,9 +243,43 @@ def test_a_top_level_item_with_its_default_item_alone_round_trips(tmp_path):
     np.testing.assert_array_equal(restored.x, np.ones((2,)))
 
 
-def test_an_item_with_its_own_orbax_handler_is_refused_with_a_type_error(tmp_path):
-    with _ckpt(tmp_path) as ckpt, pytest.raises(TypeError, match="its own orbax handler"):
-        ckpt.save(JsonItem(), step=1)
+def test_an_item_with_its_own_orbax_handler_round_trips_through_its_handler(tmp_path):
+    with _ckpt(tmp_path) as ckpt:
+        ckpt.save(JsonItem(3.5), step=1)
+    with _ckpt(tmp_path) as fresh:  # a new process: the item's handler is registered at restore
+        restored = fresh.restore(JsonItem(0.0), step=1)
+
+    assert isinstance(restored, JsonItem) and restored.value == 3.5
+    assert json.loads((tmp_path / "checkpoints" / "ckpt_1" / "item" / "metadata").read_text()) == {"value": 3.5}
+
+
+def test_a_top_level_item_saves_its_state_and_each_own_handler_field_beside_it(tmp_path):
+    with _ckpt(tmp_path) as ckpt:
+        ckpt.save(StateAndJson(MyState(x=jnp.ones((2,))), JsonItem(7.0)), step=1)
+        state, extra = ckpt.restore(StateAndJson(MyState(x=jnp.zeros((2,))), JsonItem(0.0)), step=1)
+        plain = ckpt.restore(MyState(x=jnp.zeros((2,))), step=1)  # the state alone, as any train state
+
+    np.testing.assert_array_equal(state.x, np.ones((2,)))
+    assert isinstance(extra, JsonItem) and extra.value == 7.0
+    np.testing.assert_array_equal(plain.x, np.ones((2,)))
+    assert sorted(p.name for p in (tmp_path / "checkpoints" / "ckpt_1").iterdir() if p.is_dir()) == [
+        "digests",
+        "extra",
+        "info",
+        "state",
+    ]
+
+
+def test_an_item_field_named_like_kds_own_items_is_refused_naming_it(tmp_path):
+    with _ckpt(tmp_path) as ckpt, pytest.raises(TypeError, match=r"\['info'\].*rename"):
+        ckpt.save(ClashingItem(MyState(x=jnp.ones((2,))), JsonItem()), step=1)
+
+
+def test_restoring_an_item_the_checkpoint_lacks_names_what_it_holds(tmp_path):
+    with _ckpt(tmp_path) as ckpt:
+        ckpt.save(MyState(x=jnp.ones((2,))), step=1)
+        with pytest.raises(FileNotFoundError, match=r"no item \['extra'\].*'state'"):
+            ckpt.restore(StateAndJson(MyState(x=jnp.zeros((2,))), JsonItem()), step=1)
 
 
 def test_kd_form_restore_of_a_step_still_gives_restored_with_the_data_state(tmp_path):

@@ -26,6 +26,8 @@ LAYERS = (
         "_interfaces",
         "_evaluator_names",
         "_phase",
+        "_run_policy",
+        "xm",
     ),  # small pieces
     ("metrics", "nn", "optim", "data", "sharding", "ckpts"),  # the parts with no other part below them
     ("losses", "summaries", "writers"),  # built on metrics / the terminal

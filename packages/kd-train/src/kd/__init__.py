@@ -6,8 +6,8 @@
     cfg = kd.train.Trainer(...)
 
 The namespaces (`kd.train`, `kd.data`, `kd.losses`, `kd.metrics`, `kd.summaries`, `kd.ckpts`,
-`kd.evals`, `kd.optim`, `kd.nn`, `kd.sharding`, `kd.writers`, `kd.inspect`, `kd.export`) load on first use, so `import kd`
-does not import JAX.
+`kd.evals`, `kd.optim`, `kd.nn`, `kd.sharding`, `kd.writers`, `kd.inspect`, `kd.export`, `kd.xm`) load on
+first use, so `import kd` does not import JAX. `kd.kxm` is `kd.xm` under Kauldron's name (`from kd import kxm`).
 """
 
 import importlib as _importlib
@@ -37,8 +37,10 @@ _NAMESPACES = frozenset(
         "writers",
         "inspect",
         "export",
+        "xm",
     }
 )
+_ALIASES = {"kxm": "xm"}  # Kauldron's `from kauldron import kxm`
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,12 +57,14 @@ if TYPE_CHECKING:
     from kd import summaries as summaries
     from kd import train as train
     from kd import writers as writers
+    from kd import xm as kxm
+    from kd import xm as xm
 del TYPE_CHECKING
 
 
 def __getattr__(name: str) -> object:
-    if name in _NAMESPACES:
-        module = _importlib.import_module(f"kd.{name}")
+    if name in _NAMESPACES or name in _ALIASES:
+        module = _importlib.import_module(f"kd.{_ALIASES.get(name, name)}")
         globals()[name] = module
         return module
     if name == "kd":  # `from kd import kd`, Kauldron's spelling (`from kauldron import kd`).
@@ -71,7 +75,7 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _NAMESPACES)
+    return sorted(set(globals()) | _NAMESPACES | set(_ALIASES))
 
 
 __all__ = [
@@ -83,6 +87,7 @@ __all__ = [
     "konfig",
     "kontext",
     "ktyping",
+    "kxm",
     "losses",
     "metrics",
     "nn",
@@ -91,4 +96,5 @@ __all__ = [
     "summaries",
     "train",
     "writers",
+    "xm",
 ]

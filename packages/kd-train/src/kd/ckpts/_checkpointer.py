@@ -237,32 +237,52 @@ class Checkpointer(_base.BaseCheckpointer):
         step = self._absolute_step(step, "restore")
         if state is None or items.is_bare(state):
             return self.restore_raw(step=step)
-        template = items.state_of(state, method="restore")
-        if donate:
-            template = jax.tree.map(_abstract, template)
-            jax.tree.map(_release, items.state_of(state, method="restore"))
-        return items.rewrap(state, self._restore_step(template, step=step).state)
+        template, extras = items.split(state, method="restore")
+        if donate and template is not None:
+            given, template = template, jax.tree.map(_abstract, template)
+            jax.tree.map(_release, given)
+        restored, extra_values = self._read_step(template, step=step, extras=extras)
+        return items.join(state, restored.state, extra_values)
 
     def _restore_step(self, state: _base.StateT, *, step: int) -> _base.Restored[_base.StateT]:
         """kd's `restore`: the given step onto the template `state`, digests checked."""
+        return self._read_step(state, step=step, extras={})[0]
+
+    def _read_step(
+        self, state: Any, *, step: int, extras: Mapping[str, items.CheckpointItem]
+    ) -> tuple[_base.Restored[Any], dict[str, Any]]:
+        """`(Restored(state, data_state), {extra item name: what orbax read})`; `state=None` reads no state."""
         manager = self._manager
         _orbax.wait(manager)
         step = self._known_step(step, "restore")
         where = f"step {step} in {self.directory}"
         with _quiet.restoring():
+            missing = sorted(set(extras) - _orbax.item_names(manager, step))
+            if missing:
+                raise FileNotFoundError(
+                    f"Checkpointer.restore: {where} has no item {missing} (it holds "
+                    f"{sorted(_orbax.item_names(manager, step))}); it was saved without them."
+                )
+            restore_args = {}
+            for name, item in extras.items():
+                restore_args[name] = item.__kd_ocp_restore_args__()
+                _orbax.add_item(manager, name, item.__kd_ocp_handlers__(), type(restore_args[name]))
+            if state is not None:
+                try:
+                    on_disk = _orbax.state_metadata(manager, step)
+                except Exception as e:
+                    self._raise_read_error(step, e)
+                _structure.check_matches(state, on_disk, where=where)
             try:
-                on_disk = _orbax.state_metadata(manager, step)
-            except Exception as e:
-                self._raise_read_error(step, e)
-            _structure.check_matches(state, on_disk, where=where)
-            try:
-                restored, items = _orbax.restore(manager, step, template=state, json_names=_JSON_ITEMS)
-                record = _orbax.restore_digests(manager, step)
+                restored, read = _orbax.restore(
+                    manager, step, template=state, json_names=_JSON_ITEMS, extra_items=restore_args
+                )
+                record = _orbax.restore_digests(manager, step) if state is not None else None
             except Exception as e:
                 self._raise_read_error(step, e)
             if record is not None:
-                self._check_digests(step, record, restored, {name: items.get(name) for name in _JSON_ITEMS})
-        return _base.Restored(restored, items.get(_DATA))
+                self._check_digests(step, record, restored, {name: read.get(name) for name in _JSON_ITEMS})
+        return _base.Restored(restored, read.get(_DATA)), {name: read[name] for name in extras}
 
     def restore_raw(self, *, step: int | None = None) -> Any:
         """`tree = ckpt.restore_raw(step=100)`: the saved state as orbax stores it, without a template.
@@ -322,9 +342,16 @@ class Checkpointer(_base.BaseCheckpointer):
         once a newer one is complete. `state` may be a `kd.ckpts.items.StandardCheckpointItem`.
         """
         step, state = _base.saving_call("Checkpointer.maybe_save", step_or_state, step, state)
-        state = items.state_of(state, method="maybe_save")
+        state, extras = items.split(state, method="maybe_save")
         return self._save(
-            step, state=state, data_state=data_state, metrics=metrics, info=info, force=force, gate=True
+            step,
+            state=state,
+            extras=extras,
+            data_state=data_state,
+            metrics=metrics,
+            info=info,
+            force=force,
+            gate=True,
         )
 
     def save(
@@ -344,10 +371,17 @@ class Checkpointer(_base.BaseCheckpointer):
         already saved is skipped (False). `metrics` may hold numpy values (nested names are joined with
         "/"); `data_state` and `info` are kd's, as in `maybe_save`.
         """
-        state = items.state_of(state, method="save")
+        state, extras = items.split(state, method="save")
         numbers = _flat_numbers(metrics) if metrics is not None else None
         return self._save(
-            int(step), state=state, data_state=data_state, metrics=numbers, info=info, force=force, gate=False
+            int(step),
+            state=state,
+            extras=extras,
+            data_state=data_state,
+            metrics=numbers,
+            info=info,
+            force=force,
+            gate=False,
         )
 
     def _save(
@@ -355,6 +389,7 @@ class Checkpointer(_base.BaseCheckpointer):
         step: int,
         *,
         state: Any,
+        extras: Mapping[str, items.CheckpointItem],
         data_state: Mapping[str, Any] | None,
         metrics: Mapping[str, Any] | None,
         info: Mapping[str, Any] | None,
@@ -375,8 +410,17 @@ class Checkpointer(_base.BaseCheckpointer):
             json_items[_DATA] = _checked_json(data_state, "data_state")
         _orbax.wait(manager)  # the previous save is complete: older ones may now go
         self._apply_retention(upcoming=step)
+        extra_items = {}
+        for name, item in extras.items():
+            extra_items[name] = item.__kd_ocp_save_args__()
+            _orbax.add_item(manager, name, item.__kd_ocp_handlers__(), type(extra_items[name]))
         saved = _orbax.save(
-            manager, step, state=state, json_items=json_items, digest_algorithm=self.digest_algorithm
+            manager,
+            step,
+            state=state,
+            json_items=json_items,
+            digest_algorithm=self.digest_algorithm,
+            extra_items=extra_items,
         )
         if saved and self.best_metric_path is not None:
             value = self._best_value(numbers)

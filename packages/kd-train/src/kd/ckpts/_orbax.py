@@ -125,10 +125,32 @@ def open_manager(
     )
     # The arrays are written uncompressed: zstd saves ~15% of the disk for float weights and costs ~40% more
     # CPU per save, taken from the training step while an asynchronous save runs.
-    handlers: dict[str, Any] = {STATE: _ocp().PyTreeCheckpointHandler(use_compression=False)}
-    handlers.update({name: _ocp().JsonCheckpointHandler() for name in json_names})
-    handlers[DIGESTS] = _digest_item()[0]()
-    return _ocp().CheckpointManager(directory, options=options, item_handlers=handlers)
+    ocp = _ocp()
+    # A registry rather than fixed `item_handlers`: `add_item` can give a Kauldron CheckpointItem with its own
+    # handler (e.g. a JSON timer) an item of its own later.
+    registry = ocp.handlers.DefaultCheckpointHandlerRegistry()
+    pytree = ocp.PyTreeCheckpointHandler(use_compression=False)
+    registry.add(STATE, ocp.args.PyTreeSave, pytree)
+    registry.add(STATE, ocp.args.PyTreeRestore, pytree)
+    for name in json_names:
+        json_handler = ocp.JsonCheckpointHandler()
+        registry.add(name, ocp.args.JsonSave, json_handler)
+        registry.add(name, ocp.args.JsonRestore, json_handler)
+    handler, save_args, restore_args = _digest_item()
+    digests = handler()
+    registry.add(DIGESTS, save_args, digests)
+    registry.add(DIGESTS, restore_args, digests)
+    manager = ocp.CheckpointManager(directory, options=options, handler_registry=registry)
+    manager._kd_registry = registry
+    return manager
+
+
+def add_item(manager: ocp.CheckpointManager, name: str, handler: Any, *args_types: type) -> None:
+    """Lets `manager` save and restore the item `name` with `handler`, given its save and restore args types."""
+    registry = manager._kd_registry
+    for args_type in args_types:
+        if not registry.has(name, args_type):
+            registry.add(name, args_type, handler)
 
 
 def steps(manager: ocp.CheckpointManager) -> list[int]:
@@ -147,12 +169,15 @@ def save(
     state: Any,
     json_items: Mapping[str, Mapping[str, Any]],
     digest_algorithm: str | None,
+    extra_items: Mapping[str, Any] | None = None,
 ) -> bool:
     """Starts writing `step` (in the background when the manager is asynchronous); waits for the previous save.
 
     With a `digest_algorithm`, the `digests` item is written too (see `_digests`); None leaves it out.
+    `state=None` writes no `state` item; `extra_items` are orbax save args by item name (see `add_item`).
     """
-    items: dict[str, Any] = {STATE: _ocp().args.PyTreeSave(state)}
+    items: dict[str, Any] = {} if state is None else {STATE: _ocp().args.PyTreeSave(state)}
+    items.update(extra_items or {})
     items.update({name: _ocp().args.JsonSave(dict(value)) for name, value in json_items.items()})
     if digest_algorithm is not None:
         items[DIGESTS] = _digest_item()[1](state, dict(json_items), digest_algorithm)
@@ -161,8 +186,9 @@ def save(
 
 
 def item_names(manager: ocp.CheckpointManager, step: int) -> set[str]:
-    """The items saved at `step` (e.g. {"state", "data", "info"})."""
-    return set(manager.item_metadata(int(step)).keys())
+    """The items saved at `step` (e.g. {"state", "data", "info"}): its folder's subfolders."""
+    folder = step_directory(epath.Path(manager.directory), step)
+    return {path.name for path in folder.iterdir() if path.is_dir()}
 
 
 def state_metadata(manager: ocp.CheckpointManager, step: int) -> Any:
@@ -178,17 +204,27 @@ def _restore_target(leaf: Any) -> Any:
 
 
 def restore(
-    manager: ocp.CheckpointManager, step: int, *, template: Any, json_names: Iterable[str]
+    manager: ocp.CheckpointManager,
+    step: int,
+    *,
+    template: Any,
+    json_names: Iterable[str],
+    extra_items: Mapping[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """`(state, {json name: value})` of `step`: the state has the template's tree, shapes, dtypes and shardings."""
+    """`(state, {json name or extra item name: value})` of `step`: the state has the template's tree, shapes,
+    dtypes and shardings; `template=None` reads no state (None). `extra_items`: restore args by item name."""
     present = item_names(manager, step)
     names = [name for name in json_names if name in present]
-    target = jax.tree.map(_restore_target, template)
-    restore_args = _ocp().checkpoint_utils.construct_restore_args(target)
-    items: dict[str, Any] = {STATE: _ocp().args.PyTreeRestore(item=target, restore_args=restore_args)}
+    items: dict[str, Any] = {}
+    if template is not None:
+        target = jax.tree.map(_restore_target, template)
+        restore_args = _ocp().checkpoint_utils.construct_restore_args(target)
+        items[STATE] = _ocp().args.PyTreeRestore(item=target, restore_args=restore_args)
     items.update({name: _ocp().args.JsonRestore() for name in names})
+    items.update(extra_items or {})
     restored = manager.restore(int(step), args=_ocp().args.Composite(**items))
-    return restored[STATE], {name: restored[name] for name in names}
+    others = [*names, *(extra_items or {})]
+    return (restored[STATE] if template is not None else None), {name: restored[name] for name in others}
 
 
 def restore_digests(manager: ocp.CheckpointManager, step: int) -> Any:

@@ -11,10 +11,9 @@
 A `StandardCheckpointItem` is any pytree of arrays: `kd.ckpts.Checkpointer` saves it as the checkpoint's
 `state` (with its digests), exactly as it saves a plain train state, so either kind restores the other.
 
-Differences from Kauldron: kd.ckpts keeps one layout (`state`, `data`, `info`, `digests` per step), so a
-`CheckpointItem` that brings its own orbax handler (Kauldron's `PerformanceTimer`), or a
-`TopLevelCheckpointItem` whose fields are such items, is refused with a TypeError saying so, not saved
-beside the state. The `__kd_ocp_*__` methods are kept for code that calls them on orbax directly.
+A `CheckpointItem` with its own orbax handler (Kauldron's `kd.train.PerformanceTimer`, a JSON item) is
+saved as an orbax item of its own beside them: alone as `item`, in a `TopLevelCheckpointItem` under its
+field's name. kd's digests cover the state and kd's JSON items, not such items (their handler is theirs).
 """
 
 from __future__ import annotations
@@ -62,8 +61,8 @@ class TopLevelCheckpointItem(CheckpointItem):
             state: MyState
             DEFAULT_ITEM = "state"
 
-    `kd.ckpts.Checkpointer` saves the `DEFAULT_ITEM` field as its state; other fields are refused (see
-    the module docstring).
+    `kd.ckpts.Checkpointer` saves the `DEFAULT_ITEM` field as its state and each other field (a
+    `CheckpointItem` with its own handler) as an item named by the field.
     """
 
     DEFAULT_ITEM: ClassVar[str | None] = None
@@ -121,31 +120,58 @@ def is_bare(state: Any) -> bool:
     return type(state) is StandardCheckpointItem
 
 
-def state_of(state: Any, *, method: str) -> Any:
-    """What kd.ckpts saves as the checkpoint's `state` for `state`: a pytree, a StandardCheckpointItem, or
-    the `DEFAULT_ITEM` of a TopLevelCheckpointItem holding nothing else; TypeError for other items."""
+RESERVED = ("state", "data", "info", "digests")
+"""Item names kd.ckpts writes itself; a `TopLevelCheckpointItem` field may not take one of them."""
+
+LONE_ITEM = "item"
+"""The item name of a `CheckpointItem` with its own handler saved alone."""
+
+
+def split(state: Any, *, method: str) -> tuple[Any, dict[str, CheckpointItem]]:
+    """`(tree, extras)`: what kd.ckpts saves as the checkpoint's `state` (a pytree or StandardCheckpointItem;
+    None when there is none) and the items with their own orbax handlers, by item name.
+
+    A `TopLevelCheckpointItem`'s `DEFAULT_ITEM` field is the state when it is a pytree; every other field
+    (and a `DEFAULT_ITEM` with its own handler) is an item of its own, named by its field.
+    """
     if isinstance(state, TopLevelCheckpointItem):
-        fields = list(type(state)._fields)  # type: ignore[attr-defined]
-        others = [f for f in fields if f != state.DEFAULT_ITEM]
-        if state.DEFAULT_ITEM is None or others:
+        fields = {name: getattr(state, name) for name in type(state)._fields}  # type: ignore[attr-defined]
+        tree, extras = None, {}
+        for name, value in fields.items():
+            if name == state.DEFAULT_ITEM and not _own_handler(value):
+                tree = value
+            elif _own_handler(value):
+                extras[name] = value
+            else:
+                raise TypeError(
+                    f"Checkpointer.{method}: {type(state).__name__}.{name} is a {type(value).__name__}, not a "
+                    "kd.ckpts.items.CheckpointItem; only the DEFAULT_ITEM field may be a plain pytree."
+                )
+        clashes = [name for name in extras if name in RESERVED]
+        if clashes:
             raise TypeError(
-                f"Checkpointer.{method}: {type(state).__name__} holds the items {fields}; kd.ckpts saves one "
-                f"state per checkpoint (the DEFAULT_ITEM), so items other than it ({others}) cannot be saved "
-                "beside it. Save the train state alone and put small values in `info=` (JSON)."
+                f"Checkpointer.{method}: {type(state).__name__} has the fields {clashes}, names kd.ckpts uses "
+                f"for its own items ({', '.join(RESERVED)}); rename those fields."
             )
-        return state_of(getattr(state, state.DEFAULT_ITEM), method=method)
-    if isinstance(state, CheckpointItem) and not isinstance(state, StandardCheckpointItem):
-        raise TypeError(
-            f"Checkpointer.{method}: {type(state).__name__} is a kd.ckpts.items.CheckpointItem with its own "
-            "orbax handler; kd.ckpts saves pytrees of arrays (a StandardCheckpointItem or a plain pytree) "
-            "as the checkpoint's state. Put small values in `info=` (JSON) instead."
-        )
-    return state
+        return tree, extras
+    if _own_handler(state):
+        return None, {LONE_ITEM: state}
+    return state, {}
 
 
-def rewrap(template: Any, restored: Any) -> Any:
-    """The restored state in the form the caller passed: a TopLevelCheckpointItem gets its DEFAULT_ITEM back."""
+def _own_handler(value: Any) -> bool:
+    return isinstance(value, CheckpointItem) and not isinstance(value, StandardCheckpointItem)
+
+
+def join(template: Any, tree: Any, extras: dict[str, Any]) -> Any:
+    """The restored value in the form the caller passed (`template`): a TopLevelCheckpointItem of its fields,
+    each own-handler item through its `__kd_ocp_restore_post__`."""
     if isinstance(template, TopLevelCheckpointItem):
-        inner = rewrap(getattr(template, template.DEFAULT_ITEM), restored)  # type: ignore[arg-type]
-        return template._replace(**{template.DEFAULT_ITEM: inner})  # type: ignore[attr-defined]
-    return restored
+        values = {}
+        for name in type(template)._fields:  # type: ignore[attr-defined]
+            item = getattr(template, name)
+            values[name] = item.__kd_ocp_restore_post__(extras[name]) if name in extras else tree
+        return type(template)(**values)
+    if LONE_ITEM in extras:
+        return template.__kd_ocp_restore_post__(extras[LONE_ITEM])
+    return tree

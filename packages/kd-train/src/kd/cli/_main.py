@@ -4,6 +4,7 @@
     kd-train --cfg=examples/digits.py --sweep=lr            # each item of sweep_lr() in /tmp/run/<item>
     kd-train inspect --cfg=examples/digits.py              # shapes, parameters, FLOPs, memory; no training
     kd-train eval --workdir=/tmp/run --evals=val      # each checkpoint of the run, as it appears
+    kd-train eval --workdir=/tmp/run --no-follow      # the checkpoints there now, without waiting for DONE
     kd-train plot /tmp/run_a /tmp/run_b --out=curves.png
     kd-train diff /tmp/run_a /tmp/run_b
 
@@ -31,8 +32,9 @@ import konfig
 
 from kd._evaluator_names import names_problem
 from kd._phase import during, where_raised
+from kd._run_policy import RunPolicyError, run_policy
 
-from . import _distributed
+from . import _distributed, _launch
 from ._errors import (
     TRACEBACK_ENV,
     CliError,
@@ -53,10 +55,12 @@ usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NA
                        [--allowed=MODULE[,MODULE]]
                        [--coordinator_address=HOST:PORT --num_processes=N --process_id=I]
        kd-train inspect --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--interms] [--allowed=MODULE[,MODULE]]
-       kd-train eval --workdir=WORKDIR [--evals=NAME[,NAME]] [--poll_seconds=S] [--timeout_seconds=S]
-                     [--allowed=MODULE[,MODULE]] [--cfg.PATH=VALUE ...]
+       kd-train eval --workdir=WORKDIR [--evals=NAME[,NAME]] [--follow|--no-follow] [--poll_seconds=S]
+                     [--timeout_seconds=S] [--allowed=MODULE[,MODULE]] [--cfg.PATH=VALUE ...]
        kd-train plot WORKDIR [WORKDIR ...] [--out=FILE.png] [--metrics=GLOB[,GLOB]] [--perf]
        kd-train diff WORKDIR_A WORKDIR_B
+       kd-train launch --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--local|--slurm] [--coordinator_port=PORT]
+                       [train's flags]
 
   train    trains the config (a kd.train.Trainer); the default command. With --cfg.workdir it checkpoints
            (unless cfg.checkpointer=None) and writes metrics.jsonl and TensorBoard files; run again, it
@@ -67,7 +71,9 @@ usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NA
            step's FLOPs and memory, without training (nor touching any workdir); --interms lists every
            intermediate the model offers (`interms.<path>` keys), with its shape
   eval     evaluates each checkpoint of a run (its config.json, its evaluators) once, as it appears,
-           into WORKDIR/eval_metrics.jsonl; stops when the run is DONE and all are evaluated.
+           into WORKDIR/eval_metrics.jsonl; stops when the run is DONE and all are evaluated (--follow,
+           the default: polls every --poll_seconds; a save still being written waits for a later poll).
+           --no-follow evaluates the complete checkpoints there now and exits, DONE or not
            config.json is resolved in konfig's safe mode: only the modules the run recorded in run.json
            (less those that run code: os, subprocess, ...), or exactly those of --allowed; so is a
            --cfg=RUN/config.json of train and inspect (a config.py, or a .json of your own, is code
@@ -75,6 +81,9 @@ usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NA
   plot     renders the logged curves of one or several runs to a PNG: a panel per value, train and
            evaluators on the same axes (perf/* with --perf)
   diff     shows what differs between two runs' configs
+  launch   runs the config's cfg.xm_job (a kd.xm.Job: platform, requirements.replicas processes, args,
+           env_vars; none: one process): --local (the default) starts its processes of `kd-train` here,
+           joined by jax.distributed, and exits with the first failure's code; --slurm prints the srun line
 
 Config flags are konfig's: --cfg.a.b=VALUE, py:: values, ** globs (see konfig's README).
 A crash in your code (model, loss, data, config file) shows your frames only; --traceback=full (any
@@ -624,6 +633,7 @@ def _eval(argv: list[str]) -> int:
     parser = _Parser(prog="kd-train eval", add_help=False)
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--evals", default=None)
+    parser.add_argument("--follow", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--poll_seconds", type=float, default=10.0)
     parser.add_argument("--timeout_seconds", type=float, default=None)
     parser.add_argument("--allowed", default=None)
@@ -652,7 +662,11 @@ def _eval(argv: list[str]) -> int:
     trainer = _resolve(cfg, allowed=allowed)
     try:
         results = evaluate_checkpoints(
-            trainer, evals=names, poll_seconds=opts.poll_seconds, timeout_seconds=opts.timeout_seconds
+            trainer,
+            evals=names,
+            follow=opts.follow,
+            poll_seconds=opts.poll_seconds,
+            timeout_seconds=opts.timeout_seconds,
         )
     except TimeoutError as e:
         print(f"error: {e}", file=sys.stderr, flush=True)
@@ -672,22 +686,6 @@ def _eval(argv: list[str]) -> int:
     return 0
 
 
-# Modules that run programs or code, open files or sockets, or load objects by name: a run folder's
-# recorded imports never allow them (its run.json is as untrusted as its config.json); only --allowed does.
-_RUNS_CODE = frozenset(
-    """
-    os posix nt subprocess _posixsubprocess builtins sys shutil importlib pkgutil zipimport runpy code
-    codeop pty tty socket ssl select selectors asyncio multiprocessing concurrent threading _thread signal
-    pickle _pickle copyreg shelve dill cloudpickle marshal ctypes _ctypes cffi types inspect gc io _io
-    fileinput tempfile webbrowser urllib http ftplib smtplib telnetlib xmlrpc pdb bdb trace cProfile
-    profile timeit site sysconfig ensurepip venv distutils setuptools pip
-    """.split()
-)
-
-
-_NEVER_FROM_RUN_FOLDERS = ("!kd.cli", "!konfig")
-
-
 def _source_policy(source: str, flag: str | None) -> list[str] | None:
     """What `train` / `inspect` may build from `--cfg=source`: `--allowed` if given; for a run folder's
     config.json (a `.json` beside a run.json), that run's policy; else None (a config file you chose is code
@@ -701,36 +699,11 @@ def _source_policy(source: str, flag: str | None) -> list[str] | None:
 
 
 def _run_policy(workdir: str, flag: str | None) -> tuple[list[str], str]:
-    """`(allowed patterns, how they were chosen)`: `--allowed` as given, else the modules the run recorded
-    in run.json less `_RUNS_CODE`; an old run without a record is refused (CliError: pass --allowed)."""
-    if flag is not None:
-        return [p.strip() for p in flag.split(",") if p.strip()], "--allowed"
+    """`kd.train._run_record.run_policy` with its refusal as a CliError (one paragraph, exit 2)."""
     try:
-        with open(os.path.join(workdir, "run.json")) as f:
-            recorded = json.load(f).get("imports")
-    except (OSError, ValueError, AttributeError):
-        recorded = None
-    if not isinstance(recorded, list) or not all(isinstance(n, str) for n in recorded):
-        raise CliError(
-            f"{os.path.join(workdir, 'run.json')} records no imports (a run from an older kd-train, or "
-            "not started by it), so there is no default for what its config.json may build; a run folder is "
-            "untrusted input: read config.json and pass the modules it may use, e.g. --allowed=kd,optax,flax"
-        )
-    odd = [n for n in recorded if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)]
-    if odd:  # kd-train records top-level module names only: not patterns ("*"), not targets
-        raise CliError(
-            f"{os.path.join(workdir, 'run.json')} records imports that are not module names ({odd[:5]}), so it "
-            "was not written by kd-train as it is; a run folder is untrusted input: read config.json and pass "
-            "the modules it may use, e.g. --allowed=kd,optax,flax"
-        )
-    left_out = sorted(n for n in recorded if n in _RUNS_CODE)
-    # kd's command line and konfig's loaders run Python files by name (`kd.cli:main(["--cfg=x.py"])`):
-    # never built from a run folder's config unless --allowed says so.
-    allowed = [n for n in recorded if n not in left_out] + list(_NEVER_FROM_RUN_FOLDERS)
-    note = (
-        f"; left out as they run code: {', '.join(left_out)} (allow them with --allowed)" if left_out else ""
-    )
-    return allowed, f"the run's recorded imports{note}"
+        return run_policy(workdir, flag)
+    except RunPolicyError as e:
+        raise CliError(str(e)) from None
 
 
 def _check_eval_names(evals: Any, names: list[str] | None, config_path: Any) -> None:
@@ -810,4 +783,5 @@ _COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "eval": _eval,
     "plot": _plot,
     "diff": _diff,
+    "launch": _launch.launch,
 }

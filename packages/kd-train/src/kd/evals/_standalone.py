@@ -2,11 +2,14 @@
 
     trainer = konfig.resolve(konfig.from_json(open("/tmp/run/config.json").read()))
     values = kd.evals.evaluate_checkpoints(trainer, evals=["val"], poll_seconds=30)  # {step: {"val/...": ...}}
+    values = kd.evals.evaluate_checkpoints(trainer, follow=False)  # the checkpoints there now, then return
 
 It follows `<workdir>/checkpoints` while the run trains (or after it finished): each checkpoint, oldest
 first, is restored and evaluated once, and the values go to `<workdir>/eval_metrics.jsonl` (and the
 terminal, and TensorBoard when the run writes there). It stops once the run's DONE marker is written and
-every checkpoint present has been evaluated. `kd-train eval --workdir=...` is the command line of it.
+every checkpoint present has been evaluated (`follow=False`: after one look). A save still being written
+(orbax's `*.orbax-checkpoint-tmp-*` folder, or a step folder without orbax's commit marker) is left for a
+later look. `kd-train eval --workdir=... [--no-follow]` is the command line of it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from etils import epath
 
 from kd import ckpts, writers
 from kd._evaluator_names import names_problem
+from kd.ckpts import _orbax
 from kd.train import ConfigError
 from kd.train._hooks import evaluate_and_write
 from kd.train._run_record import DONE_FILE
@@ -35,6 +39,7 @@ def evaluate_checkpoints(
     trainer: Any,
     *,
     evals: Sequence[str] | None = None,
+    follow: bool = True,
     poll_seconds: float = 10.0,
     timeout_seconds: float | None = None,
     writer: writers.Writer | None = None,
@@ -44,19 +49,25 @@ def evaluate_checkpoints(
     Usage: `kd.evals.evaluate_checkpoints(trainer, evals=["val"], timeout_seconds=3600)`.
 
     Each checkpoint (oldest first, each once) is restored onto the Trainer's state template and every
-    chosen evaluator runs on it, whatever its `run` strategy; its values are written as
-    `<evaluator name>/<key>` at the checkpoint's step. Between rounds it waits `poll_seconds` for new
-    checkpoints; it returns once `<workdir>/DONE` exists and every checkpoint present was evaluated
-    (at once, for a run that had finished already). Steps whose values `<workdir>/eval_metrics.jsonl`
+    chosen evaluator runs on it, whatever its `run` strategy (a `StandaloneLastCheckpoint` one: only the
+    last checkpoint, once the run is done); its values are written as `<evaluator name>/<key>` at the
+    checkpoint's step. Between rounds it waits `poll_seconds` for new checkpoints; it returns once
+    `<workdir>/DONE` exists and every checkpoint present was evaluated (at once, for a run that had
+    finished already). A save in flight (orbax's temporary folder, or a step folder without orbax's
+    commit marker) is not read: it is taken on a later round, once complete (one still without its
+    marker when the run is done is skipped with a note). Steps whose values `<workdir>/eval_metrics.jsonl`
     already holds (for that evaluator) are skipped, so an evaluation that was stopped continues where it
     was. A checkpoint deleted before it could be read (the run's `max_to_keep`) is skipped with a note.
 
     Args:
       trainer: a `kd.train.Trainer` with a workdir and a `kd.ckpts.Checkpointer`.
       evals: names of `trainer.evals` to run; None runs them all.
+      follow: wait for the run's next checkpoints until it is done; False evaluates the complete
+        checkpoints there now and returns (a `StandaloneLastCheckpoint` evaluator then runs only if the run
+        is done).
       poll_seconds: seconds between looks at the checkpoint folder while the run is not done.
       timeout_seconds: raise `TimeoutError` after waiting this long without a new checkpoint (and no DONE);
-        None waits as long as it takes.
+        None waits as long as it takes. Not used with `follow=False`.
       writer: where the values go; default: the terminal, `<workdir>/eval_metrics.jsonl`, and the run's
         `kd.writers.TensorBoardWriter` when its writer has one.
 
@@ -93,12 +104,17 @@ def evaluate_checkpoints(
     seen: set[int] = set()
     finished: set[int] = set()
     handled: set[tuple[int, str]] = set()  # (step, evaluator) evaluated by this call
+    noted: set[int] = set()  # incomplete saves said to be skipped
     skipped_before = 0
     idle_since = time.monotonic()
     try:
         while True:
             run_done = (workdir / DONE_FILE).exists()  # before listing: DONE comes after the last save
-            steps = _listed_steps(checkpointer)
+            steps, writing = _complete_steps(checkpointer)
+            if run_done or not follow:  # no later look takes a save in flight once complete
+                for step in sorted(writing - noted):
+                    noted.add(step)
+                    _note(_incomplete_text(step, run_done=run_done))
             if set(steps) - seen:
                 seen.update(steps)
                 idle_since = time.monotonic()
@@ -122,10 +138,14 @@ def evaluate_checkpoints(
                 state = _restore(checkpointer, template, step)
                 if state is None:
                     continue
-                results[step] = evaluate_and_write(todo, state, step, writer)
+                # `StandaloneLastCheckpoint` may take a step the others took on an earlier round
+                results.setdefault(step, {}).update(evaluate_and_write(todo, state, step, writer))
                 writer.flush()
                 idle_since = time.monotonic()
             if run_done:
+                break
+            if not follow:
+                _note_waiting(chosen, steps)
                 break
             waited = time.monotonic() - idle_since
             if timeout_seconds is not None and waited >= timeout_seconds:
@@ -144,6 +164,36 @@ def evaluate_checkpoints(
     if skipped_before:
         _note(f"{skipped_before} checkpoint(s) already evaluated in {workdir / EVAL_METRICS_FILE}: skipped")
     return results
+
+
+def _note_waiting(chosen: Mapping[str, Any], steps: Sequence[int]) -> None:
+    """Names the evaluators that wait for the run to be done (`StandaloneLastCheckpoint`), so took nothing."""
+    if not steps:
+        return
+    last = steps[-1]
+    waiting = [
+        name
+        for name, evaluator in chosen.items()
+        if _wants(evaluator, last, done=True, last_step=last)
+        and not _wants(evaluator, last, done=False, last_step=last)
+    ]
+    if waiting:
+        _note(
+            f"evaluator(s) {', '.join(map(repr, waiting))} take the last checkpoint once the run is done, "
+            f"and it has no {DONE_FILE} yet: not run (following the run waits for it)"
+        )
+
+
+def _incomplete_text(step: int, *, run_done: bool) -> str:
+    if run_done:
+        return (
+            f"step {step}: its checkpoint folder has no orbax commit marker ({_COMMIT_MARKER}) and the run "
+            "is done, so its save never completed; skipped"
+        )
+    return (
+        f"step {step}: its checkpoint folder has no orbax commit marker yet (a save being written, or a "
+        "deletion in progress): not evaluated (following the run takes it once complete)"
+    )
 
 
 def _wants(evaluator: Any, step: int, *, done: bool, last_step: int) -> bool:
@@ -226,13 +276,34 @@ def _tensorboard_writers(writer: Any) -> list[writers.Writer]:
 _RESTORE_ATTEMPTS = 3
 
 
-def _listed_steps(checkpointer: Any) -> tuple[int, ...]:
-    """The complete checkpoints on disk now; none while the run has not made its checkpoint folder yet."""
+# orbax writes it into a save's folder last, just before the folder takes its final name (on a local disk) or
+# in place of that rename (on GCS, where orbax lists no step without it; on a local disk it lists any folder).
+_COMMIT_MARKER = "commit_success.txt"
+
+
+def _complete_steps(checkpointer: Any) -> tuple[tuple[int, ...], set[int]]:
+    """`(complete steps, steps listed but still being written)` on disk now; none before the checkpoint
+    folder exists.
+
+    orbax already leaves out its temporary `*.orbax-checkpoint-tmp-*` folders; a step folder without the
+    commit marker (a save orbax writes in place, a checkpoint being copied in, or one the run's
+    `max_to_keep` is deleting file by file) is not complete either.
+    """
     checkpointer.reload()
     try:
-        return checkpointer.all_steps()
+        listed = tuple(checkpointer.all_steps())
     except FileNotFoundError:  # read_only and no `<workdir>/checkpoints` yet
-        return ()
+        return (), set()
+    directory = getattr(checkpointer, "directory", None)
+    if directory is None:  # not a kd.ckpts.Checkpointer: its listing is taken as it is
+        return listed, set()
+    writing = {step for step in listed if _uncommitted(_orbax.step_directory(epath.Path(directory), step))}
+    return tuple(step for step in listed if step not in writing), writing
+
+
+def _uncommitted(folder: epath.Path) -> bool:
+    # A folder gone since the listing is not "being written": `_restore` says it was deleted.
+    return folder.exists() and not (folder / _COMMIT_MARKER).exists()
 
 
 def _restore(checkpointer: Any, template: Any, step: int) -> Any:

@@ -15,6 +15,8 @@ from ._base import NoopMetric as NoopMetric
 from ._classification import Accuracy as Accuracy
 from ._classification import Precision1 as Precision1
 from ._errors import StateMergeError as StateMergeError
+from ._image import Psnr as Psnr
+from ._image import Ssim as Ssim
 from ._skip import SkipIfMissing as SkipIfMissing
 from ._state import AverageState as AverageState
 from ._state import CollectFirstState as CollectFirstState
@@ -45,7 +47,9 @@ __all__ = [
     "Norm",
     "NormState",
     "Precision1",
+    "Psnr",
     "SkipIfMissing",
+    "Ssim",
     "State",
     "StateMergeError",
     "Std",

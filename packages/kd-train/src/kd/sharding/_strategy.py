@@ -170,7 +170,9 @@ class ShardingStrategy:
         """`specs` (a TrainState of `jax.ShapeDtypeStruct`) with the sharding each leaf is placed with: the
         template a checkpoint is restored onto. Usage: `ckpt.restore(strategy.state_template(specs), step=8)`."""
         shardings = self.state_shardings(specs)
-        return jax.tree.map(lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), specs, shardings)
+        return jax.tree.map(
+            lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), specs, shardings
+        )
 
     def state_shardings(self, state: Any) -> Any:
         """The sharding of each leaf of a TrainState (a pytree of the same structure; arrays or specs)."""

@@ -28,6 +28,7 @@ from ._rngs import RngStream as RngStream
 from ._rngs import RngStreams as RngStreams
 from ._state import TrainState as TrainState
 from ._step import TrainStep as TrainStep
+from ._timer import PerformanceTimer as PerformanceTimer
 from ._trainer import Trainer as Trainer
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "LinenModel",
     "NnxModel",
     "NonFiniteLossError",
+    "PerformanceTimer",
     "Profiler",
     "Progress",
     "RngStream",

@@ -73,6 +73,7 @@ class TrainingRun:
                 params_table=parameter_table(t.state_specs.params),
                 element_spec=t.element_spec,
                 config_json=config_json,
+                tags=t.setup.tags,
             )
         self._closing.callback(self._close, writer, checkpointer)
         self._preemption = self._closing.enter_context(Preemption())
@@ -85,10 +86,19 @@ class TrainingRun:
         if run_info is not None and jax.process_index() == 0:
             print_line(_resuming_line(start, checkpointer))
         writer.resume_from(start if run_info is not None else -1)
+        writer.write_element_spec(start, t.element_spec)
+        writer.write_param_overview(start, self.state.params)
+        writer.write_context_structure(start, t)
+        if t.exporter is not None and jax.process_index() == 0:
+            with during("exporting the model (Trainer.exporter)"):
+                t.exporter.export(
+                    model=t.model, state=self.state, element_spec=t.element_spec, is_training=True
+                )
         self._clock = _hooks.RunClock(float((run_info or {}).get("train_seconds", 0.0)))
         watch.skipped = int((run_info or {}).get("skipped_updates", 0))
         stop = t.stop_step
-        self._bar = t.progress.start(total=stop, initial=start)
+        desc = t.setup.tqdm_info.desc
+        self._bar = t.progress.start(total=stop, initial=start, desc=None if desc == "train" else desc)
         feed, size = make_feed(
             data,
             sharding=t.sharding,

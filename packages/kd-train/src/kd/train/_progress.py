@@ -32,9 +32,10 @@ class Progress:
     enabled: bool | None = None
     loss_key: str | None = None
 
-    def start(self, total: int, initial: int) -> Progress._Bar:
-        """Opens the bar for steps `initial` -> `total`; `close()` the returned handle at the end."""
-        return Progress._Bar(self, total, initial)
+    def start(self, total: int, initial: int, desc: str | None = None) -> Progress._Bar:
+        """Opens the bar for steps `initial` -> `total` (labelled `desc`); `close()` the returned handle at
+        the end."""
+        return Progress._Bar(self, total, initial, desc)
 
     def _shown(self) -> bool:
         if self.enabled is not None:
@@ -47,14 +48,20 @@ class Progress:
     class _Bar:
         __slots__ = ("bar", "progress")
 
-        def __init__(self, progress: Progress, total: int, initial: int) -> None:
+        def __init__(self, progress: Progress, total: int, initial: int, desc: str | None = None) -> None:
             self.progress = progress
             self.bar = None
             if progress._shown():
                 from tqdm.auto import tqdm
 
                 self.bar = tqdm(
-                    total=total, initial=initial, unit="step", dynamic_ncols=True, file=sys.stderr, leave=True
+                    total=total,
+                    initial=initial,
+                    desc=desc,
+                    unit="step",
+                    dynamic_ncols=True,
+                    file=sys.stderr,
+                    leave=True,
                 )
                 _ACTIVE.append(self.bar)
 

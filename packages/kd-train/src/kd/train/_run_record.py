@@ -19,6 +19,7 @@ import os
 import platform
 import socket
 import sys
+from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
@@ -112,14 +113,21 @@ def element_spec_table(element_spec: Any) -> str:
 
 
 def write_run_start(
-    workdir: Any, *, params_table: str, element_spec: Any, config_json: str | None = None
+    workdir: Any,
+    *,
+    params_table: str,
+    element_spec: Any,
+    config_json: str | None = None,
+    tags: Sequence[str] = (),
 ) -> None:
-    """Writes run.json (with the config's imports, given its JSON), params.txt and element_spec.txt, and
-    removes a DONE left by an earlier run."""
+    """Writes run.json (with the config's imports, given its JSON, and `tags`), params.txt and
+    element_spec.txt, and removes a DONE left by an earlier run."""
     folder = _folder(workdir)
     if folder is None:
         return
     record = provenance()
+    if tags:
+        record["tags"] = list(tags)
     if config_json is not None:
         try:
             record["imports"] = config_imports(config_json)

@@ -21,6 +21,7 @@ import kontext
 import ktyping
 import numpy as np
 import optax
+from jax.experimental import checkify
 
 from kd.losses._base import total_loss
 from kd.train._aux import AuxState
@@ -44,8 +45,12 @@ class TrainStep:
         metrics: Mapping[str, Any],
         summaries: Mapping[str, Any],
         skip_nonfinite: bool = False,
+        checkify_errors: frozenset[Any] = frozenset(),
     ) -> None:
         self.model = as_model(model)
+        # jax.experimental.checkify categories (Kauldron's `checkify_error_categories`): each compiled step
+        # checks them (NaN, division by zero, out-of-bounds index...) and raises on the host after the call.
+        self.checkify_errors = frozenset(checkify_errors)
         # A step whose loss is NaN or infinite leaves params, collections and optimizer state as they were.
         self.skip_nonfinite = skip_nonfinite
         self.optimizer = optimizer
@@ -144,10 +149,21 @@ class TrainStep:
         )
         fn = self._jitted.get(variant)
         if fn is None:
-            fn = self._jitted[variant] = jax.jit(
-                lambda s, b: self._step(s, b, *variant), donate_argnums=(0,), out_shardings=_kept(state)
-            )
+            fn = self._jitted[variant] = self._compiled(lambda s, b: self._step(s, b, *variant), state)
         return fn(state, batch)
+
+    def _compiled(self, fn: Any, state: TrainState) -> Any:
+        """`fn` jitted with `state` (its first argument) donated; with `checkify_errors`, checked."""
+        if not self.checkify_errors:
+            return jax.jit(fn, donate_argnums=(0,), out_shardings=_kept(state))
+        checked = jax.jit(checkify.checkify(fn, errors=self.checkify_errors), donate_argnums=(0,))
+
+        def run(*args: Any) -> Any:
+            error, out = checked(*args)
+            error.throw()  # a JaxRuntimeError naming the failed check and where in the model it was
+            return out
+
+        return run
 
     def fused_steps(
         self, state: TrainState, batches: Any, num_steps: int, *, source: Any = None
@@ -164,7 +180,7 @@ class TrainStep:
         count is an argument, so any `num_steps <= K` reuses one compile. `state` is donated.
         """
         if self._jitted_fused is None:
-            self._jitted_fused = jax.jit(self._fused_steps, donate_argnums=(0,), out_shardings=_kept(state))
+            self._jitted_fused = self._compiled(self._fused_steps, state)
         return self._jitted_fused(state, batches, jnp.asarray(num_steps, jnp.int32), source)
 
     def _fused_steps(

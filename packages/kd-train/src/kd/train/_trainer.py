@@ -32,6 +32,8 @@ from kd.ckpts._default import UNSET, DefaultCheckpointer, NoWorkdirCheckpointer,
 from kd.train._build_model import build_model
 from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
+from kd.train import _eval_only
+from kd.train._eval_only import eval_only_trainer, evaluate_only
 from kd.train._inspect import intermediate_specs
 from kd.train._loop import TrainingRun
 from kd.train._model import as_model
@@ -41,6 +43,7 @@ from kd.train._profiler import Profiler
 from kd.train._progress import Progress
 from kd.train._propagate import fill_from_root
 from kd.train._rngs import RngStreams, as_rng_streams
+from kd.train._setup import Setup
 from kd.train._state import TrainState
 from kd.train._step import TrainStep
 
@@ -98,6 +101,11 @@ class Trainer:
       on_nonfinite_loss: `"stop"` (default): a NaN or infinite loss raises `kd.train.NonFiniteLossError` naming
         the step and the losses, before anything computed from it is logged or checkpointed; `"skip"`: such
         an update is not applied (the state stays as it was, the data moves on) and is reported.
+      checkify_error_categories: `jax.experimental.checkify` categories (`checkify.all_checks`,
+        `checkify.nan_checks`, ...): each compiled step checks them and raises where one fails (slower).
+      exporter: a `kd.export.ModelExporter`, called once the state is ready (before the first step).
+      setup: `kd.train.Setup`: tags (in run.json), the bar's label; `eval_only` (see `Trainer.eval_only`).
+      xm_job: a `kd.xm.Job` (cluster resources), kept unresolved; `kd-train launch` reads it.
     """
 
     seed: int = 0
@@ -125,9 +133,26 @@ class Trainer:
     profiler: Profiler | None = None
     on_nonfinite_loss: str = "stop"
     steps_per_call: int | None = None
+    checkify_error_categories: frozenset[Any] = frozenset()
+    exporter: Any = None
+    setup: Setup = dataclasses.field(default_factory=Setup)
+    xm_job: Any = None
 
-    # konfig hands the model over unbuilt: an NNX class is built here, with the run's RNG streams.
-    __konfig_resolve_exclude_fields__ = ("model",)
+    # konfig hands the model over unbuilt: an NNX class is built here, with the run's RNG streams. The job spec
+    # stays a config (as Kauldron's): `kd-train launch` reads it before anything is built.
+    __konfig_resolve_exclude_fields__ = ("model", "xm_job")
+
+    @classmethod
+    def eval_only(cls, **kwargs: Any) -> Trainer:
+        """A Trainer that evaluates a trained run's latest checkpoint instead of training (Kauldron's).
+
+        Usage (in a konfig config): `cfg = kd.train.Trainer.eval_only()`, then `cfg.evals = {...}` and
+        `--cfg.aux.workdir=/path/to/trained/run`. The model, its RNG streams, sharding and state shapes
+        are the trained run's (its config.json, resolved in safe mode), the weights and step its latest
+        checkpoint's; `train()` runs every evaluator once and returns `(state, values)`. See
+        `kd.train._eval_only`.
+        """
+        return eval_only_trainer(cls, kwargs)
 
     def __post_init__(self) -> None:
         # A frozen dataclass normalises its fields here, once, as it is built (the dataclass idiom); after that
@@ -147,7 +172,9 @@ class Trainer:
             _set("sharding", sharding.ShardingStrategy())
         if self.checkpointer is None:  # opted out
             _set("checkpointer", ckpts.NoopCheckpointer())
-        if self.writer is None or type(self.writer) is _DefaultWriters:  # (chosen again after a replace)
+        if self.writer is None or getattr(
+            self.writer, "default_set", False
+        ):  # (chosen again after a replace)
             _set("writer", _default_writer(self.workdir))
         if self.progress is None:
             _set("progress", Progress())
@@ -186,6 +213,7 @@ class Trainer:
             metrics=self.train_metrics,
             summaries=self.train_summaries,
             skip_nonfinite=self.on_nonfinite_loss == "skip",
+            checkify_errors=frozenset(self.checkify_error_categories or ()),
         )
 
     @functools.cached_property
@@ -277,6 +305,8 @@ class Trainer:
         skips that update (`on_nonfinite_loss`). The calls and what is due after each are planned up front
         (`kd.train._plan`); the hooks (`kd.train._hooks`) log, evaluate, checkpoint and profile.
         """
+        if self.setup.eval_only:
+            return evaluate_only(self)
         self.check()
         with TrainingRun(self) as run:  # the run record, the state restored or fresh, writers and hooks open
             state = run.state
@@ -335,19 +365,13 @@ class Trainer:
 _SILENT_WRITER = writers.Writer()
 
 
-@dataclasses.dataclass(kw_only=True)
-class _DefaultWriters(writers.MultiWriter):
-    """The writers the Trainer chose (`_default_writer`): chosen again by a `dataclasses.replace`."""
-
-
 def _default_writer(workdir: Any) -> Writer:
-    """The terminal, and with a workdir `metrics.jsonl` and TensorBoard event files (`<workdir>/train/`,
-    `<workdir>/<evaluator>/`)."""
+    """`kd.writers.KDMetricWriter`: the terminal, and with a workdir `metrics.jsonl` and TensorBoard event files
+    (`<workdir>/train/`, `<workdir>/<evaluator>/`); chosen again by a `dataclasses.replace`."""
+    chosen = writers.KDMetricWriter()
     if workdir is None:
-        return _DefaultWriters(writers=[writers.PrintWriter()])
-    return _DefaultWriters(
-        writers=[writers.PrintWriter(), writers.JsonlWriter(), writers.TensorBoardWriter()]
-    )
+        chosen.writers = [writers.PrintWriter()]
+    return chosen
 
 
 def _named_evaluators(evals: Any) -> Any:
@@ -444,3 +468,16 @@ def _check_fields(trainer: Trainer) -> None:
             problems.append(f"evals[{name!r}]: expected a kd.evals.Evaluator, got {evaluator!r}")
     if problems:
         raise ConfigError("Trainer config is not valid:\n  - " + "\n  - ".join(problems))
+
+
+# `cfg = kd.train.Trainer.eval_only()` in a config starts with `cfg.aux.workdir` (to be set: the trained run)
+# and `cfg.evals`, so `cfg.aux.workdir = ...` and `cfg.evals["test"] = ...` work on it, as in Kauldron.
+konfig.register_default_values(
+    konfig.ConfigDict(
+        {
+            "__qualname__": "kd.train:Trainer.eval_only",
+            "aux": {_eval_only.SOURCE_KEY: konfig.placeholder(str)},
+            "evals": {},
+        }
+    )
+)

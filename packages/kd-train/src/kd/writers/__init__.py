@@ -10,8 +10,19 @@ A writer of your own subclasses `Writer` and implements what it needs (`write_sc
 from ._base import InMemoryWriter as InMemoryWriter
 from ._base import JsonlWriter as JsonlWriter
 from ._base import MultiWriter as MultiWriter
+from ._base import NoopWriter as NoopWriter
 from ._base import PrintWriter as PrintWriter
 from ._base import Writer as Writer
+from ._default import KDMetricWriter as KDMetricWriter
 from ._tensorboard import TensorBoardWriter as TensorBoardWriter
 
-__all__ = ["InMemoryWriter", "JsonlWriter", "MultiWriter", "PrintWriter", "TensorBoardWriter", "Writer"]
+__all__ = [
+    "InMemoryWriter",
+    "JsonlWriter",
+    "KDMetricWriter",
+    "MultiWriter",
+    "NoopWriter",
+    "PrintWriter",
+    "TensorBoardWriter",
+    "Writer",
+]

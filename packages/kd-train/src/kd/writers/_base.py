@@ -56,6 +56,15 @@ class Writer:
     def write_config(self, config_json: str) -> None:
         """The run's config, as `konfig.to_json` gives it."""
 
+    def write_element_spec(self, step: int, element_spec: Any) -> None:
+        """Kauldron's: the shapes and dtypes of one batch, written before training."""
+
+    def write_param_overview(self, step: int, params: Any) -> None:
+        """Kauldron's: the model's parameters (a table of shapes and sizes), written before training."""
+
+    def write_context_structure(self, step: int, trainer: Any) -> None:
+        """Kauldron's: the paths a key can name in the step's Context, written before training."""
+
     def resume_from(self, step: int) -> None:
         """The run continues after `step` (restored from its checkpoint; -1: from the start): what was
         written for later steps is dropped, since the run writes it again."""
@@ -65,6 +74,11 @@ class Writer:
 
     def close(self) -> None:
         self.flush()
+
+
+@dataclasses.dataclass(kw_only=True)
+class NoopWriter(Writer):
+    """Writes nothing (Kauldron's `NoopWriter`): `kd.train.Trainer(..., writer=kd.writers.NoopWriter())`."""
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -208,6 +222,18 @@ class MultiWriter(Writer):
     def write_config(self, config_json: str) -> None:
         for w in self.writers:
             w.write_config(config_json)
+
+    def write_element_spec(self, step: int, element_spec: Any) -> None:
+        for w in self.writers:
+            w.write_element_spec(step, element_spec)
+
+    def write_param_overview(self, step: int, params: Any) -> None:
+        for w in self.writers:
+            w.write_param_overview(step, params)
+
+    def write_context_structure(self, step: int, trainer: Any) -> None:
+        for w in self.writers:
+            w.write_context_structure(step, trainer)
 
     def resume_from(self, step: int) -> None:
         for w in self.writers:

@@ -1,0 +1,159 @@
+"""Multi-head dot-product attention whose weights are reachable as `interms.<path>.attn_weights[0]`.
+
+attention = kd.nn.ImprovedMultiHeadDotProductAttention(num_heads=4)
+out = attention(inputs_q=tokens)  # self-attention; sows the weights `(*b, heads, q, k)` as intermediates
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import linen as nn
+
+from kd.nn._train_property import is_training
+
+
+def dot_product_attention_weights(
+    query: jax.Array,
+    key: jax.Array,
+    softmax_axis: int = -1,
+    bias: jax.Array | None = None,
+    mask: jax.Array | None = None,
+    softmax_dtype: Any = jnp.float32,
+) -> jax.Array:
+    """Attention weights `(*b, h, q, k)` of queries `(*b, q, h, d)` and keys `(*b, k, h, d)`.
+
+    Usage: `weights = kd.nn.dot_product_attention_weights(query, key, mask=mask)`.
+
+    Args:
+      query: the queries; scaled by `1 / sqrt(d)` here.
+      key: the keys.
+      softmax_axis: normalized over the keys (-1), or over the queries (-2, as slot attention).
+      bias: added to the logits, broadcastable to `(*b, h, q, k)`.
+      mask: where False, the weight is (about) zero; broadcastable to `(*b, h, q, k)`.
+      softmax_dtype: the softmax is computed in this dtype (None: the inputs'), then cast back.
+    """
+    logits = jnp.einsum("...qhd,...khd->...hqk", query / jnp.sqrt(query.shape[-1]).astype(query.dtype), key)
+    if bias is not None:
+        logits = logits + bias
+    if mask is not None:
+        logits = jnp.where(mask, logits, jnp.finfo(logits.dtype).min)
+    dtype = logits.dtype if softmax_dtype is None else softmax_dtype
+    return jax.nn.softmax(logits.astype(dtype), axis=softmax_axis).astype(logits.dtype)
+
+
+class ImprovedMultiHeadDotProductAttention(nn.Module):
+    """Multi-head attention with a softmax axis, an additive bias, optional q/k LayerNorm and no dropout.
+
+    The weights are sown as `attn_weights`, read as `interms.<path to this module>.attn_weights[0]`
+    (e.g. `interms.encoder.layers_11.attention.attn_weights[0]` in a `kd.nn.Vit`).
+
+    Attributes:
+      num_heads: the number of heads; divides the query/key and value features.
+      qk_features: total features of the queries and keys (default: those of `inputs_q`).
+      v_features: total features of the values (default: `qk_features`).
+      out_features: features of the output (default: those of `inputs_q`).
+      softmax_axis: -1 normalizes over the keys; -2 over the queries (slot attention).
+      normalize_qk: LayerNorm (no bias) the projected queries and keys (ViT-22B).
+      attn_weights_fn: computes the weights, `dot_product_attention_weights`'s signature.
+    Usage: `kd.nn.ImprovedMultiHeadDotProductAttention(num_heads=8, normalize_qk=True)`.
+    """
+
+    num_heads: int
+    qk_features: int | None = None
+    v_features: int | None = None
+    out_features: int | None = None
+    softmax_axis: int = -1
+    normalize_qk: bool = False
+    kernel_init: Callable[..., jax.Array] = nn.initializers.lecun_normal()
+    bias_init: Callable[..., jax.Array] = nn.initializers.zeros_init()
+    use_bias: bool = True
+    attn_weights_fn: Callable[..., jax.Array] = dot_product_attention_weights
+
+    @nn.compact
+    def __call__(
+        self,
+        inputs_q: jax.Array,
+        inputs_k: jax.Array | None = None,
+        inputs_v: jax.Array | None = None,
+        *,
+        bias: jax.Array | None = None,
+        mask: jax.Array | None = None,
+    ) -> jax.Array:
+        """Attends from `inputs_q` to `inputs_k` (default: `inputs_q`) over `inputs_v` (default: `inputs_k`)."""
+        qk_features = self.qk_features or inputs_q.shape[-1]
+        v_features = self.v_features or qk_features
+        for name, features in (("qk_features", qk_features), ("v_features", v_features)):
+            if features % self.num_heads:
+                raise ValueError(f"num_heads={self.num_heads} must divide {name}={features}")
+        if inputs_k is None:
+            if inputs_v is not None:
+                raise ValueError(
+                    "inputs_v was given without inputs_k: give both, or neither (self-attention)"
+                )
+            inputs_k = inputs_q
+        if inputs_v is None:
+            inputs_v = inputs_k
+
+        def heads(name: str, x: jax.Array, features: int) -> jax.Array:
+            return nn.DenseGeneral(
+                features=(self.num_heads, features // self.num_heads),
+                kernel_init=self.kernel_init,
+                bias_init=self.bias_init,
+                use_bias=self.use_bias,
+                dtype=x.dtype,
+                name=name,
+            )(x)
+
+        query = heads("query", inputs_q, qk_features)
+        key = heads("key", inputs_k, qk_features)
+        value = heads("value", inputs_v, v_features)
+        if self.normalize_qk:  # steadies training at high learning rates (ViT-22B, arxiv.org/abs/2302.05442)
+            query = nn.LayerNorm(use_bias=False, dtype=query.dtype, name="query_norm")(query)
+            key = nn.LayerNorm(use_bias=False, dtype=key.dtype, name="key_norm")(key)
+
+        weights = self.attn_weights_fn(
+            query=query, key=key, softmax_axis=self.softmax_axis, bias=bias, mask=mask
+        )
+        self.sow("intermediates", "attn_weights", weights)
+        mixed = jnp.einsum("...hqk,...khd->...qhd", weights, value)
+        return nn.DenseGeneral(
+            features=self.out_features or inputs_q.shape[-1],
+            axis=(-2, -1),
+            kernel_init=self.kernel_init,
+            bias_init=self.bias_init,
+            use_bias=self.use_bias,
+            dtype=mixed.dtype,
+            name="out",
+        )(mixed)
+
+
+class MultiHeadDotProductAttention(nn.MultiHeadDotProductAttention):
+    """flax's attention, its dropout on while the Trainer trains (`kd.nn.is_training()`), not `deterministic`.
+
+    Usage: `kd.nn.MultiHeadDotProductAttention(num_heads=8, dropout_rate=0.1)`.
+    """
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.deterministic is not None:
+            raise ValueError(
+                f"{type(self).__name__}(deterministic={self.deterministic}) was given: leave it out; dropout "
+                "follows kd.nn.is_training() (on while the Trainer trains, off in evaluation)"
+            )
+
+    @nn.compact
+    def __call__(
+        self,
+        inputs_q: jax.Array,
+        inputs_k: jax.Array | None = None,
+        inputs_v: jax.Array | None = None,
+        *,
+        mask: jax.Array | None = None,
+    ) -> jax.Array:
+        # Without dropout the mode changes nothing: the module then also runs outside a Trainer.
+        deterministic = self.dropout_rate == 0.0 or not is_training()
+        return super().__call__(inputs_q, inputs_k, inputs_v, mask=mask, deterministic=deterministic)

@@ -1,0 +1,115 @@
+"""`Trainer.eval_only()`: a run that evaluates another run's last checkpoint (Kauldron's eval-only config).
+
+    cfg = kd.train.Trainer.eval_only()        # in a konfig config; cfg.aux.workdir names the trained run
+    cfg.evals = {"test": kd.evals.Evaluator(run=kd.evals.StandaloneLastCheckpoint(), ds=...)}
+    # kd-train --cfg=eval.py --cfg.aux.workdir=/runs/base --cfg.workdir=/runs/base-eval
+
+The model, its RNG streams, sharding and the state's shapes come from the trained run's config.json
+(resolved in konfig's safe mode with the modules its run.json recorded); the parameters, collections and
+step from its latest checkpoint. Every evaluator runs once at that step; the values go to this run's writer
+(`<workdir>/metrics.jsonl`, TensorBoard). Kauldron names the trained run by XManager ids
+(`cfg.aux.xid`, `wid`); here it is its folder, `cfg.aux.workdir`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import jax
+import konfig
+
+from kd._phase import during
+from kd._run_policy import run_policy
+from kd.train._errors import ConfigError
+from kd.train._setup import Setup
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kd.train._trainer import Trainer
+
+SOURCE_KEY = "workdir"
+"""`cfg.aux.workdir`: the trained run an eval-only Trainer evaluates."""
+
+
+def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, Any]) -> Trainer:
+    """The trained run's Trainer with this config's evaluators, workdir and writer, set to evaluate only."""
+    aux = dict(kwargs.get("aux") or {})
+    source = aux.get(SOURCE_KEY)
+    if aux.get("xid") not in (None, konfig.placeholder) and source is None:
+        raise ConfigError(
+            f"Trainer.eval_only: cfg.aux.xid={aux['xid']!r} names an XManager experiment, which kd does not "
+            "look up; name the trained run's folder instead: --cfg.aux.workdir=/path/to/run"
+        )
+    if not isinstance(source, (str, os.PathLike)) or not str(source):
+        raise ConfigError(
+            "Trainer.eval_only: cfg.aux.workdir must name the trained run's folder (the one holding its "
+            f"config.json and checkpoints/), e.g. --cfg.aux.workdir=/tmp/run; got {source!r}"
+        )
+    source = os.fspath(source)
+    config_path = os.path.join(source, "config.json")
+    if not os.path.isfile(config_path):
+        raise ConfigError(
+            f"Trainer.eval_only: cfg.aux.workdir={source!r} holds no config.json, so it is not a kd-train run "
+            "folder (a run trained with a workdir writes one)"
+        )
+    allowed, _ = run_policy(source, None)
+    with open(config_path) as f:
+        trained_cfg = konfig.from_json(f.read())
+    with during(f"resolving the trained run's config ({config_path}, safe mode)"):
+        trained = konfig.resolve(trained_cfg, allowed=allowed)
+    if not isinstance(trained, cls):
+        raise ConfigError(f"Trainer.eval_only: {config_path} is not a kd.train.Trainer config")
+    given = {k: v for k, v in kwargs.items() if k in _TAKEN}
+    return dataclasses.replace(
+        trained,
+        **given,
+        aux={**dict(trained.aux), **aux},
+        setup=dataclasses.replace(kwargs.get("setup") or Setup(), eval_only=True),
+        checkpointer=None,  # nothing is trained, nothing saved: the weights come from the trained run
+        num_train_steps=0,
+        stop_after_steps=None,
+    )
+
+
+# The fields an eval-only config sets for itself; the rest are the trained run's.
+_TAKEN = ("workdir", "evals", "writer", "eval_ds", "progress", "seed")
+
+
+def evaluate_only(trainer: Trainer) -> tuple[Any, dict[str, Any]]:
+    """`(state, values)`: the trained run's latest checkpoint, and what every evaluator gave on it."""
+    from kd import ckpts
+    from kd.train._hooks import evaluate_and_write
+    from kd.train._inspect import parameter_table
+    from kd.train._run_record import write_run_end, write_run_start
+
+    source = trainer.aux[SOURCE_KEY]
+    if not trainer.evals:
+        raise ConfigError("Trainer.eval_only: cfg.evals is empty, so there is nothing to evaluate")
+    checkpointer = ckpts.Checkpointer(workdir=source, read_only=True)
+    with during(f"restoring the trained run's latest checkpoint ({source})"):
+        restored = checkpointer.restore_latest(trainer.state_specs)
+    checkpointer.close()
+    if restored is None:
+        raise ConfigError(
+            f"Trainer.eval_only: {source} has no checkpoint to evaluate (checkpoints/ is empty)"
+        )
+    state = restored.state
+    step = int(state.step)
+    writer = trainer._active_writer
+    if trainer.workdir is not None:
+        write_run_start(
+            trainer.workdir,
+            params_table=parameter_table(state.params),
+            element_spec=trainer.element_spec,
+            tags=trainer.setup.tags,
+        )
+    if trainer._config_json is not None:
+        writer.write_config(trainer._config_json)
+    values = evaluate_and_write(trainer.evals, state, step, writer)
+    writer.flush()
+    if trainer.workdir is not None and jax.process_index() == 0:
+        write_run_end(trainer.workdir, step=step, seconds=0.0)
+    return state, values
