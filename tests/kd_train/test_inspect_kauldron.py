@@ -37,6 +37,11 @@ def test_batch_stats_have_one_row_per_leaf_with_numbers_for_numeric_leaves():
     assert (b["Dtype"], b["Shape"], b["Min"], b["Max"], b["Mean"]) == ("int64", (3,), 1.0, 3.0, 2.0)
     assert b["StdDev"] == pytest.approx(np.std([1, 2, 3]))
     assert rows[0]["Mean"] == rows[2]["Min"] == "-"  # strings and booleans have no statistics
+    # read by column, as Kauldron's DataFrame; the same function is kd.train.get_batch_stats
+    assert rows["Name"] == ["batch.a", "batch.b", "batch.c.f", "batch.c.g"] and rows["Max"][3] == 1.0
+    assert kd.train.get_batch_stats(batch) == rows
+    with pytest.raises(KeyError, match="no column 'Nmae'.*Name, Dtype"):
+        rows["Nmae"]
 
 
 def test_batch_stats_of_a_trainers_batch(trainer):

@@ -58,6 +58,14 @@ def test_unfreeze_of_a_resolved_config():
     assert konfig.resolve(cfg).unfreeze() == {"opt": {"lr": 0.1, "betas": (0.9, 0.99)}}
 
 
+def test_the_module_level_unfreeze_takes_any_value_holding_immutable_dicts():
+    frozen = [ImmutableDict(x=ImmutableDict(y=2)), {"k": ImmutableDict(z=(ImmutableDict(),))}, 7]
+    plain = konfig.unfreeze(frozen)
+    assert plain == [{"x": {"y": 2}}, {"k": {"z": ({},)}}, 7]
+    assert type(plain[0]["x"]) is dict and type(plain[1]["k"]["z"][0]) is dict
+    assert konfig.unfreeze(ImmutableDict(a=1)) == {"a": 1} and type(konfig.unfreeze(ImmutableDict())) is dict
+
+
 def test_still_hashable_and_picklable():
     d = ImmutableDict(a=1, b=(1, 2))
     assert hash(d) == hash(ImmutableDict(a=1, b=(1, 2)))

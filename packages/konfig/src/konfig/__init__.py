@@ -49,6 +49,7 @@ from ._errors import TargetNotFoundError as TargetNotFoundError
 from ._export import export as export
 from ._export import export_qualname as export_qualname
 from ._immutable_dict import ImmutableDict as ImmutableDict
+from ._immutable_dict import unfreeze as unfreeze
 from ._json_decode import from_json as from_json
 from ._json_writer import to_json as to_json
 from ._paths import get_by_path as get_by_path
@@ -110,4 +111,5 @@ __all__ = [
     "SweepItem",
     "expand_sweep",
     "sweep_items",
+    "unfreeze",
 ]

@@ -154,6 +154,14 @@ def _block(start: str, parts: list[str], end: str) -> str:
     return "\n".join(lines)
 
 
+def unfreeze(value: Any) -> Any:
+    """`value` with every `ImmutableDict` in it (also inside dicts, lists and tuples) a plain `dict`.
+
+    Usage: `params = konfig.unfreeze(konfig.resolve(cfg.params))` (Kauldron's `immutabledict.unfreeze`).
+    """
+    return _unfreeze(value)
+
+
 def _unfreeze(value: Any) -> Any:
     t = type(value)
     if isinstance(value, ImmutableDict):

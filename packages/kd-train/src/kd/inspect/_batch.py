@@ -12,40 +12,13 @@ from typing import TYPE_CHECKING, Any
 import kontext
 import numpy as np
 
+from kd.train._batch_stats import get_batch_stats as get_batch_stats
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 MAX_SHOWN = 8
 """Examples (images) or frames (videos) shown per leaf."""
-
-
-def get_batch_stats(batch: Any) -> list[dict[str, Any]]:
-    """One row per leaf: `Name` (`batch.<path>`), `Dtype`, `Shape`, `Min`, `Max`, `Mean`, `StdDev`.
-
-    Usage: `get_batch_stats(batch)[0]["Mean"]`. The numbers are Python floats for numeric leaves (integers and
-    floats) and `"-"` for the others (booleans, strings). Rows come in the batch's flattened order.
-    """
-    rows = []
-    for path, value in kontext.flatten_with_path(batch).items():
-        array = np.asarray(value)
-        numeric = array.dtype.kind in "iuf" or str(array.dtype) == "bfloat16"
-        values = array.astype(np.float64) if numeric and array.size else None
-
-        def stat(fn: Any, values: Any = values) -> Any:
-            return float(fn(values)) if values is not None else "-"
-
-        rows.append(
-            {
-                "Name": f"batch.{path}",
-                "Dtype": str(array.dtype),
-                "Shape": tuple(array.shape),
-                "Min": stat(np.min),
-                "Max": stat(np.max),
-                "Mean": stat(np.mean),
-                "StdDev": stat(np.std),
-            }
-        )
-    return rows
 
 
 def image_leaves(batch: Any) -> dict[str, tuple[str, np.ndarray]]:

@@ -4,13 +4,20 @@ state, aux = konfig.resolve(cfg).train()   # cfg = kd.train.Trainer(...) built i
 """
 
 from kd._root_ref import ROOT_CFG_REF as ROOT_CFG_REF
+from kd.writers import KDMetricWriter as KDMetricWriter
 
 from ._aux import AuxState as AuxState
+from ._batch_stats import get_batch_stats as get_batch_stats
 from ._context import Context as Context
 from ._errors import ConfigError as ConfigError
 from ._errors import KeyPathError as KeyPathError
 from ._errors import NonFiniteLossError as NonFiniteLossError
 from ._errors import ShapeMismatchError as ShapeMismatchError
+from ._forward import Auxiliaries as Auxiliaries
+from ._forward import AuxiliariesOutput as AuxiliariesOutput
+from ._forward import AuxiliariesState as AuxiliariesState
+from ._forward import forward as forward
+from ._forward import forward_with_loss as forward_with_loss
 from ._inspect import context_table as context_table
 from ._inspect import inspect_report as inspect_report
 from ._inspect import intermediate_specs as intermediate_specs
@@ -26,6 +33,8 @@ from ._profiler import Profiler as Profiler
 from ._progress import Progress as Progress
 from ._rngs import RngStream as RngStream
 from ._rngs import RngStreams as RngStreams
+from ._setup import Setup as Setup
+from ._setup import TqdmInfo as TqdmInfo
 from ._state import TrainState as TrainState
 from ._step import TrainStep as TrainStep
 from ._timer import PerformanceTimer as PerformanceTimer
@@ -34,9 +43,13 @@ from ._trainer import Trainer as Trainer
 __all__ = [
     "ROOT_CFG_REF",
     "AuxState",
+    "Auxiliaries",
+    "AuxiliariesOutput",
+    "AuxiliariesState",
     "ConfigError",
     "Context",
     "InterestFilter",
+    "KDMetricWriter",
     "KeyPathError",
     "LinenModel",
     "NnxModel",
@@ -46,11 +59,16 @@ __all__ = [
     "Progress",
     "RngStream",
     "RngStreams",
+    "Setup",
     "ShapeMismatchError",
+    "TqdmInfo",
     "TrainState",
     "TrainStep",
     "Trainer",
     "context_table",
+    "forward",
+    "forward_with_loss",
+    "get_batch_stats",
     "inspect_report",
     "intermediate_specs",
     "interms_report",

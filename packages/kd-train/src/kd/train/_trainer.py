@@ -29,10 +29,10 @@ from kd import ckpts, sharding, writers
 from kd._interfaces import Checkpointer, Evaluator, TrainingData, Writer
 from kd._phase import during
 from kd.ckpts._default import UNSET, DefaultCheckpointer, NoWorkdirCheckpointer, default_checkpointer
+from kd.train import _eval_only
 from kd.train._build_model import build_model
 from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
-from kd.train import _eval_only
 from kd.train._eval_only import eval_only_trainer, evaluate_only
 from kd.train._inspect import intermediate_specs
 from kd.train._loop import TrainingRun

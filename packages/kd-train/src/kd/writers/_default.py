@@ -1,6 +1,6 @@
 """`KDMetricWriter`: the Trainer's default writers under Kauldron's name.
 
-    trainer = kd.train.Trainer(..., writer=kd.writers.KDMetricWriter())  # the same as leaving `writer` unset
+trainer = kd.train.Trainer(..., writer=kd.writers.KDMetricWriter())  # the same as leaving `writer` unset
 """
 
 from __future__ import annotations
