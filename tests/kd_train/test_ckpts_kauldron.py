@@ -250,7 +250,9 @@ def test_an_item_with_its_own_orbax_handler_round_trips_through_its_handler(tmp_
         restored = fresh.restore(JsonItem(0.0), step=1)
 
     assert isinstance(restored, JsonItem) and restored.value == 3.5
-    assert json.loads((tmp_path / "checkpoints" / "ckpt_1" / "item" / "metadata").read_text()) == {"value": 3.5}
+    assert json.loads((tmp_path / "checkpoints" / "ckpt_1" / "item" / "metadata").read_text()) == {
+        "value": 3.5
+    }
 
 
 def test_a_top_level_item_saves_its_state_and_each_own_handler_field_beside_it(tmp_path):
@@ -553,3 +555,50 @@ def test_reading_all_steps_without_using_it_opens_nothing(tmp_path):
     ckpt = _ckpt(tmp_path)
     assert callable(ckpt.all_steps)  # what kd.evals checks before making a read-only copy
     assert not (tmp_path / "checkpoints").exists()
+
+
+# ---------------------------------------------------------------------------------------------- in the Trainer
+
+
+class _Recording(ckpts.InitTransform):
+    """A Kauldron-style transform: params in `transform`, the optimizer state in `transform_after_optimizer`."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def transform(self, state):
+        self.calls.append("transform")
+        return state.replace(params=jax.tree.map(jnp.zeros_like, state.params))
+
+    def transform_after_optimizer(self, state):
+        self.calls.append("after")
+        return state.replace(
+            opt_state=jax.tree.map(lambda x: jnp.full_like(x, 3) if x.ndim else x, state.opt_state)
+        )
+
+
+def test_the_trainer_calls_both_kauldron_hooks_in_order_on_a_fresh_state():
+    from train_fixtures import make_trainer
+
+    recording = _Recording()
+    state = make_trainer(init_transform=recording).init_state()
+
+    assert recording.calls == ["transform", "after"]
+    assert all(float(jnp.abs(x).max()) == 0.0 for x in jax.tree.leaves(state.params))
+    assert all(float(x.min()) == 3.0 for x in jax.tree.leaves(state.opt_state) if x.ndim)
+
+
+def test_kd_loaders_read_their_checkpoint_once_in_the_trainers_order(source, monkeypatch):
+    from kd.ckpts import _partial_loader
+
+    reads = []
+    real = _partial_loader.read_checkpoint
+    monkeypatch.setattr(_partial_loader, "read_checkpoint", lambda *a, **k: reads.append(a) or real(*a, **k))
+    loader = ckpts.SimpleCheckpointLoader(workdir=source, load_opt_state=True)
+    multi = ckpts.MultiTransform(load=loader, after=_Recording())
+
+    state = _partial_loader.apply_init_transform(multi, _state(0.0))
+
+    assert len(reads) == 1  # the loader's transform loaded opt_state too; its after-hook was not run again
+    _assert_equal(state.collections, {"batch_stats": {"mean": jnp.ones(3)}})
+    assert all(float(x.min()) == 3.0 for x in jax.tree.leaves(state.opt_state) if x.ndim)

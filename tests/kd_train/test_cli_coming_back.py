@@ -59,7 +59,9 @@ def test_event_files_are_written_by_default_and_read_back(finished):
     events.Reload()
     logged = [json.loads(line) for line in (workdir / "metrics.jsonl").read_text().splitlines()]
     assert [e.step for e in events.Scalars("losses/l2")] == [row["step"] for row in logged] == [1, 20, 40, 60]
-    assert [e.value for e in events.Scalars("losses/l2")] == pytest.approx([row["losses/l2"] for row in logged])
+    assert [e.value for e in events.Scalars("losses/l2")] == pytest.approx(
+        [row["losses/l2"] for row in logged]
+    )
     assert "losses/total" not in events.Tags()["scalars"]  # one loss is its own total
 
 
@@ -120,7 +122,10 @@ def _logged_steps(workdir: Path) -> list[int]:
 def test_a_killed_run_resumes_from_its_default_checkpoint_and_says_so(tmp_path):
     workdir = tmp_path / "run"
     command = [
-        KD_TRAIN, f"--cfg={EXAMPLE}", f"--cfg.workdir={workdir}", "--cfg.num_train_steps=1000000",
+        KD_TRAIN,
+        f"--cfg={EXAMPLE}",
+        f"--cfg.workdir={workdir}",
+        "--cfg.num_train_steps=1000000",
         "--cfg.log_metrics_every=1000",
     ]  # fmt: skip  (the default checkpointer saves every 10,000 steps here)
     process = subprocess.Popen(command, cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -151,7 +156,9 @@ def test_an_interrupted_save_is_one_warning_line(tmp_path):
     result = short_run(workdir, "--cfg.num_train_steps=40")
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(warnings) == 1 and warnings[0].startswith("warning: Ignoring the incomplete checkpoint "), warnings
+    assert len(warnings) == 1 and warnings[0].startswith("warning: Ignoring the incomplete checkpoint "), (
+        warnings
+    )
     assert result.stdout.splitlines()[0].startswith("resuming from step 20 ")
 
 

@@ -90,7 +90,9 @@ def user_code(tmp_path_factory) -> Path:
         )
     )
     (folder / "syntax.py").write_text("import konfig\n\n\ndef get_config():\n    cfg = = 3\n")
-    (folder / "name_error.py").write_text("import konfig\n\n\ndef get_config():\n    return undefined_name + 1\n")
+    (folder / "name_error.py").write_text(
+        "import konfig\n\n\ndef get_config():\n    return undefined_name + 1\n"
+    )
     return folder
 
 

@@ -91,7 +91,9 @@ def test_ctrl_c_checkpoints_the_current_step_says_so_in_one_line_and_exits_130(t
     assert code == 143
     after = logged_steps(tmp_path)[len(before) :]
     assert after and min(after) > stopped  # resumed from the Ctrl-C's checkpoint
-    assert f"resuming from step {stopped} ({tmp_path / 'checkpoints' / f'ckpt_{stopped}'})" in rerun.stdout_text
+    assert (
+        f"resuming from step {stopped} ({tmp_path / 'checkpoints' / f'ckpt_{stopped}'})" in rerun.stdout_text
+    )
 
 
 def test_a_second_ctrl_c_stops_at_once_in_one_line(tmp_path):

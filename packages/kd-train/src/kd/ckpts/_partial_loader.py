@@ -55,11 +55,38 @@ class InitTransform(abc.ABC):
     def transform_after_optimizer(self, state: _T) -> _T:
         """Kauldron's second hook, run once the optimizer state exists: by default the state unchanged.
 
-        Kauldron applies `transform` to the params before building the optimizer state, then this; kd's
-        Trainer builds the whole state first and calls `transform` only, so kd's loaders load the
-        optimizer state in `transform` too when asked to (calling this afterwards loads it again, alike).
+        The Trainer calls `transform`, then this (`apply_init_transform`). kd's own loaders load everything
+        they are asked for, the optimizer state included, in `transform`, and the Trainer calls them once.
         """
         return state
+
+    # kd's loaders: `transform` already did what `transform_after_optimizer` would (see apply_init_transform).
+    _complete_in_transform = False
+
+
+def apply_init_transform(transform: Any, state: _T) -> _T:
+    """`transform`'s effect on a fresh state, as the Trainer applies it: a plain function is called; an
+    `InitTransform` (or any object with `.transform`) gets `transform`, then `transform_after_optimizer`
+    (Kauldron's two hooks, in Kauldron's order), but kd's own loaders `transform` alone (it loads the
+    optimizer state too when asked), so a checkpoint is read once.
+
+    Usage: `state = apply_init_transform(trainer.init_transform, state)`.
+    """
+    if isinstance(transform, MultiTransform):
+        for name, each in transform.transforms.items():
+            try:
+                state = apply_init_transform(each, state)
+            except Exception as e:
+                e.add_note(f"(in MultiTransform: the init_transform {name!r} failed)")
+                raise
+        return state
+    if not callable(getattr(transform, "transform", None)):
+        return transform(state)
+    state = transform.transform(state)
+    after = getattr(transform, "transform_after_optimizer", None)
+    if callable(after) and not getattr(transform, "_complete_in_transform", False):
+        state = after(state)
+    return state
 
 
 class NoopTransform(InitTransform):
@@ -132,6 +159,8 @@ class MultiTransform(InitTransform):
 class _ClosingLoader:
     """Kauldron's loaders are context managers (they hold a checkpointer); kd's open one per read, so
     `close` has nothing to release. Both spellings of `with loader:` work."""
+
+    _complete_in_transform = True  # `transform` loads the optimizer state too when asked
 
     def close(self) -> None:
         """`loader.close()`: nothing stays open between reads."""

@@ -22,7 +22,9 @@ class BatchStats(list):
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
             if key not in self.columns:
-                raise KeyError(f"get_batch_stats has no column {key!r}; the columns: {', '.join(self.columns)}")
+                raise KeyError(
+                    f"get_batch_stats has no column {key!r}; the columns: {', '.join(self.columns)}"
+                )
             return [row[key] for row in self]
         return super().__getitem__(key)
 

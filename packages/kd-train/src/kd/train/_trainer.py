@@ -29,6 +29,7 @@ from kd import ckpts, sharding, writers
 from kd._interfaces import Checkpointer, Evaluator, TrainingData, Writer
 from kd._phase import during
 from kd.ckpts._default import UNSET, DefaultCheckpointer, NoWorkdirCheckpointer, default_checkpointer
+from kd.ckpts._partial_loader import apply_init_transform
 from kd.train import _eval_only
 from kd.train._build_model import build_model
 from kd.train._context import Context
@@ -241,8 +242,8 @@ class Trainer:
         transform = self.init_transform
         if transform is None:
             return state
-        # a kd.ckpts.InitTransform (`.transform(state)`) or a plain function
-        state = transform.transform(state) if hasattr(transform, "transform") else transform(state)
+        # a kd.ckpts.InitTransform (`.transform`, then Kauldron's `.transform_after_optimizer`) or a function
+        state = apply_init_transform(transform, state)
         return jax.device_put(state, shardings)
 
     def check(self) -> None:
