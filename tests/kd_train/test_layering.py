@@ -33,10 +33,7 @@ LAYERS = (
     ("losses", "summaries", "writers"),  # built on metrics / the terminal
     ("train",),  # the Trainer, its plan, runner and hooks
     ("evals",),  # evaluators (their step is a TrainStep) and `kd-train eval`
-    (
-        "inspect",
-        "export",
-    ),  # Kauldron's kd.inspect (figures and data of a Trainer) and kd.export (served models)
+    ("inspect", "export"),  # Kauldron's kd.inspect (a Trainer's figures, data) and kd.export (served models)
     ("cli",),  # the command line
     ("__main__", ""),  # `python -m kd`; kd/__init__.py: the namespaces, loaded lazily
 )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -30,6 +31,9 @@ from kd.ckpts import _orbax
 
 _ORBAX_SOURCE_DIR = _orbax.source_directory()
 _ABSL_LOGGER = logging.getLogger("absl")
+_ABSL_SOURCE_DIR = os.path.join(os.path.dirname(_ORBAX_SOURCE_DIR.rstrip(os.sep)), "..", "absl", "")
+_ABSL_SOURCE_DIR = os.path.join(os.path.realpath(_ABSL_SOURCE_DIR), "")
+_LOGGING_SOURCE_DIR = os.path.join(os.path.dirname(logging.__file__), "")
 _ORBAX_LOGGER = logging.getLogger("orbax")
 
 
@@ -37,9 +41,28 @@ _ASYNCIO_LOGGER = logging.getLogger("asyncio")
 _restoring = 0
 
 
+def _from_orbax(record: logging.LogRecord) -> bool:
+    """Whether orbax logged `record`: its file is orbax's, or (a record absl's helpers such as `log_first_n`
+    made, whose file is absl's own) the first caller outside absl and logging is orbax's."""
+    if record.pathname.startswith(_ORBAX_SOURCE_DIR):
+        return True
+    if not record.pathname.startswith(_ABSL_SOURCE_DIR):
+        return False
+    frame = sys._getframe(1)  # filters run inside the logging call: the caller's frames are still here
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith(_ORBAX_SOURCE_DIR):
+            return True
+        ours = filename == __file__
+        if not (ours or filename.startswith(_ABSL_SOURCE_DIR) or filename.startswith(_LOGGING_SOURCE_DIR)):
+            return False
+        frame = frame.f_back
+    return False
+
+
 class _DropOrbaxBelowError(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        if not record.pathname.startswith(_ORBAX_SOURCE_DIR):
+        if not _from_orbax(record):
             return True
         return record.levelno >= logging.ERROR and not _restoring
 

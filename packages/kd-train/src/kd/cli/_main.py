@@ -33,6 +33,7 @@ import konfig
 from kd._evaluator_names import names_problem
 from kd._phase import during, where_raised
 from kd._run_policy import RunPolicyError, run_policy
+from kd._run_policy import config_folder_on_path as _config_folder_on_path
 
 from . import _distributed, _launch
 from ._errors import (
@@ -720,33 +721,6 @@ def _check_eval_names(evals: Any, names: list[str] | None, config_path: Any) -> 
     problem = None if names is None else names_problem(names, available, source=" in the run's config")
     if problem is not None:
         raise CliError(f"--evals: {problem}")
-
-
-def _config_folder_on_path(workdir: str) -> None:
-    """The folder of the config file the run trained from goes on `sys.path`, as it did for the training
-    (`kd-train --cfg=examples/digits.py` names modules beside it); read from `run.json`, best effort. A
-    folder inside the run folder is skipped, and the folder goes last: it never shadows a module."""
-    try:
-        with open(os.path.join(workdir, "run.json")) as f:
-            record = json.load(f)
-        argv, cwd = list(record["argv"]), record.get("cwd")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return
-    for index, arg in enumerate(argv):
-        if not isinstance(arg, str):
-            continue
-        source = arg[len("--cfg=") :] if arg.startswith("--cfg=") else None
-        if arg == "--cfg" and index + 1 < len(argv):
-            source = argv[index + 1]
-        if isinstance(source, str) and isinstance(cwd, str):
-            source = os.path.join(cwd, source)  # the run's own directory (absolute paths stay as they are)
-        if isinstance(source, str) and source.endswith(".py") and os.path.isfile(source):
-            folder = os.path.dirname(os.path.abspath(source))
-            inside = os.path.realpath(folder) + os.sep
-            if inside.startswith(os.path.realpath(workdir) + os.sep):
-                continue  # code shipped inside the run folder itself is never made importable
-            if folder not in sys.path:  # last: a folder named by a run's record never shadows a module
-                sys.path.append(folder)
 
 
 # ---------------------------------------------------------------- plot, diff

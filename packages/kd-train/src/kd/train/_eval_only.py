@@ -22,7 +22,7 @@ import jax
 import konfig
 
 from kd._phase import during
-from kd._run_policy import run_policy
+from kd._run_policy import config_folder_on_path, run_policy
 from kd.train._errors import ConfigError
 from kd.train._setup import Setup
 
@@ -56,6 +56,7 @@ def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, Any]) -> Trainer:
             "folder (a run trained with a workdir writes one)"
         )
     allowed, _ = run_policy(source, None)
+    config_folder_on_path(source)  # the modules beside the config it trained from (as `kd-train eval`)
     with open(config_path) as f:
         trained_cfg = konfig.from_json(f.read())
     with during(f"resolving the trained run's config ({config_path}, safe mode)"):
@@ -88,9 +89,11 @@ def evaluate_only(trainer: Trainer) -> tuple[Any, dict[str, Any]]:
     source = trainer.aux[SOURCE_KEY]
     if not trainer.evals:
         raise ConfigError("Trainer.eval_only: cfg.evals is empty, so there is nothing to evaluate")
-    checkpointer = ckpts.Checkpointer(workdir=source, read_only=True)
+    checkpointer = ckpts.Checkpointer(
+        workdir=source, save_interval_steps=1, read_only=True, enable_async_checkpointing=False
+    )
     with during(f"restoring the trained run's latest checkpoint ({source})"):
-        restored = checkpointer.restore_latest(trainer.state_specs)
+        restored = checkpointer.restore_latest(trainer.sharding.state_template(trainer.state_specs))
     checkpointer.close()
     if restored is None:
         raise ConfigError(

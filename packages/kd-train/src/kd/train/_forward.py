@@ -23,7 +23,7 @@ from kd.losses._base import total_loss
 from kd.nn._train_property import training_mode
 from kd.train._aux import AuxState
 from kd.train._context import Context
-from kd.train._model import NnxModel, _call_inputs, _is_sown, as_model
+from kd.train._model import NnxModel, _accepts, _call_inputs, _is_sown, as_model
 from kd.train._step import states_of
 
 
@@ -62,6 +62,8 @@ def forward(
         return context.replace(preds=preds, interms=interms, collections=new_collections)
     call = getattr(model, method) if method is not None else model.__call__
     args, kwargs = _call_inputs(model, context, call)
+    if _accepts(call, "is_training") and "is_training" not in kwargs:  # as the Trainer's own step
+        kwargs["is_training"] = is_training
     with training_mode(is_training):
         preds, updated = model.apply(
             {"params": context.params, **collections},
@@ -74,6 +76,7 @@ def forward(
         )
     updated = dict(updated)
     interms = updated.pop("intermediates", {})
+    updated.pop("params", None)  # `mutable=True` hands the params back too: they are not a collection
     new_collections = {**collections, **{k: v for k, v in updated.items() if not _is_sown(v)}}
     return context.replace(preds=preds, interms=interms, collections=new_collections)
 
