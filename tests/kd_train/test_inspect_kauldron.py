@@ -40,7 +40,7 @@ def test_batch_stats_have_one_row_per_leaf_with_numbers_for_numeric_leaves():
     # read by column, as Kauldron's DataFrame; the same function is kd.train.get_batch_stats
     assert rows["Name"] == ["batch.a", "batch.b", "batch.c.f", "batch.c.g"] and rows["Max"][3] == 1.0
     assert kd.train.get_batch_stats(batch) == rows
-    with pytest.raises(KeyError, match="no column 'Nmae'.*Name, Dtype"):
+    with pytest.raises(KeyError, match=r"no column 'Nmae'.*Name, Dtype"):
         rows["Nmae"]
 
 
