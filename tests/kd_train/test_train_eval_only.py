@@ -1,0 +1,84 @@
+"""`kd.train.Trainer.eval_only()`: a config that evaluates a trained run's latest checkpoint (Kauldron's
+eval-only job), the trained run named by its folder (`cfg.aux.workdir`)."""
+
+from __future__ import annotations
+
+import json
+
+import konfig
+import pytest
+
+with konfig.imports():
+    import kd
+    import optax
+    import train_fixtures as lib
+
+
+def _trained(workdir) -> dict:
+    """Trains a small konfig-built run with an evaluator; returns its final evaluation's values."""
+    cfg = kd.train.Trainer(
+        workdir=str(workdir),
+        train_ds=lib.Regression(),
+        eval_ds=lib.Regression(num_epochs=1, seed=5),
+        model=lib.Mlp(),
+        optimizer=optax.adam(1e-2),
+        train_losses={"l2": lib.MSE()},
+        num_train_steps=6,
+        evals={"val": kd.evals.Evaluator()},
+    )
+    konfig.resolve(cfg).train()
+    rows = [json.loads(line) for line in (workdir / "metrics.jsonl").read_text().splitlines()]
+    (last,) = [row for row in rows if row["step"] == 6 and "val/losses/l2" in row]
+    return {k.removeprefix("val/"): v for k, v in last.items() if k.startswith("val/")}
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("trained")
+    return workdir, _trained(workdir)
+
+
+def _eval_only_cfg(workdir_out):
+    cfg = kd.train.Trainer.eval_only()
+    cfg.workdir = str(workdir_out)
+    cfg.evals["again"] = kd.evals.Evaluator(run=kd.evals.StandaloneLastCheckpoint(), num_batches=None)
+    cfg.evals["short"] = kd.evals.Evaluator(num_batches=1)
+    return cfg
+
+
+def test_eval_only_evaluates_the_trained_runs_last_checkpoint_with_its_model(trained, tmp_path):
+    source, values_in_training = trained
+    cfg = _eval_only_cfg(tmp_path / "evals")
+    cfg.aux.workdir = str(source)  # Kauldron: cfg.aux.xid = ...
+
+    trainer = konfig.resolve(cfg)
+    state, values = trainer.train()
+
+    assert trainer.setup.eval_only and int(state.step) == 6
+    assert values["again/losses/l2"] == pytest.approx(values_in_training["losses/l2"], rel=1e-6)
+    assert "short/losses/l2" in values  # one batch: another number, same model
+    rows = [json.loads(line) for line in (tmp_path / "evals" / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows] == [6] and rows[0]["again/losses/l2"] == values["again/losses/l2"]
+    assert (tmp_path / "evals" / "DONE").exists()
+    assert not (source / "eval_metrics.jsonl").exists()  # the trained run's folder is only read
+
+
+def test_the_eval_only_node_starts_with_aux_workdir_and_evals_to_fill():
+    cfg = kd.train.Trainer.eval_only()
+    assert dict(cfg.evals) == {} and "workdir" in cfg.aux
+    with pytest.raises(konfig.ResolveError, match=r"cfg\.aux\.workdir must name the trained run's folder"):
+        konfig.resolve(cfg)
+
+
+def test_eval_only_without_a_run_folder_says_what_to_set(tmp_path):
+    cfg = _eval_only_cfg(tmp_path / "out")
+    cfg.aux.workdir = str(tmp_path / "not_a_run")
+    with pytest.raises(Exception, match=r"holds no config\.json, so it is not a kd-train run folder"):
+        konfig.resolve(cfg)
+
+
+def test_eval_only_given_a_kauldron_xid_names_the_folder_to_give_instead(tmp_path):
+    cfg = kd.train.Trainer.eval_only(aux={"xid": 12345, "wid": 1})
+    cfg.evals["a"] = kd.evals.Evaluator()
+    with pytest.raises(Exception, match=r"XManager experiment.*--cfg\.aux\.workdir="):
+        konfig.resolve(cfg)
