@@ -3,6 +3,8 @@ inside training; `kd-train eval` takes each checkpoint, or the last one once the
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import kd
 import kontext
@@ -72,3 +74,26 @@ def test_an_evaluation_may_update_collections_and_the_updates_are_dropped():
     assert np.isfinite(values["losses/l2"])
     after = jax.tree.map(np.asarray, state.collections)
     jax.tree.map(np.testing.assert_array_equal, before, after)
+
+
+def test_an_evaluator_writes_to_its_own_writer_and_defaults_to_the_trainers():
+    run_writer, own = kd.writers.InMemoryWriter(), kd.writers.InMemoryWriter()
+    trainer = lib.make_trainer(
+        writer=run_writer,
+        eval_ds=lib.Regression(num_epochs=1, seed=5),
+        evals={"val": kd.evals.Evaluator(), "mine": kd.evals.Evaluator(writer=own)},
+    )
+    assert trainer.evals["val"].writer is run_writer and trainer.evals["mine"].writer is own
+
+    trainer.train()
+
+    assert any(k.startswith("val/") for k in run_writer.scalars)
+    assert not any(k.startswith("mine/") for k in run_writer.scalars)
+    assert sorted(own.scalars) == ["mine/losses/l2"] and [s for s, _ in own.scalars["mine/losses/l2"]] == [
+        0,
+        4,
+    ]
+
+    silent = kd.writers.NoopWriter()
+    replaced = dataclasses.replace(trainer, writer=silent)  # Kauldron's config_util test: the writer follows
+    assert replaced.evals["val"].writer is silent and replaced.evals["mine"].writer is own

@@ -32,7 +32,8 @@ class Evaluator:
 
     Attributes (Kauldron's): `name` is the prefix of the logged values (default: the key in `Trainer.evals`);
     `cache` keeps the evaluation batches in memory after the first pass; `discard_opt` is accepted for
-    Kauldron configs: an evaluation never reads the optimizer state (the compiled step drops it).
+    Kauldron configs: an evaluation never reads the optimizer state (the compiled step drops it); `writer`
+    (the Trainer's by default) takes the evaluator's values when set to another writer.
     """
 
     run: RunStrategy = dataclasses.field(default_factory=lambda: EveryNSteps(1000))
@@ -47,6 +48,7 @@ class Evaluator:
     model: Any = ROOT_CFG_REF.model
     rng_streams: Any = ROOT_CFG_REF.rng_streams
     sharding: Any = ROOT_CFG_REF.sharding
+    writer: Any = ROOT_CFG_REF.writer
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, RunStrategy):

@@ -111,7 +111,7 @@ def evaluate_only(trainer: Trainer) -> tuple[Any, dict[str, Any]]:
         )
     if trainer._config_json is not None:
         writer.write_config(trainer._config_json)
-    values = evaluate_and_write(trainer.evals, state, step, writer)
+    values = evaluate_and_write(trainer.evals, state, step, writer, run_writer=trainer.writer)
     writer.flush()
     if trainer.workdir is not None and jax.process_index() == 0:
         write_run_end(trainer.workdir, step=step, seconds=0.0)

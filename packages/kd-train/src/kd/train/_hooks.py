@@ -248,33 +248,62 @@ class SummariesHook(BaseHook):
 class EvaluatorsHook(BaseHook):
     """Runs the evaluators due after the call and writes their values."""
 
-    def __init__(self, evaluators: Mapping[str, Any], writer: Any) -> None:
-        self.evaluators, self.writer = evaluators, writer
+    def __init__(self, evaluators: Mapping[str, Any], writer: Any, run_writer: Any = None) -> None:
+        self.evaluators, self.writer, self.run_writer = evaluators, writer, run_writer
 
     def after(self, call: Call, state: Any, out: CallOutput) -> None:
         if call.evals:
             chosen = {name: self.evaluators[name] for name in call.evals}
-            out.evaluated = evaluate_and_write(chosen, state, call.end, self.writer)
+            out.evaluated = evaluate_and_write(
+                chosen, state, call.end, self.writer, run_writer=self.run_writer
+            )
 
 
-def evaluate_and_write(evaluators: Mapping[str, Any], state: Any, step: int, writer: Any) -> dict[str, Any]:
+def evaluate_and_write(
+    evaluators: Mapping[str, Any], state: Any, step: int, writer: Any, *, run_writer: Any = None
+) -> dict[str, Any]:
     """Runs each evaluator on `state`; writes (one row) and returns `{"<prefix>/<key>": value}`.
 
     The prefix is the evaluator's `name` field, else its key. Scalars come back as floats, other values as
-    numpy arrays. Usage: `evaluate_and_write({"val": evaluator}, state, 1000, writer)`.
+    numpy arrays. With `run_writer` (the Trainer's writer), an evaluator whose own `writer` is another one
+    (Kauldron's `Evaluator(writer=...)`) has its values written there instead, on process 0 only.
+    Usage: `evaluate_and_write({"val": evaluator}, state, 1000, writer)`.
     """
+    rows: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = {}
     values: dict[str, Any] = {}
-    summaries: dict[str, Any] = {}
     for name, evaluator in evaluators.items():
         prefix = getattr(evaluator, "name", None) or name
+        target = _own_writer(evaluator, run_writer)
+        target = writer if target is None else target
+        _, scalars, summaries = rows.setdefault(id(target), (target, {}, {}))
         with during(f"evaluator {name!r} at step {step}"):
             aux = evaluator.evaluate_states(state, step)
-            values.update({f"{prefix}/{key}": _host(value) for key, value in aux.compute().items()})
+            computed = {f"{prefix}/{key}": _host(value) for key, value in aux.compute().items()}
+            scalars.update(computed)
             summaries.update({f"{prefix}/{key}": value for key, value in aux.compute_summaries().items()})
-    writer.write_scalars(step, values)
-    if summaries:
-        writer.write_summaries(step, summaries)
+        values.update(computed)
+    for target, scalars, summaries in rows.values():
+        if target is not writer and jax.process_index() != 0:
+            continue  # an evaluator's own writer writes on the lead process only, as the Trainer's
+        target.write_scalars(step, scalars)
+        if summaries:
+            target.write_summaries(step, summaries)
+        if target is not writer:
+            target.flush()
     return values
+
+
+def _own_writer(evaluator: Any, run_writer: Any) -> Any:
+    """The evaluator's `writer` when it is not the run's (None: the run's writer takes its values)."""
+    own = getattr(evaluator, "writer", None)
+    if (
+        run_writer is None
+        or own is None
+        or own is run_writer
+        or not callable(getattr(own, "write_scalars", None))
+    ):
+        return None
+    return own
 
 
 def _host(value: Any) -> Any:

@@ -127,7 +127,7 @@ class TrainingRun:
             timer,
             self._metrics,
             _hooks.SummariesHook(writer),
-            _hooks.EvaluatorsHook(t.evals, writer),
+            _hooks.EvaluatorsHook(t.evals, writer, run_writer=t.writer),
             _hooks.CheckpointHook(
                 checkpointer=checkpointer,
                 writer=writer,
