@@ -82,3 +82,42 @@ def test_eval_only_given_a_kauldron_xid_names_the_folder_to_give_instead(tmp_pat
     cfg.evals["a"] = kd.evals.Evaluator()
     with pytest.raises(Exception, match=r"XManager experiment.*--cfg\.aux\.workdir="):
         konfig.resolve(cfg)
+
+
+def test_the_command_line_runs_an_eval_only_config_and_says_what_it_evaluated(trained, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    source, values_in_training = trained
+    config = tmp_path / "eval_only.py"
+    config.write_text(
+        "import konfig\n"
+        "with konfig.imports():\n"
+        "    import kd\n\n\n"
+        "def get_config():\n"
+        "    cfg = kd.train.Trainer.eval_only()\n"
+        '    cfg.evals["again"] = kd.evals.Evaluator(run=kd.evals.StandaloneLastCheckpoint())\n'
+        "    return cfg\n"
+    )
+    here = str(Path(__file__).parent)  # the trained config names train_fixtures, beside this file
+    env = {
+        **os.environ,
+        "JAX_PLATFORMS": "cpu",
+        "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")]),
+    }
+    kd_train = str(Path(sys.executable).parent / "kd-train")
+    result = subprocess.run(
+        [kd_train, f"--cfg={config}", f"--cfg.aux.workdir={source}", f"--cfg.workdir={tmp_path / 'out'}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[-1].startswith(f"done: evaluated step 6 of {source} in ")
+    row = json.loads((tmp_path / "out" / "metrics.jsonl").read_text().splitlines()[0])
+    assert row["again/losses/l2"] == pytest.approx(values_in_training["losses/l2"], rel=1e-6)
+    assert result.stderr == ""

@@ -299,7 +299,11 @@ def _train_one(
         return 143  # preempted (SIGTERM): the loop said where it stopped; 128 + SIGTERM, as if killed by it
     if lead:
         seconds = time.perf_counter() - started
-        print(_done_line(int(state.step), seconds, compiling.seconds(), logged), flush=True)
+        if getattr(trainer.setup, "eval_only", False):  # Trainer.eval_only(): nothing trained
+            source = trainer.aux.get("workdir")
+            print(f"done: evaluated step {int(state.step)} of {source} in {seconds:.1f}s", flush=True)
+        else:
+            print(_done_line(int(state.step), seconds, compiling.seconds(), logged), flush=True)
     return 0
 
 
