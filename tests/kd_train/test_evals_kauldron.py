@@ -27,6 +27,11 @@ def test_kauldrons_spelling_of_the_run_strategies():
     assert [every.should_eval_in_train(s) for s in (0, 100, 150, 200)] == [False, True, False, True]
     assert not kd.evals.StandaloneEveryCheckpoint().should_eval_in_train(100)
     assert not kd.evals.StandaloneLastCheckpoint(job_group="sep").should_run(8, last_step=8)
+    # Kauldron's job fields (its tiny_vit_advanced config) describe the evaluator's job
+    run = kd.evals.StandaloneEveryCheckpoint(
+        platform="a100=1", requirements=kd.xm.JobRequirements(ram=8 * 1024**3), env_vars={"A": "1"}
+    )
+    assert run.platform == "a100=1" and not run.should_eval_in_train(100) and run.wants(5, done=False, last_step=5)
 
 
 def test_standalone_evaluators_never_run_in_training_and_eval_takes_their_checkpoints(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kd.train._plan import Cadence, Call, plan, time_capped
@@ -19,7 +20,13 @@ def runs(draw):
         for name in draw(st.lists(st.sampled_from(["val", "test", "hard"]), unique=True, max_size=3))
     }
     save_every = draw(st.one_of(st.none(), st.integers(1, 90)))
-    profile = draw(st.one_of(st.none(), st.tuples(st.integers(0, 50), st.integers(1, 10))))
+    profile = draw(
+        st.one_of(
+            st.none(),
+            st.tuples(st.integers(0, 50), st.integers(1, 10)),
+            st.tuples(st.integers(0, 50), st.integers(1, 10), st.integers(11, 60)),  # every_steps > length
+        )
+    )
     cadence = Cadence(
         last_step=last_step,
         log_metrics_every=draw(st.integers(1, 120)),
@@ -49,8 +56,18 @@ def _due(cadence: Cadence, step: int) -> bool:
         or _every(step, cadence.log_summaries_every, cadence.last_step)
         or bool(cadence.evals_due(step))
         or cadence.save_due(step)
-        or (profile is not None and step in (profile[0], profile[0] + profile[1]))
+        or step in _trace_starts(profile, step + 1)
+        or (profile is not None and step - profile[1] in _trace_starts(profile, step + 1))
     )
+
+
+def _trace_starts(profile: tuple[int, ...] | None, until: int) -> list[int]:
+    """The steps after which a trace starts, below `until`: the first, then every `every_steps` (written apart
+    from the plan)."""
+    if profile is None:
+        return []
+    first, every = profile[0], (profile[2] if len(profile) > 2 else None)
+    return list(range(first, until, every)) if every else [first] if first < until else []
 
 
 @settings(max_examples=400, deadline=None)
@@ -92,11 +109,12 @@ def test_the_calls_cover_every_step_once_and_end_at_every_due_step(run):
             assert s in ends, f"step {s} is due but ends no call"
     # A trace starts at the call after the profile's first step and stops at the call ending its last one.
     if cadence.profile is not None:
-        first, length = cadence.profile
-        assert [c.start for c in updating if c.trace_start] == ([first] if start <= first < stop else [])
-        assert [c.end for c in updating if c.trace_stop] == (
-            [first + length] if start < first + length <= stop else []
-        )
+        length = cadence.profile[1]
+        starts = _trace_starts(cadence.profile, stop)
+        assert [c.start for c in updating if c.trace_start] == [s for s in starts if start <= s]
+        assert [c.end for c in updating if c.trace_stop] == [
+            s + length for s in starts if start < s + length <= stop
+        ]
     # Step 0's evaluations come first in a fresh run, as a call of no update.
     zero = [c for c in calls if not c.updates]
     assert zero == (
@@ -144,3 +162,25 @@ def test_time_capped_keeps_a_call_near_two_seconds():
     assert time_capped(100, 0.001) == 100
     assert time_capped(100, 0.1) == 20
     assert time_capped(100, 5.0) == 1
+
+
+def test_kauldrons_profiler_fields_set_ours_and_every_steps_repeats_the_trace():
+    import kd
+
+    profiler = kd.inspect.Profiler(first_profile=3, num_profile_steps=2, every_steps=10, all_host=True)
+    assert (profiler.first_step, profiler.num_steps, profiler.every_steps) == (3, 2, 10)
+    cadence = Cadence(
+        last_step=40,
+        log_metrics_every=100,
+        log_summaries_every=None,
+        evals_due=lambda s: (),
+        save_due=lambda s: False,
+        profile=(profiler.first_step, profiler.num_steps, profiler.every_steps),
+        metrics_alone=False,
+    )
+    calls = [c for c in plan(start=0, stop=40, cadence=cadence, call_size=64) if c.updates]
+    assert [(c.start, c.end) for c in calls if c.trace_start] == [(3, 5), (13, 15), (23, 25), (33, 35)]
+    assert [c.end for c in calls if c.trace_stop] == [5, 15, 25, 35]
+    assert [s for s in range(41) if profiler.bounds(s)] == [3, 5, 13, 15, 23, 25, 33, 35]
+    with pytest.raises(ValueError, match=r"every_steps: expected None or an int > num_steps \(2\)"):
+        kd.inspect.Profiler(num_profile_steps=2, every_steps=2)

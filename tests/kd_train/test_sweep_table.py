@@ -268,3 +268,24 @@ def test_values_are_shown_with_four_significant_digits(tmp_path):
     lines = sweep_summary([("a", _write_run(tmp_path / "a", rows))], str(tmp_path)).splitlines()
     assert lines[2].split() == ["1", "a", "7", "0.0001235", "31.42"]
     assert math.isclose(float(_csv(tmp_path)[0]["losses/l2"]), 0.000123456)
+
+
+def test_item_labels_keep_a_tuple_values_commas_inside_its_part():
+    from kd.cli._sweep_table import _item_labels
+
+    names = [
+        f"optimizer.learning_rate={lr},__args__.dataset_names=({ds}),__args__.dataset_weights=(1.0, 1.0)"
+        for lr in (0.0001, 1e-05)
+        for ds in ("'imagenet2012', 'coco'", "'imagenet2012', 'coco', 'cifar100'")
+    ]
+    shown, common = _item_labels(names)
+    assert common == ["__args__.dataset_weights=(1.0, 1.0)"]
+    assert shown[0].startswith("optimizer.learn") and shown[0].endswith("'coco')")  # clipped in the middle
+    assert shown[1].endswith("'cifar100')")
+    from kd.cli._sweep_table import _NEXT_KEY
+
+    assert _NEXT_KEY.split(names[1]) == [
+        "optimizer.learning_rate=0.0001",
+        "__args__.dataset_names=('imagenet2012', 'coco', 'cifar100')",
+        "__args__.dataset_weights=(1.0, 1.0)",
+    ]

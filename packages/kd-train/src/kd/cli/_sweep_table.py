@@ -22,6 +22,7 @@ import json
 import math
 import os
 import pathlib
+import re
 from collections.abc import Iterable, Sequence
 
 from kd._atomic import write_text_atomic
@@ -285,11 +286,15 @@ def _headers(names: Sequence[str], level: int) -> list[str]:
     return short if level == 1 else [_clip_middle(s, _MAX_HEADER_WIDTH) for s in short]
 
 
+_NEXT_KEY = re.compile(r",(?=[A-Za-z_][\w.\[\]'\"]*=)")
+"""The commas of an item name that start its next `key=value` part (not those inside a value)."""
+
+
 def _item_labels(names: Sequence[str]) -> tuple[list[str], list[str]]:
     """The item names as the table shows them, and the `key=value` parts left out because every item has
     them, when some name is longer than `_MAX_ITEM_WIDTH` (`lr=0.1,seed=0`, `lr=0.3,seed=0` -> `lr=0.1`,
     `lr=0.3`; `seed=0`). Names still longer are clipped in the middle (the `#` column tells them apart)."""
-    split = [n.split(",") for n in names]
+    split = [_NEXT_KEY.split(n) for n in names]  # a tuple value's commas stay inside its part
     common = [p for p in split[0] if all(p in parts for parts in split[1:])] if len(names) > 1 else []
     kept = [",".join(p for p in parts if p not in common) for parts in split]
     if all(len(n) <= _MAX_ITEM_WIDTH for n in names) or not all(kept):  # whole names, where they fit

@@ -9,6 +9,7 @@ Kauldron.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 
 class RunStrategy:
@@ -71,11 +72,21 @@ class Standalone(RunStrategy):
     """Evaluated by a job of its own (`kd-train eval --workdir=RUN`), never inside training.
 
     `job_group` (Kauldron's) names the evaluators one job runs together; kd's `eval` command runs those asked
-    for with `--evals`. Kauldron's XManager job fields (`platform`, ...) are accepted in `job` and not used.
+    for with `--evals`. Kauldron's XManager job fields (`platform="a100=1"`, `requirements`, `args`,
+    `env_vars`, `target`, `priority`, `cell`; also in `job`) are kept as the evaluator job's description
+    and not acted on: `kd-train eval --workdir=RUN` runs where it is started (`kd-train launch` starts
+    training jobs only).
     """
 
     job_group: str | None = None
     job: dict = dataclasses.field(default_factory=dict)
+    platform: str | None = None
+    requirements: Any = None
+    args: dict = dataclasses.field(default_factory=dict)
+    env_vars: dict = dataclasses.field(default_factory=dict)
+    target: str | None = None
+    priority: int | None = None
+    cell: str | None = None
 
     def should_run(self, step: int, *, last_step: int) -> bool:
         return False  # the training job never runs it

@@ -210,6 +210,6 @@ def _cadence(trainer: Trainer) -> Cadence:
             name for name, e in evals.items() if e.run.should_run(step, last_step=last_step)
         ),
         save_due=trainer.checkpointer.should_save,
-        profile=None if profiler is None else (profiler.first_step, profiler.num_steps),
+        profile=None if profiler is None else (profiler.first_step, profiler.num_steps, profiler.every_steps),
         metrics_alone=bool(trainer.trainstep.metrics),
     )

@@ -34,7 +34,8 @@ class Cadence:
       log_summaries_every: the same for summaries; None when the run has none.
       evals_due: the names of the evaluators that run after `step`.
       save_due: whether a checkpoint is saved after `step` (beside the stop step, always saved).
-      profile: `(first_step, num_steps)`: a trace of steps `first_step + 1 ... first_step + num_steps`; None.
+      profile: `(first_step, num_steps)` or `(first_step, num_steps, every_steps)`: a trace of steps
+        `first_step + 1 ... first_step + num_steps` (again every `every_steps` steps); None.
       metrics_alone: the train step returns metrics on logging steps (train metrics exist): such a step is
         its own compiled call.
     """
@@ -60,8 +61,20 @@ class Cadence:
             or self.logs_summaries(step)
             or bool(self.evals_due(step))
             or self.save_due(step)
-            or (self.profile is not None and step in (self.profile[0], self.profile[0] + self.profile[1]))
+            or self.trace_starts(step)
+            or self.trace_stops(step)
         )
+
+    def trace_starts(self, step: int) -> bool:
+        """Whether a profile trace starts after `step` (the first one, then every `every` steps)."""
+        if self.profile is None:
+            return False
+        first, _, every = (*self.profile, None)[:3]
+        return step == first or (every is not None and step > first and (step - first) % every == 0)
+
+    def trace_stops(self, step: int) -> bool:
+        """Whether a profile trace ends at `step` (`num_steps` after one started)."""
+        return self.profile is not None and self.profile[1] > 0 and self.trace_starts(step - self.profile[1])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,7 +131,6 @@ def plan(
         end = step + n
         log_metrics = cadence.logs_metrics(end)
         log_summaries = cadence.logs_summaries(end)
-        first, length = cadence.profile if cadence.profile is not None else (-1, 0)
         yield Call(
             start=step,
             updates=n,
@@ -127,8 +139,8 @@ def plan(
             log_summaries=log_summaries,
             evals=cadence.evals_due(end),
             save=end == stop or cadence.save_due(end),
-            trace_start=step == first,
-            trace_stop=end == first + length and length > 0,
+            trace_start=cadence.trace_starts(step),
+            trace_stop=cadence.trace_stops(end),
         )
         step = end
 
