@@ -65,6 +65,26 @@ def test_softmax_cross_entropy_with_int_labels_keeps_the_labels_shape():
     assert loss.get_values(logits=_LOGITS, labels=_INT_LABELS[:, None]).shape == (2, 1)
 
 
+def test_int_label_cross_entropy_equals_optaxs_and_its_gradient_traces_under_checkify():
+    from jax.experimental import checkify
+
+    logits = jax.random.normal(jax.random.key(0), (64, 37)) * 5
+    labels = jax.random.randint(jax.random.key(1), (64,), 0, 37)
+    loss = losses.SoftmaxCrossEntropyWithIntLabels(logits="l", labels="y")
+    ours = lambda x: loss.get_values(logits=x, labels=labels).sum()  # noqa: E731
+    theirs = lambda x: optax.softmax_cross_entropy_with_integer_labels(x, labels).sum()  # noqa: E731
+    np.testing.assert_array_equal(
+        loss.get_values(logits=logits, labels=labels),
+        optax.softmax_cross_entropy_with_integer_labels(logits, labels),
+    )
+    np.testing.assert_allclose(jax.grad(ours)(logits), jax.grad(theirs)(logits), rtol=1e-6, atol=1e-7)
+    error, grad = jax.jit(checkify.checkify(jax.grad(ours), errors=checkify.all_checks))(logits)
+    error.throw()  # optax's gather-based gradient raises IndexError inside checkify (jax 0.10)
+    np.testing.assert_allclose(grad, jax.grad(theirs)(logits), rtol=1e-6, atol=1e-7)
+    out_of_range = loss.get_values(logits=logits[:2], labels=jnp.array([3, 37]))
+    assert np.isfinite(out_of_range[0]) and np.isnan(out_of_range[1])
+
+
 def test_int_labels_of_the_wrong_shape_name_labels_and_both_shapes():
     loss = losses.SoftmaxCrossEntropyWithIntLabels(logits="l", labels="y")
     with pytest.raises(ktyping.KTypeCheckError) as info:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import jax
+import jax.numpy as jnp
 import kontext
 import ktyping
 import optax
@@ -36,7 +38,10 @@ class SoftmaxCrossEntropyWithIntLabels(_base.Loss):
 
     Usage: `kd.losses.SoftmaxCrossEntropyWithIntLabels(logits="preds.logits", labels="batch.label")`.
 
-    Kauldron only takes `(*b, 1)` labels; a mask shaped like the labels applies per example.
+    Kauldron only takes `(*b, 1)` labels; a mask shaped like the labels applies per example. A label
+    outside `[0, n)` gives NaN (the Trainer's non-finite check then names the step). The values are
+    optax's, computed with a one-hot select instead of a gather, so that `jax.experimental.checkify`'s
+    index checks (`Trainer.checkify_error_categories=checkify.all_checks`) trace its gradient.
     """
 
     logits: kontext.Key = kontext.REQUIRED
@@ -48,8 +53,19 @@ class SoftmaxCrossEntropyWithIntLabels(_base.Loss):
     ) -> Float["*b"] | Float["*b 1"]:
         with_axis = labels.ndim == logits.ndim
         flat_labels = labels[..., 0] if with_axis else labels
-        values = optax.softmax_cross_entropy_with_integer_labels(logits, flat_labels)
+        values = _integer_label_cross_entropy(logits, flat_labels)
         return values[..., None] if with_axis else values
+
+
+def _integer_label_cross_entropy(logits: jax.Array, labels: jax.Array) -> jax.Array:
+    """`logsumexp(logits) - logits[label]`, as optax's, the label's logit picked by a one-hot `where` (exact:
+    the other terms are zeros) rather than `take_along_axis`, whose gradient checkify cannot trace."""
+    classes = jnp.arange(logits.shape[-1])
+    one_hot = labels[..., None] == classes
+    label_logits = jnp.sum(jnp.where(one_hot, logits, 0), axis=-1)
+    values = jax.nn.logsumexp(logits, axis=-1) - label_logits
+    in_range = (labels >= 0) & (labels < logits.shape[-1])
+    return jnp.where(in_range, values, jnp.nan)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
