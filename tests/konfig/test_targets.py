@@ -47,6 +47,18 @@ def test_without_a_colon_the_last_name_is_an_attribute_when_no_module_has_the_wh
     assert load_target("os.path") is sys.modules["os.path"]
 
 
+def test_a_module_part_that_is_a_class_shifts_into_the_attributes():
+    # the command line's `py::json.JSONDecoder.decode(...)` writes `json.JSONDecoder:decode`
+    import json
+
+    assert load_target("json.JSONDecoder:decode") is json.JSONDecoder.decode
+    assert load_target("os.path.sep") == sys.modules["os"].path.sep
+    with pytest.raises(konfig.TargetNotFoundError, match=r"json has no attribute 'JSONDecodr'.*'JSONDecoder'"):
+        load_target("json.JSONDecodr:decode")
+    with pytest.raises(konfig.TargetNotFoundError, match=r"Cannot import module 'no_such_top\.part'"):
+        load_target("no_such_top.part:x")
+
+
 def test_a_missing_attribute_names_the_closest_public_one():
     with pytest.raises(konfig.TargetNotFoundError, match=r"os\.path has no attribute 'jion'.*'join'"):
         load_target("os.path:jion")

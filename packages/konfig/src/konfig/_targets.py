@@ -83,10 +83,28 @@ def load_target(
             module_name, _, attrs = module_name.rpartition(".")
         else:
             return module if admit_module is None else admit_module(module)
-    module = import_module(module_name)
+    module, module_name, attrs = _import_longest(module_name, attrs)
     if admit_module is not None:
         module = admit_module(module)
     return walk_attrs(module, module_name, attrs, admit)
+
+
+def _import_longest(module_name: str, attrs: str) -> tuple[types.ModuleType, str, str]:
+    """`(module, module name, attrs)`: `module_name` imported; when no such module exists but a shorter
+    prefix is one, the rest of the name becomes attributes (`"kd.nn.VitEncoder:from_variant_str"`, as the
+    command line's `py::kd.nn.VitEncoder.from_variant_str(...)` writes it, is `kd.nn:VitEncoder.from_variant_str`).
+    """
+    try:
+        return import_module(module_name), module_name, attrs
+    except TargetNotFoundError as e:
+        missing = getattr(e.__cause__, "name", None)
+        parent, _, leaf = module_name.rpartition(".")
+        if not parent or missing != module_name:  # not this module missing (an import inside it failed)
+            raise
+        try:
+            return _import_longest(parent, f"{leaf}.{attrs}" if attrs else leaf)
+        except TargetNotFoundError:
+            raise e from e.__cause__
 
 
 def find_imported(qualname: str, read: Callable[[Any, str], Any] | None = None) -> Any:
