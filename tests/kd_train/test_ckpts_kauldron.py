@@ -602,3 +602,19 @@ def test_kd_loaders_read_their_checkpoint_once_in_the_trainers_order(source, mon
     assert len(reads) == 1  # the loader's transform loaded opt_state too; its after-hook was not run again
     _assert_equal(state.collections, {"batch_stats": {"mean": jnp.ones(3)}})
     assert all(float(x.min()) == 3.0 for x in jax.tree.leaves(state.opt_state) if x.ndim)
+
+
+class _CustomFileItem(JsonItem):
+    """An item whose handler is configured (another file name): the checkpoint must use that handler."""
+
+    def __kd_ocp_handlers__(self) -> Any:
+        return ocp.JsonCheckpointHandler(filename="custom.json")
+
+
+def test_an_items_own_configured_handler_writes_and_reads_its_item(tmp_path):
+    with _ckpt(tmp_path) as ckpt:
+        ckpt.save(_CustomFileItem(2.5), step=1)
+    item_folder = tmp_path / "checkpoints" / "ckpt_1" / "item"
+    assert json.loads((item_folder / "custom.json").read_text()) == {"value": 2.5}
+    with _ckpt(tmp_path) as fresh:
+        assert fresh.restore(_CustomFileItem(0.0), step=1).value == 2.5

@@ -81,8 +81,13 @@ def test_int_label_cross_entropy_equals_optaxs_and_its_gradient_traces_under_che
     error, grad = jax.jit(checkify.checkify(jax.grad(ours), errors=checkify.all_checks))(logits)
     error.throw()  # optax's gather-based gradient raises IndexError inside checkify (jax 0.10)
     np.testing.assert_allclose(grad, jax.grad(theirs)(logits), rtol=1e-6, atol=1e-7)
-    out_of_range = loss.get_values(logits=logits[:2], labels=jnp.array([3, 37]))
-    assert np.isfinite(out_of_range[0]) and np.isnan(out_of_range[1])
+    # a padding label (-1) under a zero mask adds nothing: the loss is the other examples' mean, finite
+    padded = _value(loss, logits=logits[:2], labels=jnp.array([3, -1]), mask=np.array([True, False]))
+    np.testing.assert_allclose(
+        padded,
+        optax.softmax_cross_entropy_with_integer_labels(logits[:1], labels=jnp.array([3]))[0],
+        rtol=1e-6,
+    )
 
 
 def test_int_labels_of_the_wrong_shape_name_labels_and_both_shapes():

@@ -184,3 +184,13 @@ def test_kauldrons_profiler_fields_set_ours_and_every_steps_repeats_the_trace():
     assert [s for s in range(41) if profiler.bounds(s)] == [3, 5, 13, 15, 23, 25, 33, 35]
     with pytest.raises(ValueError, match=r"every_steps: expected None or an int > num_steps \(2\)"):
         kd.inspect.Profiler(num_profile_steps=2, every_steps=2)
+
+
+def test_a_replaced_profiler_keeps_the_new_first_step_over_kauldrons_alias():
+    import dataclasses
+
+    import kd
+
+    profiler = kd.inspect.Profiler(first_profile=3, num_profile_steps=2)
+    assert dataclasses.replace(profiler, first_step=20).first_step == 20
+    assert kd.inspect.Profiler(all_host=False).all_host is False

@@ -282,9 +282,11 @@ def test_item_labels_keep_a_tuple_values_commas_inside_its_part():
     assert common == ["__args__.dataset_weights=(1.0, 1.0)"]
     assert shown[0].startswith("optimizer.learn") and shown[0].endswith("'coco')")  # clipped in the middle
     assert shown[1].endswith("'cifar100')")
-    from kd.cli._sweep_table import _NEXT_KEY
+    from kd.cli._sweep_table import _parts
 
-    assert _NEXT_KEY.split(names[1]) == [
+    assert _parts("model=Vit(depth=2,width=3),seed=0") == ["model=Vit(depth=2,width=3)", "seed=0"]
+    assert _parts("tag='a,b=c',seed=1") == ["tag='a,b=c'", "seed=1"]
+    assert _parts(names[1]) == [
         "optimizer.learning_rate=0.0001",
         "__args__.dataset_names=('imagenet2012', 'coco', 'cifar100')",
         "__args__.dataset_weights=(1.0, 1.0)",

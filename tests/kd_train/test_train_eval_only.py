@@ -121,3 +121,35 @@ def test_the_command_line_runs_an_eval_only_config_and_says_what_it_evaluated(tr
     row = json.loads((tmp_path / "out" / "metrics.jsonl").read_text().splitlines()[0])
     assert row["again/losses/l2"] == pytest.approx(values_in_training["losses/l2"], rel=1e-6)
     assert result.stderr == ""
+
+
+def test_eval_only_refuses_the_trained_runs_own_folder_and_fields_it_would_not_use(trained, tmp_path):
+    source, _ = trained
+    cfg = _eval_only_cfg(source)  # its workdir: the trained run's folder
+    cfg.aux.workdir = str(source)
+    with pytest.raises(konfig.ResolveError, match=r"cfg\.workdir is the trained run's own folder"):
+        konfig.resolve(cfg)
+    cfg = _eval_only_cfg(tmp_path / "out")
+    cfg.aux.workdir = str(source)
+    cfg.num_train_steps = 100
+    with pytest.raises(konfig.ResolveError, match=r"cfg\.num_train_steps would not be used"):
+        konfig.resolve(cfg)
+    before = (source / "config.json").read_text()
+    cfg = _eval_only_cfg(tmp_path / "out")
+    del cfg.workdir  # no workdir: it writes nothing, least of all into the trained run's folder
+    cfg.aux.workdir = str(source)
+    trainer = konfig.resolve(cfg)
+    assert trainer.workdir is None
+    trainer.train()
+    assert (source / "config.json").read_text() == before
+
+
+def test_eval_only_is_refused_in_safe_mode_where_a_run_folder_would_choose_what_it_resolves(trained):
+    source, _ = trained
+    untrusted = konfig.from_json(
+        json.dumps(
+            {"__qualname__": "kd.train:Trainer.eval_only", "aux": {"workdir": str(source)}, "evals": {}}
+        )
+    )
+    with pytest.raises(konfig.ResolveError, match=r"cannot be built in konfig's safe mode"):
+        konfig.resolve(untrusted, allowed=["kd"])

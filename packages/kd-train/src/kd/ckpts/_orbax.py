@@ -146,11 +146,25 @@ def open_manager(
 
 
 def add_item(manager: ocp.CheckpointManager, name: str, handler: Any, *args_types: type) -> None:
-    """Lets `manager` save and restore the item `name` with `handler`, given its save and restore args types."""
-    registry = manager._kd_registry
-    for args_type in args_types:
-        if not registry.has(name, args_type):
-            registry.add(name, args_type, handler)
+    """Lets `manager` save and restore the item `name` with `handler`, given its save and restore args types.
+
+    orbax's CompositeCheckpointHandler copies the registry it was built with, so the entry goes into the
+    copy it reads (and into ours, for a manager that rebuilds its handler).
+    """
+    registries = [manager._kd_registry, _live_registry(manager)]
+    for registry in registries:
+        if registry is None:
+            continue
+        for args_type in args_types:
+            if not registry.has(name, args_type):
+                registry.add(name, args_type, handler)
+
+
+def _live_registry(manager: ocp.CheckpointManager) -> Any:
+    """The handler registry orbax's composite handler reads (orbax 0.11-0.12: a copy of the one given)."""
+    handler = getattr(getattr(manager, "_checkpointer", None), "_handler", None)
+    registry = getattr(handler, "_handler_registry", None)
+    return registry if callable(getattr(registry, "add", None)) else None
 
 
 def steps(manager: ocp.CheckpointManager) -> list[int]:

@@ -57,9 +57,13 @@ class CheckpointItem(abc.ABC):
 class TopLevelCheckpointItem(CheckpointItem):
     """A named tuple of checkpoint items, each an orbax item of its own; `DEFAULT_ITEM` names the main one.
 
-        class Saved(typing.NamedTuple, kd.ckpts.items.TopLevelCheckpointItem):
+        class _Saved(typing.NamedTuple):
             state: MyState
+            timer: kd.train.PerformanceTimer
             DEFAULT_ITEM = "state"
+
+        class Saved(_Saved, kd.ckpts.items.TopLevelCheckpointItem):  # a NamedTuple first, then the item
+            pass
 
     `kd.ckpts.Checkpointer` saves the `DEFAULT_ITEM` field as its state and each other field (a
     `CheckpointItem` with its own handler) as an item named by the field.

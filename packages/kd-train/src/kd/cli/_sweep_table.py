@@ -290,11 +290,30 @@ _NEXT_KEY = re.compile(r",(?=[A-Za-z_][\w.\[\]'\"]*=)")
 """The commas of an item name that start its next `key=value` part (not those inside a value)."""
 
 
+def _parts(name: str) -> list[str]:
+    """`name`'s `key=value` parts: split at the commas that start a key, outside brackets and quotes."""
+    parts, depth, quote, start = [], 0, "", 0
+    for index, char in enumerate(name):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        elif char == "," and depth == 0 and _NEXT_KEY.match(name, index):
+            parts.append(name[start:index])
+            start = index + 1
+    parts.append(name[start:])
+    return parts
+
+
 def _item_labels(names: Sequence[str]) -> tuple[list[str], list[str]]:
     """The item names as the table shows them, and the `key=value` parts left out because every item has
     them, when some name is longer than `_MAX_ITEM_WIDTH` (`lr=0.1,seed=0`, `lr=0.3,seed=0` -> `lr=0.1`,
     `lr=0.3`; `seed=0`). Names still longer are clipped in the middle (the `#` column tells them apart)."""
-    split = [_NEXT_KEY.split(n) for n in names]  # a tuple value's commas stay inside its part
+    split = [_parts(n) for n in names]  # a value's own commas stay inside its part
     common = [p for p in split[0] if all(p in parts for parts in split[1:])] if len(names) > 1 else []
     kept = [",".join(p for p in parts if p not in common) for parts in split]
     if all(len(n) <= _MAX_ITEM_WIDTH for n in names) or not all(kept):  # whole names, where they fit

@@ -38,9 +38,9 @@ class SoftmaxCrossEntropyWithIntLabels(_base.Loss):
 
     Usage: `kd.losses.SoftmaxCrossEntropyWithIntLabels(logits="preds.logits", labels="batch.label")`.
 
-    Kauldron only takes `(*b, 1)` labels; a mask shaped like the labels applies per example. A label
-    outside `[0, n)` gives NaN (the Trainer's non-finite check then names the step). The values are
-    optax's, computed with a one-hot select instead of a gather, so that `jax.experimental.checkify`'s
+    Kauldron only takes `(*b, 1)` labels; a mask shaped like the labels applies per example (a masked
+    padding label such as -1 contributes nothing; unmasked, a label outside `[0, n)` picks no logit and gives
+    `logsumexp(logits)`). The values are optax's, computed with a one-hot select instead of a gather, so that `jax.experimental.checkify`'s
     index checks (`Trainer.checkify_error_categories=checkify.all_checks`) trace its gradient.
     """
 
@@ -63,9 +63,7 @@ def _integer_label_cross_entropy(logits: jax.Array, labels: jax.Array) -> jax.Ar
     classes = jnp.arange(logits.shape[-1])
     one_hot = labels[..., None] == classes
     label_logits = jnp.sum(jnp.where(one_hot, logits, 0), axis=-1)
-    values = jax.nn.logsumexp(logits, axis=-1) - label_logits
-    in_range = (labels >= 0) & (labels < logits.shape[-1])
-    return jnp.where(in_range, values, jnp.nan)
+    return jax.nn.logsumexp(logits, axis=-1) - label_logits
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

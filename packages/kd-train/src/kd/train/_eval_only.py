@@ -20,6 +20,7 @@ from typing import Any
 
 import jax
 import konfig
+from konfig._policy import current_policy
 
 from kd._phase import during
 from kd._run_policy import config_folder_on_path, run_policy
@@ -36,6 +37,15 @@ SOURCE_KEY = "workdir"
 
 def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, Any]) -> Trainer:
     """The trained run's Trainer with this config's evaluators, workdir and writer, set to evaluate only."""
+    if current_policy() is not None:
+        # Being built from untrusted input (a run folder's config.json, konfig's safe mode): an eval-only
+        # Trainer resolves another folder's config under that folder's own recorded policy, and puts its
+        # config's folder on sys.path; neither may be decided by untrusted input.
+        raise ConfigError(
+            "Trainer.eval_only cannot be built in konfig's safe mode (from a run folder's config.json): it "
+            "resolves another run's config under that run's own policy. Run the eval-only config file itself "
+            "(kd-train --cfg=eval_only.py --cfg.aux.workdir=RUN)."
+        )
     aux = dict(kwargs.get("aux") or {})
     source = aux.get(SOURCE_KEY)
     if aux.get("xid") not in (None, konfig.placeholder) and source is None:
@@ -55,6 +65,19 @@ def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, Any]) -> Trainer:
             f"Trainer.eval_only: cfg.aux.workdir={source!r} holds no config.json, so it is not a kd-train run "
             "folder (a run trained with a workdir writes one)"
         )
+    workdir = kwargs.get("workdir")
+    if workdir is not None and os.path.realpath(os.fspath(workdir)) == os.path.realpath(source):
+        raise ConfigError(
+            f"Trainer.eval_only: cfg.workdir is the trained run's own folder ({source}); an eval-only run writes "
+            "its config, records and metrics there, so give it a folder of its own (--cfg.workdir=...)"
+        )
+    ignored = sorted(set(kwargs) - set(_TAKEN) - {"aux", "setup"})
+    if ignored:
+        raise ConfigError(
+            f"Trainer.eval_only: {', '.join(f'cfg.{k}' for k in ignored)} would not be used: the model, data, "
+            "optimizer and the rest come from the trained run's config.json; an eval-only config sets only "
+            f"{', '.join(f'cfg.{k}' for k in _TAKEN)} (and cfg.aux.workdir)"
+        )
     allowed, _ = run_policy(source, None)
     config_folder_on_path(source)  # the modules beside the config it trained from (as `kd-train eval`)
     with open(config_path) as f:
@@ -64,6 +87,7 @@ def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, Any]) -> Trainer:
     if not isinstance(trained, cls):
         raise ConfigError(f"Trainer.eval_only: {config_path} is not a kd.train.Trainer config")
     given = {k: v for k, v in kwargs.items() if k in _TAKEN}
+    given.setdefault("workdir", None)  # never the trained run's folder: an unset workdir writes nothing
     return dataclasses.replace(
         trained,
         **given,
@@ -76,7 +100,7 @@ def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, Any]) -> Trainer:
 
 
 # The fields an eval-only config sets for itself; the rest are the trained run's.
-_TAKEN = ("workdir", "evals", "writer", "eval_ds", "progress", "seed")
+_TAKEN = ("workdir", "evals", "writer", "eval_ds", "progress", "seed", "sharding")
 
 
 def evaluate_only(trainer: Trainer) -> tuple[Any, dict[str, Any]]:
@@ -92,9 +116,11 @@ def evaluate_only(trainer: Trainer) -> tuple[Any, dict[str, Any]]:
     checkpointer = ckpts.Checkpointer(
         workdir=source, save_interval_steps=1, read_only=True, enable_async_checkpointing=False
     )
-    with during(f"restoring the trained run's latest checkpoint ({source})"):
-        restored = checkpointer.restore_latest(trainer.sharding.state_template(trainer.state_specs))
-    checkpointer.close()
+    try:
+        with during(f"restoring the trained run's latest checkpoint ({source})"):
+            restored = checkpointer.restore_latest(trainer.sharding.state_template(trainer.state_specs))
+    finally:
+        checkpointer.close()
     if restored is None:
         raise ConfigError(
             f"Trainer.eval_only: {source} has no checkpoint to evaluate (checkpoints/ is empty)"
@@ -107,12 +133,15 @@ def evaluate_only(trainer: Trainer) -> tuple[Any, dict[str, Any]]:
             trainer.workdir,
             params_table=parameter_table(state.params),
             element_spec=trainer.element_spec,
+            config_json=trainer._config_json,
             tags=trainer.setup.tags,
         )
     if trainer._config_json is not None:
         writer.write_config(trainer._config_json)
-    values = evaluate_and_write(trainer.evals, state, step, writer, run_writer=trainer.writer)
-    writer.flush()
+    try:
+        values = evaluate_and_write(trainer.evals, state, step, writer, run_writer=trainer.writer)
+    finally:
+        writer.close()
     if trainer.workdir is not None and jax.process_index() == 0:
         write_run_end(trainer.workdir, step=step, seconds=0.0)
     return state, values

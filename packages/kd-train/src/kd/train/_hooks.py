@@ -54,6 +54,9 @@ class ProfilerHook(BaseHook):
         self.tracing = False
 
     def before(self, call: Call) -> None:
+        lead_only = not getattr(self.profiler, "all_host", True)
+        if lead_only and jax.process_index() != 0:
+            return
         if call.trace_start and call.updates and self.profiler.folder is not None:
             jax.profiler.start_trace(self.profiler.folder)
             self.tracing = True

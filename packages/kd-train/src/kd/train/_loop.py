@@ -86,6 +86,9 @@ class TrainingRun:
         if run_info is not None and jax.process_index() == 0:
             print_line(_resuming_line(start, checkpointer))
         writer.resume_from(start if run_info is not None else -1)
+        if jax.process_index() == 0:  # an evaluator's own writer (Kauldron's Evaluator(writer=...)) too
+            for own in _own_writers(t):
+                own.resume_from(start if run_info is not None else -1)
         writer.write_element_spec(start, t.element_spec)
         writer.write_param_overview(start, self.state.params)
         writer.write_context_structure(start, t)
@@ -174,6 +177,16 @@ class TrainingRun:
             checkpointer.close()
         finally:
             writer.flush()
+
+
+def _own_writers(trainer: Trainer) -> list[Any]:
+    """The evaluators' writers other than the Trainer's, each once."""
+    found: dict[int, Any] = {}
+    for evaluator in dict(trainer.evals).values():
+        own = getattr(evaluator, "writer", None)
+        if own is not None and own is not trainer.writer and callable(getattr(own, "resume_from", None)):
+            found.setdefault(id(own), own)
+    return list(found.values())
 
 
 def _preempted_line(step: int, trainer: Trainer, signum: int | None) -> str:

@@ -18,7 +18,8 @@ from kd._root_ref import ROOT_CFG_REF, RootRef
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Profiler:
     """Traces steps `first_step + 1 ... first_step + num_steps` into `<workdir>/profile`, again every
-    `every_steps` steps when set. Every process traces its own part (Kauldron's `all_host=True`).
+    `every_steps` steps when set. Every process traces its own part (`all_host=True`, the default here);
+    `all_host=False` traces process 0 only.
 
     Kauldron's spelling works too: `kd.inspect.Profiler(first_profile=10, num_profile_steps=5,
     every_steps=1000, all_host=True)`. Its time-based fields (`profile_duration_ms`, `every_secs`) and
@@ -46,8 +47,9 @@ class Profiler:
 
     def __post_init__(self) -> None:
         for kauldron, ours in (("first_profile", "first_step"), ("num_profile_steps", "num_steps")):
-            if getattr(self, kauldron) is not None:
+            if getattr(self, kauldron) is not None:  # taken once: a later `replace(first_step=...)` holds
                 object.__setattr__(self, ours, getattr(self, kauldron))
+                object.__setattr__(self, kauldron, None)
         for name in ("first_step", "num_steps"):
             value = getattr(self, name)
             if type(value) is not int or value < (0 if name == "first_step" else 1):
@@ -74,6 +76,7 @@ class Profiler:
         first, every = self.first_step, self.every_steps
         starts = step == first or (every is not None and step > first and (step - first) % every == 0)
         stops = step - self.num_steps >= first and (
-            step - self.num_steps == first or (every is not None and (step - self.num_steps - first) % every == 0)
+            step - self.num_steps == first
+            or (every is not None and (step - self.num_steps - first) % every == 0)
         )
         return starts or stops

@@ -156,7 +156,12 @@ class TrainStep:
         """`fn` jitted with `state` (its first argument) donated; with `checkify_errors`, checked."""
         if not self.checkify_errors:
             return jax.jit(fn, donate_argnums=(0,), out_shardings=_kept(state))
-        checked = jax.jit(checkify.checkify(fn, errors=self.checkify_errors), donate_argnums=(0,))
+        kept = _kept(state)  # checkify returns (error, outputs): the error's layout is XLA's
+        checked = jax.jit(
+            checkify.checkify(fn, errors=self.checkify_errors),
+            donate_argnums=(0,),
+            out_shardings=None if kept is None else (None, kept),
+        )
 
         def run(*args: Any) -> Any:
             error, out = checked(*args)
