@@ -342,16 +342,8 @@ class Checkpointer(_base.BaseCheckpointer):
         once a newer one is complete. `state` may be a `kd.ckpts.items.StandardCheckpointItem`.
         """
         step, state = _base.saving_call("Checkpointer.maybe_save", step_or_state, step, state)
-        state, extras = items.split(state, method="maybe_save")
         return self._save(
-            step,
-            state=state,
-            extras=extras,
-            data_state=data_state,
-            metrics=metrics,
-            info=info,
-            force=force,
-            gate=True,
+            step, state, data_state=data_state, metrics=metrics, info=info, force=force, gate=True
         )
 
     def save(
@@ -371,35 +363,28 @@ class Checkpointer(_base.BaseCheckpointer):
         already saved is skipped (False). `metrics` may hold numpy values (nested names are joined with
         "/"); `data_state` and `info` are kd's, as in `maybe_save`.
         """
-        state, extras = items.split(state, method="save")
         numbers = _flat_numbers(metrics) if metrics is not None else None
         return self._save(
-            int(step),
-            state=state,
-            extras=extras,
-            data_state=data_state,
-            metrics=numbers,
-            info=info,
-            force=force,
-            gate=False,
+            int(step), state, data_state=data_state, metrics=numbers, info=info, force=force, gate=False
         )
 
     def _save(
         self,
         step: int,
-        *,
         state: Any,
-        extras: Mapping[str, items.CheckpointItem],
+        *,
         data_state: Mapping[str, Any] | None,
         metrics: Mapping[str, Any] | None,
         info: Mapping[str, Any] | None,
         force: bool,
         gate: bool,
     ) -> bool:
-        """Writes `step` when forced or chosen by the interval (`gate`: `should_save`, step 0 rule included)."""
+        """Writes `step` when forced or chosen by the interval (`gate`: `should_save`, step 0 rule included).
+        `state` is split into the checkpoint's state and its items with their own handlers (`items.split`)."""
+        method = "maybe_save" if gate else "save"
+        state, extras = items.split(state, method=method)
         chosen = self.should_save(step) if gate else _on_schedule(self, step)
         if self.read_only:
-            method = "maybe_save" if gate else "save"
             raise PermissionError(f"Checkpointer.{method}(step={step}): this Checkpointer is read_only.")
         manager = self._manager
         if step in manager.all_steps() or not (force or chosen):
