@@ -90,9 +90,9 @@ def test_the_state_is_grains_own_iterator_state():
     assert it.get_state() == {"next_index": 2}
 
 
-def test_num_epochs_stops_iteration_and_len_is_batches_per_epoch():
+def test_num_epochs_stops_iteration_and_len_counts_every_epoch():
     pipeline = _pipeline(batch_size=3, num_epochs=2)
-    assert len(pipeline) == 3
+    assert (pipeline.batches_per_epoch, len(pipeline)) == (3, 6)
     assert len(list(pipeline)) == 6
 
 

@@ -85,7 +85,7 @@ def test_set_state_on_a_used_iterator_jumps_back():
 
 def test_num_epochs_stops_iteration_after_that_many_epochs():
     pipeline = _pipeline(num_epochs=3)
-    assert len(list(pipeline)) == 3 * len(pipeline)
+    assert len(list(pipeline)) == len(pipeline) == 3 * pipeline.batches_per_epoch
 
 
 def test_repeats_forever_by_default():
@@ -94,9 +94,12 @@ def test_repeats_forever_by_default():
     assert len(list(itertools.islice(pipeline, 50))) == 50
 
 
-def test_len_is_batches_per_epoch():
-    assert len(_pipeline(batch_size=3)) == 3  # 10 examples, remainder dropped
-    assert len(_pipeline(batch_size=3, drop_remainder=False)) == 4
+def test_batches_per_epoch_and_len_over_all_epochs_as_in_kauldron():
+    assert _pipeline(batch_size=3).batches_per_epoch == 3  # 10 examples, remainder dropped
+    assert _pipeline(batch_size=3, drop_remainder=False).batches_per_epoch == 4
+    assert len(_pipeline(batch_size=3, num_epochs=2)) == 6
+    with pytest.raises(TypeError, match=r"repeats forever .*an epoch has 3 batches"):
+        len(_pipeline(batch_size=3, num_epochs=None))
 
 
 def test_drop_remainder_false_yields_a_smaller_last_batch():
@@ -247,7 +250,7 @@ def test_builds_from_a_konfig_config():
     )
     pipeline = konfig.resolve(cfg).train_ds
     assert isinstance(pipeline, data.InMemoryPipeline)
-    assert (len(pipeline), pipeline.num_epochs, pipeline.seed) == (4, 2, 3)
+    assert (len(pipeline), pipeline.num_epochs, pipeline.seed) == (8, 2, 3)
     assert pipeline.element_spec["x"].shape == (8, 2)
 
 

@@ -28,6 +28,7 @@ LAYERS = (
         "_phase",
         "_run_policy",
         "xm",
+        "random",
     ),  # small pieces
     ("metrics", "nn", "optim", "data", "sharding", "ckpts"),  # the parts with no other part below them
     ("losses", "summaries", "writers"),  # built on metrics / the terminal

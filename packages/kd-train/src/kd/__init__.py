@@ -6,7 +6,7 @@
     cfg = kd.train.Trainer(...)
 
 The namespaces (`kd.train`, `kd.data`, `kd.losses`, `kd.metrics`, `kd.summaries`, `kd.ckpts`,
-`kd.evals`, `kd.optim`, `kd.nn`, `kd.sharding`, `kd.writers`, `kd.inspect`, `kd.export`, `kd.xm`) load on
+`kd.evals`, `kd.optim`, `kd.nn`, `kd.sharding`, `kd.writers`, `kd.inspect`, `kd.export`, `kd.xm`, `kd.random`) load on
 first use, so `import kd` does not import JAX. `kd.kxm` is `kd.xm` under Kauldron's name (`from kd import kxm`).
 """
 
@@ -38,6 +38,7 @@ _NAMESPACES = frozenset(
         "inspect",
         "export",
         "xm",
+        "random",
     }
 )
 _ALIASES = {"kxm": "xm"}  # Kauldron's `from kauldron import kxm`
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from kd import metrics as metrics
     from kd import nn as nn
     from kd import optim as optim
+    from kd import random as random
     from kd import sharding as sharding
     from kd import summaries as summaries
     from kd import train as train
@@ -92,6 +94,7 @@ __all__ = [
     "metrics",
     "nn",
     "optim",
+    "random",
     "sharding",
     "summaries",
     "train",

@@ -4,7 +4,8 @@ Usage:
 
     pipeline = kd.data.InMemoryPipeline(loader=..., batch_size=64, seed=0)
     pipeline.element_spec   # {"x": ShapeDtypeStruct((64, 2), float32), ...}: one host-local batch
-    len(pipeline)           # batches per epoch (TypeError when unknown)
+    len(pipeline)           # batches over all epochs (Kauldron's; TypeError when endless or unknown)
+    pipeline.batches_per_epoch
     it = iter(pipeline)     # a CheckpointableIterator
     it = pipeline.iter_from_state(saved_state)  # resumes exactly where `saved_state` was taken
 """
@@ -17,18 +18,16 @@ import functools
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import jax
-import numpy as np
-
 from kd._root_ref import ROOT_CFG_REF, RootRef
-from kd.data import _checks, _errors, _hosts, _iterator, _order
+from kd.data import _checks, _errors, _hosts, _iterable, _iterator, _order
+from kd.data._spec import spec_of
 
 # Where a pipeline keeps the iterator that `element_spec` pulled one batch from, for the next `iter`.
 _KEPT_ITERATOR = "_kd_kept_iterator"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Pipeline(abc.ABC):
+class Pipeline(_iterable.IterableDataset):
     """Base class of kd pipelines: batches of this host, resumable, with shapes known up front.
 
     Subclasses implement `_new_iterator()` (and `__len__` when they know it); they do their own
@@ -81,7 +80,18 @@ class Pipeline(abc.ABC):
         return iterator
 
     def __len__(self) -> int:
-        """Batches per epoch (whatever `num_epochs` is); TypeError when not known."""
+        """Batches over all `num_epochs` (Kauldron's meaning); TypeError when endless or not known."""
+        per_epoch = self.batches_per_epoch
+        if self.num_epochs is None:
+            raise TypeError(
+                f"{type(self).__name__} repeats forever (num_epochs=None), so it has no length; "
+                f"an epoch has {per_epoch} batches (batches_per_epoch)"
+            )
+        return per_epoch * self.num_epochs
+
+    @property
+    def batches_per_epoch(self) -> int:
+        """Batches of one epoch; TypeError when not known."""
         raise TypeError(f"{type(self).__name__} does not know how many batches an epoch has")
 
     @functools.cached_property
@@ -142,14 +152,3 @@ class Pipeline(abc.ABC):
                 "which a Trainer fills with trainer.seed; outside a Trainer pass seed=<int>"
             )
         return int(self.seed)
-
-
-def spec_of(batch: Any) -> Any:
-    """The `jax.ShapeDtypeStruct` tree of a batch (numpy arrays, JAX arrays or scalars)."""
-    return jax.tree.map(_leaf_spec, batch)
-
-
-def _leaf_spec(x: Any) -> jax.ShapeDtypeStruct:
-    if hasattr(x, "shape") and hasattr(x, "dtype"):  # read in place: no copy of a device array
-        return jax.ShapeDtypeStruct(tuple(x.shape), x.dtype)
-    return jax.ShapeDtypeStruct(np.shape(x), np.result_type(x))

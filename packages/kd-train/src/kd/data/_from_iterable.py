@@ -72,7 +72,8 @@ class FromIterable(_base.Pipeline):
         """Whether `iterable` is an iterator (iterating it again continues instead of starting over)."""
         return isinstance(self.iterable, Iterator)
 
-    def __len__(self) -> int:
+    @property
+    def batches_per_epoch(self) -> int:
         """Batches per pass: `len(iterable)` when it has one (TypeError otherwise)."""
         if isinstance(self.iterable, Iterable) and hasattr(self.iterable, "__len__"):
             return len(self.iterable)  # type: ignore[arg-type]

@@ -36,7 +36,7 @@ def import_grain() -> Any:
 class GrainPipeline(_base.Pipeline):
     """Examples from a grain source, in `InMemoryPipeline`'s order, transformed and batched by grain.
 
-    Epoch `e` visits the source in the order `np.random.default_rng([seed, e]).permutation(n)`
+    Epoch `e` visits the source in Kauldron's order (`np.arange(n)` shuffled by `np.random.Philox(key=seed).jumped(e)`)
     (in order without `shuffle`): over the same examples and seed, the batches equal
     `InMemoryPipeline`'s. Transforms run per example, on this host's rows only; a random transform
     is seeded by the example's global position (differs across epochs and hosts). Batches never
@@ -113,8 +113,9 @@ class GrainPipeline(_base.Pipeline):
                 )
         return _grain_datasets.HostBatches(examples, order=self._epoch_order, num_epochs=self.num_epochs)
 
-    def __len__(self) -> int:
-        """Batches per epoch."""
+    @property
+    def batches_per_epoch(self) -> int:
+        """Batches of one epoch."""
         return self._epoch_order.batches_per_epoch
 
     def _new_iterator(self) -> _iterator.CheckpointableIterator:

@@ -24,7 +24,7 @@ from kd.data import _base, _errors, _iterator, _order
 class InMemoryPipeline(_base.Pipeline):
     """All examples in memory as one tree of arrays; batches are gathered rows of it.
 
-    Epoch `e` visits the examples in the order `np.random.default_rng([seed, e]).permutation(n)`
+    Epoch `e` visits the examples in Kauldron's order (`np.arange(n)` shuffled by `np.random.Philox(key=seed).jumped(e)`)
     (in order without `shuffle`), in global batches of `batch_size`, of which this host yields its
     rows. The iterator state is `{"epoch": e, "index": i}` (batches of epoch `e` consumed).
 
@@ -67,8 +67,9 @@ class InMemoryPipeline(_base.Pipeline):
             self.num_examples, shuffle=self.shuffle, drop_remainder=self.drop_remainder
         )
 
-    def __len__(self) -> int:
-        """Batches per epoch."""
+    @property
+    def batches_per_epoch(self) -> int:
+        """Batches of one epoch."""
         return self._epoch_order.batches_per_epoch
 
     @functools.cached_property

@@ -5,8 +5,9 @@
     order.batches_per_epoch          # 2
     order.host_indices(epoch=0, index=1)  # this host's 2 example indices of global batch 1 of epoch 0
 
-Epoch `e` is the permutation drawn by `np.random.default_rng([seed, e])` (or the identity without
-shuffle), cut into global batches of `batch_size`; host i takes rows [i*b/n, (i+1)*b/n) of each.
+Epoch `e` is Kauldron's order: `np.arange(n)` shuffled by a Philox generator keyed by `seed` and
+jumped `e` times (the identity without shuffle), cut into global batches of `batch_size`; host i
+takes rows [i*b/n, (i+1)*b/n) of each. A run ported from Kauldron sees the same batches.
 Any position is computed from `(epoch, index)` alone, which is what makes a two-int state enough.
 """
 
@@ -87,6 +88,9 @@ class EpochOrder:
 @functools.lru_cache(maxsize=4)
 def _permutation(num_examples: int, seed: int, epoch: int) -> np.ndarray:
     # Cached: every batch of an epoch reads the same permutation (threads too: lru_cache is safe there).
-    permutation = np.random.default_rng([seed, epoch]).permutation(num_examples)
+    # Kauldron's sampler (`BatchedIndexSampler`): the same seed gives the same order as there.
+    generator = np.random.Generator(np.random.Philox(key=seed).jumped(epoch))
+    permutation = np.arange(num_examples)
+    generator.shuffle(permutation)
     permutation.flags.writeable = False
     return permutation

@@ -75,7 +75,7 @@ class Trainer:
       optimizer: any optax GradientTransformation.
       schedules: name -> optax schedule, logged as `schedules/<name>` (the value the latest update used).
       rng_streams: `kd.train.RngStreams` (or a list of `RngStream`): `params`, `dropout`, `default` + yours.
-      num_train_steps: optimizer updates of the run; None derives it as num_epochs x len(train_ds).
+      num_train_steps: optimizer updates of the run; None derives it as len(train_ds) (batches over its num_epochs).
       stop_after_steps: stop once `state.step` reaches this (a cap on num_train_steps that leaves schedules
         unchanged), as in Kauldron.
       train_losses, train_metrics, train_summaries: name -> object with kontext Key fields.
@@ -395,19 +395,20 @@ def _named_evaluators(evals: Any) -> Any:
 def _steps_from_dataset(ds: Any) -> int:
     epochs = getattr(ds, "num_epochs", None)
     try:
-        per_epoch = len(ds)
-    except TypeError:
+        per_epoch = ds.batches_per_epoch
+    except (AttributeError, TypeError):
         per_epoch = None
-    if epochs is None or per_epoch is None:
-        fix = (
-            "give train_ds a finite num_epochs" if epochs is None else "use a train_ds whose length is known"
-        )
-        raise ConfigError(
-            "Trainer.num_train_steps: not set, and cannot be derived from train_ds "
-            f"(num_epochs={epochs!r}, batches per epoch={'unknown' if per_epoch is None else per_epoch}); "
-            f"set num_train_steps, or {fix}."
-        )
-    return int(epochs) * int(per_epoch)
+    if epochs is not None:
+        try:
+            return int(len(ds))  # Kauldron's meaning: batches over all epochs.
+        except TypeError:
+            pass
+    fix = "give train_ds a finite num_epochs" if epochs is None else "use a train_ds whose length is known"
+    raise ConfigError(
+        "Trainer.num_train_steps: not set, and cannot be derived from train_ds "
+        f"(num_epochs={epochs!r}, batches per epoch={'unknown' if per_epoch is None else per_epoch}); "
+        f"set num_train_steps, or {fix}."
+    )
 
 
 def _check_fields(trainer: Trainer) -> None:

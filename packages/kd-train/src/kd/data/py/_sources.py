@@ -1,0 +1,144 @@
+"""The sources of `kd.data.py`: any grain data source, TFDS (ArrayRecord), JSON, Hugging Face (Kauldron's).
+
+Usage:
+
+    kd.data.py.DataSource(grain.sources.RangeDataSource(0, 10, 1), shuffle=False, batch_size=2)
+    kd.data.py.Tfds("mnist", split="train", shuffle=True, batch_size=64)   # pip install 'kd-train[tfds]'
+    kd.data.py.Json(path="examples.json", shuffle=False)
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from kd.data.py import _pipeline
+
+
+@dataclasses.dataclass(frozen=True)
+class DataSource(_pipeline.DataSourceBase):
+    """Any random-access source (`__len__`, `__getitem__`: grain's sources, a list of examples).
+
+    Attributes:
+      data_source: the source.
+    """
+
+    data_source: Any  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not (hasattr(self.data_source, "__len__") and hasattr(self.data_source, "__getitem__")):
+            raise TypeError(
+                "DataSource: data_source must support random access (__len__ and __getitem__: a grain data "
+                f"source, a list of examples); got {type(self.data_source).__name__}"
+            )
+
+
+@dataclasses.dataclass(frozen=True)
+class Tfds(_pipeline.DataSourceBase):
+    """A TFDS dataset read through `tfds.data_source` (ArrayRecord files, no TensorFlow).
+
+    Needs `pip install 'kd-train[tfds]'` and the dataset prepared in ArrayRecord format
+    (`tfds build --file_format=array_record`, or `data_dir` holding it).
+
+    Attributes:
+      name: the dataset (`"mnist"`, `"cifar10:3.0.2"`).
+      split: the split (`"train"`, `"test[:10%]"`).
+      data_dir: where the prepared dataset lives (TFDS's default when None).
+      decoders: TFDS decoders per feature (e.g. `{"image": tfds.decode.SkipDecoding()}`).
+    """
+
+    name: str
+    _: dataclasses.KW_ONLY
+    split: str
+    data_dir: str | os.PathLike[str] | None = None
+    decoders: Mapping[str, Any] | None = None
+
+    @functools.cached_property
+    def data_source(self) -> Any:  # type: ignore[override]
+        from kd.data import _tfds
+
+        return _tfds.data_source(
+            self.name,
+            split=self.split,
+            data_dir=self.data_dir,
+            decoders=dict(self.decoders) if self.decoders else None,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class HuggingFace(_pipeline.DataSourceBase):
+    """A Hugging Face dataset (`datasets.load_dataset`), read by index. Needs `pip install datasets`.
+
+    Attributes:
+      path: the dataset's name or folder.
+      config: its configuration name.
+      split: the split.
+      data_dir, cache_dir: as `datasets.load_dataset` takes them.
+    """
+
+    path: str
+    config: str | None = None
+    _: dataclasses.KW_ONLY
+    split: str
+    data_dir: str | os.PathLike[str] | None = None
+    cache_dir: str | os.PathLike[str] | None = None
+
+    @functools.cached_property
+    def data_source(self) -> Any:  # type: ignore[override]
+        try:
+            import datasets
+        except ImportError as e:
+            raise ImportError(
+                "kd.data.py.HuggingFace needs Hugging Face datasets: pip install datasets"
+            ) from e
+        return datasets.load_dataset(
+            self.path, name=self.config, split=self.split, data_dir=self.data_dir, cache_dir=self.cache_dir
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class JsonDataSource:
+    """A JSON file holding a list of examples, read once and kept in memory; each read is a fresh copy.
+
+    Attributes:
+      path: the file.
+    """
+
+    path: str | os.PathLike[str]
+
+    @functools.cached_property
+    def data(self) -> list[Any]:
+        with open(self.path, encoding="utf-8") as f:
+            data = json.load(f)
+        if not isinstance(data, list):
+            raise ValueError(
+                f"JsonDataSource: {os.fspath(self.path)} must hold a list of examples; got {type(data).__name__}"
+            )
+        return data
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __getitem__(self, index: int) -> Any:
+        return copy.deepcopy(self.data[index])  # A transform may change the example it gets.
+
+
+@dataclasses.dataclass(frozen=True)
+class Json(_pipeline.DataSourceBase):
+    """Examples from a JSON file holding a list of them.
+
+    Attributes:
+      path: the file.
+    """
+
+    path: str
+
+    @functools.cached_property
+    def data_source(self) -> JsonDataSource:  # type: ignore[override]
+        return JsonDataSource(path=self.path)
