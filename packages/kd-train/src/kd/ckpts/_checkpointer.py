@@ -218,7 +218,7 @@ class Checkpointer(_base.BaseCheckpointer):
         OSError, MemoryError, `CheckpointReadError` of an unknown cause) as they are.
         """
         kauldron_form = (
-            isinstance(state, items.CheckpointItem)
+            items.is_checkpoint_item(state)
             or state is None
             or step == -1
             or noop_if_missing

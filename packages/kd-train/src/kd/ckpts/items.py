@@ -163,8 +163,15 @@ def split(state: Any, *, method: str) -> tuple[Any, dict[str, CheckpointItem]]:
     return state, {}
 
 
+def is_checkpoint_item(value: Any) -> bool:
+    """A `CheckpointItem`, or an object with its protocol (`__kd_ocp_handlers__`, ...: kd.data's iterators)."""
+    return isinstance(value, CheckpointItem) or (
+        not isinstance(value, type) and callable(getattr(value, "__kd_ocp_handlers__", None))
+    )
+
+
 def _own_handler(value: Any) -> bool:
-    return isinstance(value, CheckpointItem) and not isinstance(value, StandardCheckpointItem)
+    return is_checkpoint_item(value) and not isinstance(value, StandardCheckpointItem)
 
 
 def join(template: Any, tree: Any, extras: dict[str, Any]) -> Any:

@@ -37,6 +37,34 @@ class Iterator:
     def element_spec(self) -> Any:
         return self.source.element_spec
 
+    def get_state(self) -> dict[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__} must define get_state")
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must define set_state")
+
+    # Kauldron's checkpoint-item protocol: `kd.ckpts.Checkpointer.save(it, step=...)` / `.restore(it)` keep
+    # the iterator's state as a JSON item.
+
+    def __kd_ocp_handlers__(self) -> Any:
+        import orbax.checkpoint as ocp
+
+        return ocp.JsonCheckpointHandler()
+
+    def __kd_ocp_save_args__(self) -> Any:
+        import orbax.checkpoint as ocp
+
+        return ocp.args.JsonSave(self.get_state())
+
+    def __kd_ocp_restore_args__(self) -> Any:
+        import orbax.checkpoint as ocp
+
+        return ocp.args.JsonRestore()
+
+    def __kd_ocp_restore_post__(self, value: Mapping[str, Any]) -> Iterator:
+        self.set_state(value)
+        return self
+
 
 @dataclasses.dataclass(kw_only=True)
 class PyGrainIterator(Iterator):
