@@ -17,7 +17,7 @@ import jax
 import kontext
 import numpy as np
 
-from kd.data import _base, _errors, _iterator, _order
+from kd.data import _base, _errors, _example_transforms, _iterator, _order
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -35,6 +35,10 @@ class InMemoryPipeline(_base.Pipeline):
       num_epochs: passes over the data; None repeats forever.
       drop_remainder: drop the last batch of an epoch when it would be smaller than `batch_size`;
         with False it is yielded smaller (split as evenly as its rows allow between hosts).
+      transforms: applied to each example (a list, or a dict applied in order): `kd.data` transforms or
+        functions of an example. Those before the first random transform run once, at load (filters drop
+        examples there); the rest run on each batch's examples, the random ones seeded by the seed, the
+        transform's position, the epoch and the example's index (the same in a resumed run).
       on_device: let a Trainer on one device keep the examples there (within its budget: 256 MB on CPU,
         1/8 of an accelerator's memory) and gather its fused calls' batches there; False copies every
         batch from the host (for a device short of memory).
@@ -48,13 +52,24 @@ class InMemoryPipeline(_base.Pipeline):
     shuffle: bool = False  # Kauldron's default
     drop_remainder: bool = True
     on_device: bool = True
+    transforms: Any = ()
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._split_transforms  # Bad transforms fail at construction, naming their position.
+
+    @functools.cached_property
+    def _split_transforms(self) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+        return _example_transforms.split_transforms(self.transforms, owner=type(self).__name__)
 
     @functools.cached_property
     def examples(self) -> Any:
-        """The loader's tree of arrays (as numpy arrays), loaded once and checked."""
+        """The loader's tree of arrays (as numpy arrays), loaded once, checked, through the deterministic
+        transforms."""
         examples = jax.tree.map(np.asarray, self.loader())
         self._check_lengths(examples)
-        return examples
+        fixed, _ = self._split_transforms
+        return _example_transforms.apply_once(examples, fixed, owner=type(self).__name__)
 
     @functools.cached_property
     def num_examples(self) -> int:
@@ -74,8 +89,11 @@ class InMemoryPipeline(_base.Pipeline):
 
     @functools.cached_property
     def element_spec(self) -> Any:
-        """One full host-local batch, from the arrays' shapes (no batch is made)."""
+        """One full host-local batch, from the arrays' shapes (no batch is made unless transforms run per
+        batch: then the first batch's shapes)."""
         rows = self._epoch_order.host_positions(0)
+        if self._split_transforms[1]:
+            return _base.spec_of(self._batch_of(0, self._epoch_order.host_indices(0, 0)))
         return jax.tree.map(
             lambda a: jax.ShapeDtypeStruct((len(rows), *a.shape[1:]), a.dtype),
             self.examples,
@@ -83,6 +101,17 @@ class InMemoryPipeline(_base.Pipeline):
 
     def _new_iterator(self) -> _InMemoryIterator:
         return _InMemoryIterator(self)
+
+    def _batch_of(self, epoch: int, indices: np.ndarray) -> Any:
+        """The batch of these example indices, through the per-batch transforms."""
+        return _example_transforms.transform_rows(
+            self.examples,
+            indices,
+            self._split_transforms[1],
+            seed=self._seed_for("random transforms"),
+            epoch=epoch,
+            owner=type(self).__name__,
+        )
 
     def _check_lengths(self, examples: Any) -> None:
         leaves = kontext.flatten_with_path(examples)
@@ -129,7 +158,8 @@ class _InMemoryIterator:
         `on_device` is set and every batch has the same rows (an epoch's short last batch rules it out)."""
         order = self._order
         full = order.drop_remainder or order.num_examples % order.batch_size == 0
-        return self._pipeline.on_device and full
+        per_batch = bool(self._pipeline._split_transforms[1])  # Batches are made on the host, per example.
+        return self._pipeline.on_device and full and not per_batch
 
     def next_rows(self) -> np.ndarray:
         """The example indices of the next batch (this host's rows), moving the position as `next()` does:
@@ -140,6 +170,8 @@ class _InMemoryIterator:
 
     def __next__(self) -> Any:
         epoch, index = self._advance()
+        if self._pipeline._split_transforms[1]:
+            return self._pipeline._batch_of(epoch, self._order.host_indices(epoch, index))
         if not self._order.shuffle:
             # In order, a batch is a run of rows: a read-only view, no copy (the step copies it to the device).
             rows = self._order.host_positions(index)

@@ -1,0 +1,94 @@
+"""The grain example (examples/digits_grain.py: a weighted mixture, random crops, transforms per example)
+SIGKILLed at random steps and rerun ends with the parameters of an uninterrupted run, bit for bit: the
+mixture's order, each example's augmentation and grain's iterator position all come back from the checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jax
+import kd
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+NUM_STEPS, LOG_EVERY, SAVE_EVERY = 240, 10, 40
+
+
+def _command(workdir: Path) -> list[str]:
+    return [
+        sys.executable, "-m", "kd", "--cfg=examples/digits_grain.py", f"--cfg.workdir={workdir}",
+        f"--cfg.num_train_steps={NUM_STEPS}", f"--cfg.log_metrics_every={LOG_EVERY}",
+        f"--cfg.checkpointer.save_interval_steps={SAVE_EVERY}", "--cfg.evals.test.run.n=120",
+    ]  # fmt: skip
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "JAX_PLATFORMS": "cpu"}
+
+
+def _rows(workdir: Path) -> list[dict]:
+    path = workdir / "metrics.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
+
+
+def _logged_step(workdir: Path) -> int:
+    try:
+        return max((r["step"] for r in _rows(workdir)), default=0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _final_state(workdir: Path):
+    ckpt = kd.ckpts.Checkpointer(workdir=workdir, save_interval_steps=1)
+    try:
+        assert ckpt.latest_step == NUM_STEPS
+        return ckpt.restore_raw(step=NUM_STEPS)
+    finally:
+        ckpt.close()
+
+
+def test_the_grain_example_killed_and_rerun_ends_as_if_never_interrupted(tmp_path):
+    straight, interrupted = tmp_path / "straight", tmp_path / "interrupted"
+    subprocess.run(_command(straight), cwd=ROOT, env=_env(), check=True, capture_output=True, timeout=600)
+
+    seed = int(os.environ.get("KD_KILL_SEED", time.time_ns() % 10_000))
+    rng = random.Random(seed)
+    history = []
+    for _ in range(2):
+        done = _logged_step(interrupted)
+        target = rng.randint(done + SAVE_EVERY // 2, done + SAVE_EVERY * 2)  # past at least one checkpoint
+        process = subprocess.Popen(
+            _command(interrupted), cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + 300
+        while _logged_step(interrupted) < target and process.poll() is None:
+            assert time.monotonic() < deadline, "the run never reached the step"
+            time.sleep(0.005)
+        assert process.poll() is None, process.communicate()[1].decode()
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=60)
+        history.append(_logged_step(interrupted))
+    story = f"(KD_KILL_SEED={seed}) killed at logged steps {history}"
+    last = subprocess.run(_command(interrupted), cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
+    assert last.returncode == 0, f"{story}\n{last.stderr}"
+    assert "resum" in last.stderr + last.stdout, story  # it did continue from a checkpoint
+
+    expected, actual = _final_state(straight), _final_state(interrupted)
+    assert jax.tree.structure(expected) == jax.tree.structure(actual), story
+    for a, e in zip(jax.tree.leaves(actual), jax.tree.leaves(expected), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(e), err_msg=story)
+
+    logged = {r["step"]: r["losses/xent"] for r in _rows(interrupted) if "losses/xent" in r}
+    straight_logged = {r["step"]: r["losses/xent"] for r in _rows(straight) if "losses/xent" in r}
+    assert logged == straight_logged, story
+    assert sorted(logged) == [1, *range(LOG_EVERY, NUM_STEPS + 1, LOG_EVERY)], story
