@@ -1,4 +1,4 @@
-"""kd.data.InMemoryPipeline: per-epoch shuffles from (seed, epoch), exact resume, host slices, shapes."""
+"""kd.data.InMemoryPipeline: Kauldron's per-epoch shuffles, exact resume, host slices, shapes, transforms."""
 
 from __future__ import annotations
 
@@ -273,3 +273,101 @@ def test_a_shuffled_batch_is_a_copy_the_user_may_write():
     batch = next(iter(_pipeline(loader=lambda: examples)))
     batch["i"][0] = 99
     assert 99 not in examples["i"]
+
+
+# ---- transforms= ----
+
+
+def _images(n: int = 10) -> dict[str, np.ndarray]:
+    return {"image": np.arange(n * 16, dtype=np.uint8).reshape(n, 4, 4, 1), "label": np.arange(n)}
+
+
+def test_deterministic_transforms_run_once_at_load_and_batches_stay_gatherable():
+    calls = []
+
+    def count(example):
+        calls.append(int(example["label"]))
+        return example
+
+    pipeline = data.InMemoryPipeline(
+        loader=_images,
+        batch_size=5,
+        seed=0,
+        transforms=[data.ValueRange(key="image", vrange=(0, 1)), count],
+    )
+    batch = next(iter(pipeline))
+    assert batch["image"].dtype == np.float32 and batch["image"].max() <= 1.0
+    np.testing.assert_allclose(batch["image"], _images()["image"][:5] / 255.0, rtol=1e-6)
+    assert sorted(calls) == list(range(10))  # once per example, however many batches follow
+    list(pipeline.take(4))
+    assert len(calls) == 10
+    assert iter(pipeline).gather_on_device
+
+
+def test_a_filter_before_random_transforms_drops_examples_at_load():
+    class Even(data.FilterTransform):
+        def filter(self, example):
+            return int(example["label"]) % 2 == 0
+
+    pipeline = data.InMemoryPipeline(loader=_images, batch_size=5, seed=0, transforms=[Even()], num_epochs=1)
+    assert pipeline.num_examples == 5
+    assert next(iter(pipeline))["label"].tolist() == [0, 2, 4, 6, 8]
+
+
+def test_random_transforms_run_per_batch_reproducibly_and_resume_exactly():
+    def make():
+        return data.InMemoryPipeline(
+            loader=_images,
+            batch_size=4,
+            seed=3,
+            shuffle=True,
+            num_epochs=3,
+            transforms=[data.RandomCrop(key="image", shape=(2, 2, 1))],
+        )
+
+    pipeline = make()
+    assert pipeline.element_spec["image"].shape == (4, 2, 2, 1)
+    batches = list(pipeline)
+    again = list(make())
+    for a, b in zip(batches, again, strict=True):
+        np.testing.assert_array_equal(a["image"], b["image"])
+    it = iter(make())
+    head = [next(it) for _ in range(3)]
+    state = json.loads(json.dumps(it.get_state()))
+    resumed = list(make().iter_from_state(state))
+    for a, b in zip(head + resumed, batches, strict=True):
+        np.testing.assert_array_equal(a["image"], b["image"])
+    assert not iter(make()).gather_on_device  # batches are made on the host, example by example
+    # The same example is cropped differently in another epoch (seeded by the epoch too).
+    first_epoch = {
+        int(label): img for b in batches[:2] for label, img in zip(b["label"], b["image"], strict=True)
+    }
+    second_epoch = {
+        int(label): img for b in batches[2:4] for label, img in zip(b["label"], b["image"], strict=True)
+    }
+    common = set(first_epoch) & set(second_epoch)
+    assert any(not np.array_equal(first_epoch[k], second_epoch[k]) for k in common)
+
+
+def test_transform_errors_name_the_pipeline_and_position_and_bad_transforms_fail_at_construction():
+    pipeline = data.InMemoryPipeline(
+        loader=_images, batch_size=2, seed=0, transforms=[data.Elements(keep=["imag"])]
+    )
+    with pytest.raises(KeyError, match=r"did you mean 'image'") as info:
+        next(iter(pipeline))
+    assert any("InMemoryPipeline.transforms[0]" in note for note in info.value.__notes__)
+    with pytest.raises(TypeError, match=r"InMemoryPipeline.transforms\[1\] must be a kd.data transform"):
+        data.InMemoryPipeline(
+            loader=_images, batch_size=2, transforms=[data.Cast(key="image", dtype="float32"), 3]
+        )
+    with pytest.raises(ValueError, match=r"transforms\[1\] is a filter after a random transform"):
+        data.InMemoryPipeline(
+            loader=_images,
+            batch_size=2,
+            transforms=[data.RandomCrop(key="image", shape=(2, 2, 1)), _OddFilter()],
+        )
+
+
+class _OddFilter:
+    def filter(self, example):
+        return int(example["label"]) % 2 == 1

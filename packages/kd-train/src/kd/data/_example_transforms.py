@@ -27,7 +27,9 @@ def transform_list(transforms: Any, *, owner: str) -> list[tuple[str, Any]]:
         return [(repr(k), t) for k, t in transforms.items()]
     if isinstance(transforms, Sequence) and not isinstance(transforms, str):
         return [(str(i), t) for i, t in enumerate(transforms)]
-    raise TypeError(f"{owner}.transforms must be a list or a dict of transforms; got {type(transforms).__name__}")
+    raise TypeError(
+        f"{owner}.transforms must be a list or a dict of transforms; got {type(transforms).__name__}"
+    )
 
 
 def is_random(transform: Any) -> bool:

@@ -56,7 +56,7 @@ class InMemoryPipeline(_base.Pipeline):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._split_transforms  # Bad transforms fail at construction, naming their position.
+        _ = self._split_transforms  # Bad transforms fail at construction, naming their position.
 
     @functools.cached_property
     def _split_transforms(self) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:

@@ -4,13 +4,12 @@ Usage:
 
     ds = grain.MapDataset.source(src).seed(42).random_map(kd.data.RandomCrop(key="image", shape=(24, 24, 3)))
 
-Every transformed key gets a copy of the same generator, so an image and its mask get the same crop.
+Every transformed key draws from the same generator state, so an image and its mask get the same crop.
 """
 
 from __future__ import annotations
 
 import abc
-import copy
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
@@ -28,11 +27,18 @@ class ElementWiseRandomTransform(_transform_base.ElementWise, abc.ABC):
     """
 
     def random_map(self, element: Mapping[str, Any], rng: np.random.Generator) -> dict[str, Any]:
-        """The transformed element; `rng` itself is not advanced."""
-        return {
-            k: self.random_map_element(v, copy.deepcopy(rng)) if change else v
-            for k, v, change in self._per_element(element)
-        }
+        """The transformed element; every key draws from `rng` as it is now, and `rng` is left there."""
+        start = rng.bit_generator.state  # Rewound before each key: cheaper than a deep copy per key.
+        out = {}
+        try:
+            for k, v, change in self._per_element(element):
+                if change:
+                    rng.bit_generator.state = start
+                    v = self.random_map_element(v, rng)
+                out[k] = v
+        finally:
+            rng.bit_generator.state = start
+        return out
 
     def __call__(self, element: Mapping[str, Any], rng: np.random.Generator) -> dict[str, Any]:
         return self.random_map(element, rng)

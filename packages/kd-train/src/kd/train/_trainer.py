@@ -400,7 +400,7 @@ def _steps_from_dataset(ds: Any) -> int:
         per_epoch = None
     if epochs is not None:
         try:
-            return int(len(ds))  # Kauldron's meaning: batches over all epochs.
+            return len(ds)  # Kauldron's meaning: batches over all epochs.
         except TypeError:
             pass
     fix = "give train_ds a finite num_epochs" if epochs is None else "use a train_ds whose length is known"
