@@ -79,7 +79,9 @@ def test_the_grain_example_killed_and_rerun_ends_as_if_never_interrupted(tmp_pat
         process.communicate(timeout=60)
         history.append(_logged_step(interrupted))
     story = f"(KD_KILL_SEED={seed}) killed at logged steps {history}"
-    last = subprocess.run(_command(interrupted), cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
+    last = subprocess.run(
+        _command(interrupted), cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600
+    )
     assert last.returncode == 0, f"{story}\n{last.stderr}"
     assert "resum" in last.stderr + last.stdout, story  # it did continue from a checkpoint
 

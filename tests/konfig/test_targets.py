@@ -53,7 +53,9 @@ def test_a_module_part_that_is_a_class_shifts_into_the_attributes():
 
     assert load_target("json.JSONDecoder:decode") is json.JSONDecoder.decode
     assert load_target("os.path.sep") == sys.modules["os"].path.sep
-    with pytest.raises(konfig.TargetNotFoundError, match=r"json has no attribute 'JSONDecodr'.*'JSONDecoder'"):
+    with pytest.raises(
+        konfig.TargetNotFoundError, match=r"json has no attribute 'JSONDecodr'.*'JSONDecoder'"
+    ):
         load_target("json.JSONDecodr:decode")
     with pytest.raises(konfig.TargetNotFoundError, match=r"Cannot import module 'no_such_top\.part'"):
         load_target("no_such_top.part:x")
@@ -101,3 +103,39 @@ def test_plain_reads_give_usable_functions_and_refuse_descriptors_and_private_na
         with pytest.raises(NoAttribute):
             find_imported(name, plain_attribute)
     assert _Recording.reads == []
+
+
+@pytest.fixture
+def refusing_module():
+    """A module whose own `__getattr__` explains why a name is gone (kd.data.tf does so)."""
+    module = types.ModuleType("konfig_targets_refusing")
+    module.Kept = _Recording
+
+    def __getattr__(name):
+        raise AttributeError(f"{name} was removed; use Kept instead")
+
+    module.__getattr__ = __getattr__
+    sys.modules[module.__name__] = module
+    yield module
+    del sys.modules[module.__name__]
+
+
+def test_resolving_a_name_a_module_refuses_gives_the_modules_own_explanation(refusing_module):
+    with pytest.raises(
+        konfig.TargetNotFoundError, match=r"konfig_targets_refusing\.Gone: Gone was removed; use Kept"
+    ):
+        import_target("konfig_targets_refusing:Gone")
+
+
+def test_capturing_a_name_a_module_refuses_gives_the_modules_own_explanation(refusing_module):
+    with pytest.raises(konfig.TargetNotFoundError, match=r"Gone was removed; use Kept instead"):
+        with konfig.imports():
+            import konfig_targets_refusing
+
+            konfig_targets_refusing.Gone()
+
+
+def test_a_missing_name_is_never_suggested_for_itself(fake_module):
+    with pytest.raises(konfig.TargetNotFoundError) as info:
+        import_target(f"{fake_module.__name__}:Recordin")
+    assert "did you mean 'Recording'" in str(info.value)

@@ -30,6 +30,7 @@ from ._errors import (
     RelativeImportError,
     TargetNotFoundError,
     did_you_mean,
+    module_getattr,
 )
 
 TYPE_CHECKING = False
@@ -322,7 +323,7 @@ class _Proxy:
                 if submodule in _known_modules:
                     return _Proxy(submodule, "", _LAZY)
                 return _Proxy(module, name, _LAZY)
-            value: Any = getattr(obj, name, _MISSING)
+            value, refusal = module_getattr(obj, name, _MISSING)
             if value is _MISSING or (
                 isinstance(value, types.ModuleType) and sys.modules.get(submodule) is not value
             ):
@@ -331,7 +332,9 @@ class _Proxy:
                 except TargetNotFoundError as e:
                     if value is not _MISSING:
                         return _Proxy(value.__name__, "", value)
-                    public = [n for n in dir(obj) if not n.startswith("_")]
+                    if refusal:  # The module's own explanation (e.g. "not ported; use ...").
+                        raise TargetNotFoundError(f"{submodule}: {refusal}", name=submodule) from None
+                    public = [n for n in dir(obj) if not n.startswith("_") and n != name]
                     raise TargetNotFoundError(
                         f"module {module!r} has no attribute or submodule {name!r}"
                         f"{did_you_mean(name, public)}",

@@ -94,6 +94,21 @@ class DisallowedTargetError(ResolveError):
     """Safe mode refused targets outside the `allowed=[...]` list."""
 
 
+def module_getattr(module: Any, name: str, missing: Any) -> tuple[Any, str | None]:
+    """`(module.name, None)`, or `(missing, why)` when it has none: `why` is the message of the module's own
+    `__getattr__` when that explains the refusal (e.g. "not ported; use ..."), else None.
+
+    >>> import types; module_getattr(types.ModuleType("m"), "x", None)
+    (None, None)
+    """
+    try:
+        return getattr(module, name), None
+    except AttributeError as e:
+        default = f"module {getattr(module, '__name__', '?')!r} has no attribute {name!r}"
+        own = "__getattr__" in vars(module) if hasattr(module, "__dict__") else False
+        return missing, (str(e) if own and str(e) and str(e) != default else None)
+
+
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     """Returns `"; did you mean 'x'?"` for the closest candidates, else `""`.
 

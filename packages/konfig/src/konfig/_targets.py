@@ -20,7 +20,7 @@ import importlib
 import sys
 import types
 
-from ._errors import TargetNotFoundError, did_you_mean
+from ._errors import TargetNotFoundError, did_you_mean, module_getattr
 from ._policy import current_policy
 
 TYPE_CHECKING = False
@@ -171,14 +171,16 @@ def walk_attrs(
             if value is MISSING:
                 raise NoAttribute(obj, attr)
         else:
-            value = getattr(obj, attr, MISSING)
+            value, refusal = module_getattr(obj, attr, MISSING)
             if value is MISSING and isinstance(obj, types.ModuleType):
                 try:
                     value = importlib.import_module(f"{obj.__name__}.{attr}")
                 except ModuleNotFoundError:
                     value = MISSING
             if value is MISSING:
-                public = [n for n in dir(obj) if not n.startswith("_")]
+                if refusal:  # The module's own explanation (e.g. "not ported; use ...").
+                    raise TargetNotFoundError(f"{path}.{attr}: {refusal}", name=module_name)
+                public = [n for n in dir(obj) if not n.startswith("_") and n != attr]
                 raise TargetNotFoundError(
                     f"{path} has no attribute {attr!r}{did_you_mean(attr, public)}", name=module_name
                 )

@@ -105,18 +105,19 @@ class PyGrainPipeline(_base.Pipeline):
         )
 
     @functools.cached_property
-    def _root_map_ds(self) -> grain.MapDataset:
+    def _epoch_map_ds(self) -> grain.MapDataset:
+        """One epoch of this process's examples, transformed."""
         with jax.transfer_guard("allow"):
             rng = kd_random.fold_in_str(jax.random.PRNGKey(self._seed()), "kmix")
             ds = self.ds_with_transforms(rng)
         if len(ds) == 0:
             raise ValueError(f"{type(self).__name__} has no examples (its source or slice is empty)")
-        ds = ds.repeat(self.num_epochs)
-        if (
-            self.batch_size
-            and self.batch_drop_remainder == DropRemainder.DROP
-            and self.num_epochs is not None
-        ):
+        return ds
+
+    @functools.cached_property
+    def _root_map_ds(self) -> grain.MapDataset:
+        ds = self._epoch_map_ds.repeat(self.num_epochs)
+        if self.batch_size and self.batch_drop_remainder == DropRemainder.DROP and self.num_epochs is not None:
             if len(ds) < self.host_batch_size:
                 raise _errors.BatchSizeError(
                     f"{type(self).__name__}: batch_size={self.batch_size} ({self.host_batch_size} per process) "
@@ -173,9 +174,7 @@ class PyGrainPipeline(_base.Pipeline):
     @property
     def batches_per_epoch(self) -> int:
         """Batches of one epoch's examples (batches run across epoch ends, so this is a count, not a cut)."""
-        per_epoch = (
-            len(self._root_map_ds) if self.num_epochs is None else len(self._root_map_ds) // self.num_epochs
-        )
+        per_epoch = len(self._epoch_map_ds)
         if not self.batch_size:
             return per_epoch
         if self.batch_drop_remainder == DropRemainder.DROP:
