@@ -649,3 +649,49 @@ def test_a_kd_data_py_pipeline_builds_from_a_konfig_config():
     )  # fmt: skip
     assert _lists(pipeline) == _lists(direct)
     assert jax.tree.leaves(pipeline.element_spec)[0].shape == (2,)
+
+
+# ---- sources of arrays and ArrayRecord files; filters that drop everything ----
+
+
+def test_a_dict_of_arrays_is_a_source_of_examples_and_mismatched_lengths_are_refused():
+    arrays = {"x": np.arange(6, dtype=np.float32), "y": np.arange(6) * 10}
+    ds = kd.data.py.DataSource(arrays, shuffle=False, batch_size=3, num_epochs=1, num_workers=0)
+    batches = list(ds)
+    np.testing.assert_array_equal(batches[1]["x"], [3.0, 4.0, 5.0])
+    np.testing.assert_array_equal(batches[1]["y"], [30, 40, 50])
+    assert repr(kd.data.py.ArraysSource(arrays)) == "ArraysSource(x: float32[6], y: int64[6])"
+    with pytest.raises(ValueError, match=r"sharing their first \(example\) dimension; got 'x': 6, 'y': 5"):
+        kd.data.py.DataSource({"x": np.zeros(6), "y": np.zeros(5)}, shuffle=False)
+
+
+def test_array_record_files_are_read_as_records_and_a_missing_file_is_named(tmp_path: Path):
+    from array_record.python.array_record_module import ArrayRecordWriter
+
+    path = tmp_path / "numbers.array_record"
+    writer = ArrayRecordWriter(str(path), "group_size:1")
+    for i in range(5):
+        writer.write(json.dumps({"i": i}).encode())
+    writer.close()
+    ds = kd.data.py.ArrayRecord(
+        paths=path,
+        shuffle=False,
+        num_epochs=1,
+        num_workers=0,
+        transforms=[lambda record: {"i": np.int64(json.loads(record)["i"])}],
+        batch_size=5,
+    )
+    np.testing.assert_array_equal(next(iter(ds))["i"], [0, 1, 2, 3, 4])
+    missing = kd.data.py.ArrayRecord(paths=[tmp_path / "nope.array_record"], shuffle=False, num_workers=0)
+    with pytest.raises(FileNotFoundError, match=r"nope\.array_record"):
+        iter(missing)
+
+
+def test_a_filter_dropping_every_example_of_an_endless_pipeline_raises_instead_of_hanging():
+    class Nothing(kd.data.FilterTransform):
+        def filter(self, example):
+            return False
+
+    ds = _range(20, transforms=[Nothing()], batch_size=2, num_epochs=None)
+    with pytest.raises(ValueError, match=r"skipped 100.00 %"):
+        next(iter(ds))

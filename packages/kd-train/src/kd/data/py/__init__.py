@@ -5,7 +5,7 @@
                         weights=[9, 1], batch_size=64, num_workers=4,
                         transforms=[kd.data.ValueRange(key="image", vrange=(0, 1))])
 
-Sources: `DataSource` (any random-access source), `Tfds` (`tfds.data_source`: ArrayRecord, no TensorFlow;
+Sources: `DataSource` (any random-access source, or a dict of arrays: `ArraysSource`), `ArrayRecord`, `Tfds` (`tfds.data_source`: ArrayRecord, no TensorFlow;
 `pip install 'kd-train[tfds]'`), `Json`, `HuggingFace`; mixtures: `Mix`, `SelectFromDatasets`; the base
 classes `PyGrainPipeline` and `DataSourceBase`. The transforms of `kd.data` are here too, with the random
 ones (`RandomCrop`, `RandomFlipLeftRight`) and `SliceDataset`.
@@ -35,6 +35,8 @@ from kd.data.py._mixtures import SelectFromDatasets as SelectFromDatasets
 from kd.data.py._pipeline import DataSourceBase as DataSourceBase
 from kd.data.py._pipeline import DropRemainder as DropRemainder
 from kd.data.py._pipeline import PyGrainPipeline as PyGrainPipeline
+from kd.data.py._sources import ArrayRecord as ArrayRecord
+from kd.data.py._sources import ArraysSource as ArraysSource
 from kd.data.py._sources import DataSource as DataSource
 from kd.data.py._sources import HuggingFace as HuggingFace
 from kd.data.py._sources import Json as Json
@@ -43,6 +45,8 @@ from kd.data.py._sources import Tfds as Tfds
 
 __all__ = [
     "AddConstants",
+    "ArrayRecord",
+    "ArraysSource",
     "Cast",
     "CenterCrop",
     "DataSource",

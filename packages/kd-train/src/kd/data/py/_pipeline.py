@@ -117,7 +117,11 @@ class PyGrainPipeline(_base.Pipeline):
     @functools.cached_property
     def _root_map_ds(self) -> grain.MapDataset:
         ds = self._epoch_map_ds.repeat(self.num_epochs)
-        if self.batch_size and self.batch_drop_remainder == DropRemainder.DROP and self.num_epochs is not None:
+        if (
+            self.batch_size
+            and self.batch_drop_remainder == DropRemainder.DROP
+            and self.num_epochs is not None
+        ):
             if len(ds) < self.host_batch_size:
                 raise _errors.BatchSizeError(
                     f"{type(self).__name__}: batch_size={self.batch_size} ({self.host_batch_size} per process) "
@@ -132,6 +136,10 @@ class PyGrainPipeline(_base.Pipeline):
         if num_workers == 0 or read_options is None:
             read_options = grain.ReadOptions(num_threads=0, prefetch_buffer_size=0)
         ds = self._root_map_ds.to_iter_dataset(read_options=read_options)
+        # Filters that drop every example would loop forever on an endless pipeline: grain raises instead.
+        ds = grain.experimental.WithOptionsIterDataset(
+            ds, grain.experimental.DatasetOptions(filter_raise_threshold_ratio=1.0)
+        )
         if self.batch_size:
             ds = self._batch(ds)
         if num_workers > 0:
@@ -232,8 +240,12 @@ class DataSourceBase(PyGrainPipeline):
     def uses_randomness(self) -> bool:
         return bool(self.shuffle) or super().uses_randomness()
 
+    def random_access_source(self) -> Any:
+        """The source grain reads (`data_source`, or what wraps it)."""
+        return self.data_source
+
     def ds_for_current_process(self, rng: jax.Array) -> grain.MapDataset:
-        ds = grain.MapDataset.source(self.data_source).seed(kd_random.random_seed(rng))
+        ds = grain.MapDataset.source(self.random_access_source()).seed(kd_random.random_seed(rng))
         if self.shard_by_process:
             process_index, process_count = self.process
             ds = ds[process_index::process_count]

@@ -22,7 +22,8 @@ from kd.data.py import _pipeline
 
 @dataclasses.dataclass(frozen=True)
 class DataSource(_pipeline.DataSourceBase):
-    """Any random-access source (`__len__`, `__getitem__`: grain's sources, a list of examples).
+    """Any random-access source (`__len__`, `__getitem__`: grain's sources, a list of examples), or a dict
+    of arrays sharing their first dimension (example i: each array's row i).
 
     Attributes:
       data_source: the source.
@@ -32,11 +33,77 @@ class DataSource(_pipeline.DataSourceBase):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not (hasattr(self.data_source, "__len__") and hasattr(self.data_source, "__getitem__")):
+        if isinstance(self.data_source, Mapping):
+            ArraysSource(self.data_source)  # Checked now: arrays of one length.
+        elif not (hasattr(self.data_source, "__len__") and hasattr(self.data_source, "__getitem__")):
             raise TypeError(
                 "DataSource: data_source must support random access (__len__ and __getitem__: a grain data "
-                f"source, a list of examples); got {type(self.data_source).__name__}"
+                f"source, a list of examples) or be a dict of arrays; got {type(self.data_source).__name__}"
             )
+
+    def random_access_source(self) -> Any:
+        if isinstance(self.data_source, Mapping):
+            return ArraysSource(self.data_source)
+        return self.data_source
+
+
+class ArraysSource:
+    """A dict of arrays sharing their first dimension, read as examples: `source[i]` is row i of each.
+
+    Usage: `kd.data.py.DataSource(kd.data.py.ArraysSource({"image": images, "label": labels}), shuffle=True)`
+    (a plain dict passed to `DataSource` is wrapped so).
+    """
+
+    def __init__(self, arrays: Mapping[str, Any]) -> None:
+        import numpy as np
+
+        self._arrays = {k: np.asarray(v) for k, v in arrays.items()}
+        lengths = {k: (a.shape[0] if a.ndim else None) for k, a in self._arrays.items()}
+        if not lengths or None in lengths.values() or len(set(lengths.values())) != 1:
+            found = (
+                ", ".join(f"{k!r}: {n if n is not None else 'a scalar'}" for k, n in lengths.items())
+                or "nothing"
+            )
+            raise ValueError(
+                f"ArraysSource: expected arrays sharing their first (example) dimension; got {found}"
+            )
+        self._length = next(iter(lengths.values()))
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return {k: a[index] for k, a in self._arrays.items()}
+
+    def __repr__(self) -> str:
+        return f"ArraysSource({', '.join(f'{k}: {a.dtype}{list(a.shape)}' for k, a in self._arrays.items())})"
+
+
+@dataclasses.dataclass(frozen=True)
+class ArrayRecord(_pipeline.DataSourceBase):
+    """Records of ArrayRecord files (grain's `ArrayRecordDataSource`), as bytes: parse them with a transform.
+
+    Usage: `kd.data.py.ArrayRecord(paths=["/data/train.array_record"], shuffle=True, transforms=[parse])`.
+
+    Attributes:
+      paths: the files (a path, or a list of them).
+    """
+
+    paths: Any
+
+    @functools.cached_property
+    def data_source(self) -> Any:  # type: ignore[override]
+        import grain
+
+        paths = (
+            [os.fspath(self.paths)]
+            if isinstance(self.paths, str | os.PathLike)
+            else [os.fspath(p) for p in self.paths]
+        )
+        missing = [p for p in paths if not os.path.exists(p)]
+        if missing:
+            raise FileNotFoundError(f"ArrayRecord: no such file {missing[0]!r} (of paths={paths!r})")
+        return grain.sources.ArrayRecordDataSource(paths)
 
 
 @dataclasses.dataclass(frozen=True)
