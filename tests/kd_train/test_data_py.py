@@ -404,6 +404,9 @@ def test_resuming_with_worker_processes_gives_the_uninterrupted_batches():
     finally:
         resumed.close()
     _assert_same_batches(uninterrupted[:3] + rest, uninterrupted)
+    # A state that worker processes saved does not fit a pipeline without workers: said, not a grain KeyError.
+    with pytest.raises(kd.data.StateError, match=r"another num_workers"):
+        _cropped().iter_from_state(state)
     # Grain's workers each batch their own share of the examples (as in Kauldron), so the batches differ
     # from num_workers=0; each example still gets the same crop (seeded by its index, not by the worker).
     assert _crops(uninterrupted) == _crops(_cropped())
@@ -477,8 +480,8 @@ def test_mix_weights_give_the_proportions():
     ("kwargs", "error", "match"),
     [
         ({"weights": [1, 2, 3]}, ValueError, r"weights has 3 entries for 2 datasets"),
-        ({"weights": [1, -1]}, ValueError, r"weights must be finite numbers >= 0; got \[1, -1\]"),
-        ({"weights": [0, 0]}, ValueError, r"weights must sum to a positive number"),
+        ({"weights": [1, -1]}, ValueError, r"weights must be finite numbers > 0 .*; got \[1, -1\]"),
+        ({"weights": [1, 0]}, ValueError, r"grain mixes no zero proportion"),
         ({"weights": [1, float("nan")]}, ValueError, r"finite numbers"),
     ],
 )
@@ -693,5 +696,76 @@ def test_a_filter_dropping_every_example_of_an_endless_pipeline_raises_instead_o
             return False
 
     ds = _range(20, transforms=[Nothing()], batch_size=2, num_epochs=None)
-    with pytest.raises(ValueError, match=r"skipped 100.00 %"):
+    with pytest.raises(
+        ValueError, match=r"DataSource.transforms\[0\] refused 20 examples in a row, as many as an epoch"
+    ):
         next(iter(ds))
+
+
+def test_a_filter_refusing_long_runs_of_examples_still_yields_those_it_keeps():
+    class Ones(kd.data.FilterTransform):
+        def filter(self, example):
+            return int(example["label"]) == 1
+
+    labels = np.array([0] * 2000 + [1] * 100)
+    ds = kd.data.py.DataSource(
+        {"label": labels}, shuffle=False, num_epochs=1, num_workers=0, batch_size=10, transforms=[Ones()]
+    )
+    batches = list(ds)
+    assert len(batches) == 10 and all((b["label"] == 1).all() for b in batches)
+
+
+def test_mix_weights_may_be_numpy_numbers():
+    ds = kd.data.py.Mix(
+        [_range(3), _range(3, start=10)],
+        weights=[np.float32(1), np.int64(1)],
+        seed=0,
+        num_epochs=1,
+        shuffle=False,
+        num_workers=0,
+    )
+    assert sorted(_ints(ds)) == [0, 1, 2, 10, 11, 12]
+
+
+def test_a_transform_writing_into_its_example_changes_neither_the_source_nor_later_epochs():
+    def double(example):
+        example["x"] *= 2
+        return example
+
+    arrays = {"x": np.ones(4, np.float32)}
+    ds = kd.data.py.DataSource(
+        arrays, shuffle=False, num_epochs=3, num_workers=0, batch_size=4, transforms=[double]
+    )
+    assert [b["x"].tolist() for b in ds] == [[2.0] * 4] * 3
+    np.testing.assert_array_equal(arrays["x"], np.ones(4))
+    loaded = {"x": np.ones(4, np.float32), "y": np.arange(4)}
+    in_memory = kd.data.InMemoryPipeline(
+        loader=lambda: loaded,
+        batch_size=4,
+        seed=0,
+        num_epochs=3,
+        transforms=[kd.data.RandomCrop(key="y", shape=()), double],
+    )
+    assert [b["x"].tolist() for b in in_memory] == [[2.0] * 4] * 3
+    np.testing.assert_array_equal(loaded["x"], np.ones(4))
+
+
+def test_hosts_get_equal_shards_and_a_mixture_passes_its_host_to_its_datasets():
+    per_host = [_range(7, batch_size=4, process_index=i, process_count=2) for i in range(2)]
+    assert [len(p) for p in per_host] == [1, 1]
+    assert [_lists(p) for p in per_host] == [[[0, 2]], [[1, 3]]]  # 7 examples: the 7th is left out
+    mixes = [
+        kd.data.py.Mix(
+            [_range(4), _range(4, start=100)],
+            shuffle=False,
+            seed=0,
+            num_epochs=1,
+            num_workers=0,
+            batch_size=4,
+            process_index=i,
+            process_count=2,
+        )
+        for i in range(2)
+    ]
+    seen = [sorted(int(v) for b in m for v in b) for m in mixes]
+    assert seen == [[0, 2, 100, 102], [1, 3, 101, 103]]

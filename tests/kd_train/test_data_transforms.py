@@ -585,3 +585,32 @@ def test_grain_pipelines_with_the_same_seed_agree(steps):
 def test_grain_crops_vary_across_indices():
     ds = _cropped()
     assert len({ds[i]["image"].tobytes() for i in range(len(ds))}) > 1
+
+
+def test_review_edge_cases_keep_one_key_zero_crop_flatten_clash_tiny_resize_array_fields():
+    from kd.data import _map_transforms, _transform_base
+
+    element = {"image": np.zeros((4, 6, 1)), "label": 3}
+    assert set(_transform_base.Elements(keep="image").map(element)) == {"image"}  # one key, not its letters
+    assert _map_transforms.CenterCrop(key="image", shape=(2, 0, None)).map(element)["image"].shape == (
+        2,
+        6,
+        1,
+    )
+    with pytest.raises(KeyError, match=r"flattening makes the key\(s\) \['a_b'\]"):
+        _transform_base.TreeFlattenWithPath(key="a").map({"a": {"b": 1}, "a_b": 2})
+    assert _map_transforms.Resize(key="image", max_size=1).map({"image": np.zeros((1, 10, 1))})[
+        "image"
+    ].shape == (1, 1, 1)
+
+    @dataclasses.dataclass(frozen=True, eq=True, kw_only=True)
+    class Scale(_transform_base.ElementWiseTransform):
+        mean: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(2))
+
+        def map_element(self, element):
+            return element - self.mean
+
+    with pytest.raises(KeyError, match=r"did you mean 'image'"):
+        Scale(key="imag", mean=np.ones(2)).map(element)
+    with pytest.raises(ValueError, match=r"does not fit the pattern '\(h w\) -> h w'"):
+        _map_transforms.Rearrange(key="x", pattern="(h w) -> h w").map({"x": np.zeros(16)})

@@ -139,3 +139,15 @@ def test_a_missing_name_is_never_suggested_for_itself(fake_module):
     with pytest.raises(konfig.TargetNotFoundError) as info:
         import_target(f"{fake_module.__name__}:Recordin")
     assert "did you mean 'Recording'" in str(info.value)
+
+
+def test_a_class_with_its_own_getattr_still_gets_the_near_miss(fake_module):
+    class Box:
+        value = 1
+
+        def __getattr__(self, name):
+            raise AttributeError(name)
+
+    fake_module.Box = Box
+    with pytest.raises(konfig.TargetNotFoundError, match=r"did you mean 'value'"):
+        import_target(f"{fake_module.__name__}:Box.valeu")

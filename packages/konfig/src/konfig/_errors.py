@@ -105,7 +105,9 @@ def module_getattr(module: Any, name: str, missing: Any) -> tuple[Any, str | Non
         return getattr(module, name), None
     except AttributeError as e:
         default = f"module {getattr(module, '__name__', '?')!r} has no attribute {name!r}"
-        own = "__getattr__" in vars(module) if hasattr(module, "__dict__") else False
+        import types
+
+        own = isinstance(module, types.ModuleType) and "__getattr__" in vars(module)
         return missing, (str(e) if own and str(e) and str(e) != default else None)
 
 

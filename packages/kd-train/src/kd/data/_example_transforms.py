@@ -67,7 +67,7 @@ def apply_once(examples: Any, fixed: list[tuple[str, Any]], *, owner: str) -> An
     num_examples = jax.tree.leaves(examples)[0].shape[0]
     kept = []
     for i in range(num_examples):
-        example = jax.tree.map(lambda a: a[i], examples)  # noqa: B023 (used at once)
+        example = jax.tree.map(lambda a: np.array(a[i]), examples)  # noqa: B023 (a copy: transforms may write)
         for label, t in fixed:
             if is_filter(t):
                 if not _call(t.filter, (example,), owner, label, t):
@@ -88,7 +88,7 @@ def transform_rows(
     """The batch of `rows` (example indices), each example through `per_batch`, stacked."""
     out = []
     for row in rows:
-        example = jax.tree.map(lambda a: a[row], examples)  # noqa: B023 (used at once)
+        example = jax.tree.map(lambda a: np.array(a[row]), examples)  # noqa: B023 (a copy: transforms may write)
         for position, (label, t) in enumerate(per_batch):
             if is_random(t):
                 rng = np.random.default_rng([seed, position, epoch, int(row)])

@@ -79,7 +79,16 @@ class PyGrainIterator(Iterator):
         return self.iter.get_state()
 
     def set_state(self, state: Mapping[str, Any]) -> None:
-        self.iter.set_state(dict(state))
+        try:
+            self.iter.set_state(dict(state))
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            from kd.data._errors import StateError
+
+            raise StateError(
+                f"{type(self.source).__name__}: grain cannot resume from the saved iterator state {dict(state)!r}: "
+                "it was saved by a pipeline built otherwise (another num_workers, batch size or transforms); "
+                "resume with the same data settings, or start the data from the beginning"
+            ) from e
 
     def close(self) -> None:
         """Stops grain's worker processes and prefetch threads, if any."""

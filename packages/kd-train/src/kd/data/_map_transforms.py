@@ -68,10 +68,24 @@ class Rearrange(_transform_base.ElementWiseTransform):
             return einops.rearrange(value, self.pattern, **self.axes_lengths)
         except einops.EinopsError as err:
             where = f"key {key!r}" if key is not None else "the value"
+            expected = _expected_axes(self.pattern)
+            if _rank_fits(value.ndim, self.pattern):
+                problem = f"does not fit the pattern {self.pattern!r} (its {expected}, axes_lengths={dict(self.axes_lengths)})"
+            else:
+                problem = f"but the pattern {self.pattern!r} expects {expected}"
             raise ValueError(
-                f"{_transform_base.describe(self)}: {where} has shape {value.shape} but the pattern "
-                f"{self.pattern!r} expects {_expected_axes(self.pattern)}: {' '.join(str(err).split())}"
+                f"{_transform_base.describe(self)}: {where} has shape {value.shape} {problem}: "
+                f"{' '.join(str(err).split())}"
             ) from err
+
+
+def _rank_fits(ndim: int, pattern: str) -> bool:
+    """Whether an array of `ndim` axes has as many axes as the pattern's left side names."""
+    left = pattern.split("->")[0].strip()
+    axes = re.findall(r"\([^)]*\)|\S+", left)
+    if "..." in axes:
+        return ndim >= len(axes) - 1
+    return ndim == len(axes)
 
 
 def _expected_axes(pattern: str) -> str:
@@ -168,7 +182,7 @@ class Resize(_transform_base.ElementWiseTransform):
             return self.size
         side = min(h, w) if self.min_size is not None else max(h, w)
         ratio = (self.min_size if self.min_size is not None else self.max_size) / side
-        return round(h * ratio), round(w * ratio)
+        return max(1, round(h * ratio)), max(1, round(w * ratio))
 
     def map_element(self, element: Any) -> np.ndarray:
         image = np.asarray(element)
@@ -198,7 +212,8 @@ class CenterCrop(_transform_base.ElementWiseTransform):
     """Crops the values of `key` to `shape` around their center (any rank: images, videos, ...).
 
     Attributes:
-      shape: the shape of the crop, one entry per dimension; None keeps that dimension whole.
+      shape: the shape of the crop, one entry per dimension; None (or 0, as in Kauldron) keeps that
+        dimension whole.
     """
 
     shape: tuple[int | None, ...]
@@ -214,7 +229,9 @@ class CenterCrop(_transform_base.ElementWiseTransform):
                 f"{_transform_base.describe(self)}: the crop shape {self.shape} and the element's shape "
                 f"{array.shape} differ in rank"
             )
-        target = tuple(d if c is None else c for d, c in zip(array.shape, self.shape))
+        target = tuple(
+            d if not c else c for d, c in zip(array.shape, self.shape)
+        )  # 0 or None: whole (Kauldron)
         if any(c > d for d, c in zip(array.shape, target)):
             raise ValueError(
                 f"{_transform_base.describe(self)}: the crop shape {self.shape} is larger than the element's "

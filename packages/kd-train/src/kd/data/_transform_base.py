@@ -67,10 +67,18 @@ def describe(transform: object) -> str:
             default = field.default_factory()
         else:
             default = dataclasses.MISSING
-        if default is not dataclasses.MISSING and (value == default or (not value and not default)):
+        if default is not dataclasses.MISSING and _same(value, default):
             continue
         shown.append(f"{field.name}={_short(field.name, value)}")
     return f"{type(transform).__name__}({', '.join(shown)})"
+
+
+def _same(value: Any, default: Any) -> bool:
+    """Whether a field holds its default; False when that cannot be told (an array compares per element)."""
+    try:
+        return bool(value == default or (not value and not default))
+    except Exception:  # e.g. numpy's "truth value of an array is ambiguous"
+        return False
 
 
 def _short(name: str, value: Any) -> str:
@@ -152,7 +160,9 @@ class Elements(MapTransform):
     copy: Mapping[str, str] = FrozenMapping()
 
     def __post_init__(self) -> None:
-        keep, drop = frozenset(self.keep), frozenset(self.drop)
+        # A single key is one key, not its characters (Kauldron's `set("image")` would keep 'i', 'm', ...).
+        keep = frozenset([self.keep] if isinstance(self.keep, str) else self.keep)
+        drop = frozenset([self.drop] if isinstance(self.drop, str) else self.drop)
         if keep and drop:
             raise ValueError(f"Elements: give `keep` or `drop`, not both (keep={keep!r}, drop={drop!r})")
         rename_from, rename_to = set(self.rename), set(self.rename.values())
@@ -277,11 +287,19 @@ class TreeFlattenWithPath(ElementWise, MapTransform):
 
     def map(self, element: Mapping[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        flattened: dict[str, Any] = {}
         for k, v, change in self._per_element(element):
             if change:
-                out.update(kontext.flatten_with_path({k: v}, separator=self.separator))
+                flattened.update(kontext.flatten_with_path({k: v}, separator=self.separator))
             else:
                 out[k] = v
+        clashes = sorted(set(flattened) & set(out))
+        if clashes:
+            raise KeyError(
+                f"{describe(self)}: flattening makes the key(s) {clashes} that the element already has; "
+                "rename or drop those first (Elements) or pick another separator"
+            )
+        out.update(flattened)
         return out
 
 

@@ -62,7 +62,7 @@ def _apply(ds: grain.MapDataset, transform: Any, *, where: str) -> grain.MapData
     if isinstance(transform, grain.transforms.Batch):
         return ds.batch(transform.batch_size, drop_remainder=transform.drop_remainder)
     if isinstance(transform, grain.transforms.Filter):
-        return ds.filter(transform)
+        return ds.filter(_Filter(transform.filter, transform, where, limit=len(ds)))
     if isinstance(transform, grain.transforms.RandomMap):
         return ds.random_map(_Noted(transform.random_map, transform, where))
     if isinstance(transform, grain.transforms.MapWithIndex):
@@ -72,7 +72,7 @@ def _apply(ds: grain.MapDataset, transform: Any, *, where: str) -> grain.MapData
     if isinstance(transform, _transform_base.MapTransform):
         return ds.map(_Noted(transform.map, transform, where))
     if isinstance(transform, _transform_base.FilterTransform):
-        return ds.filter(_Noted(transform.filter, transform, where))
+        return ds.filter(_Filter(transform.filter, transform, where, limit=len(ds)))
     if callable(getattr(transform, "random_map", None)):
         return ds.random_map(_Noted(transform.random_map, transform, where))
     if callable(transform):
@@ -100,3 +100,24 @@ class _Noted:
 
     def __repr__(self) -> str:
         return self._note.removeprefix("raised by ")
+
+
+class _Filter(_Noted):
+    """A filter that raises once it has refused a whole epoch of examples in a row: nothing passes it, and an
+    endless pipeline would otherwise look for a next example forever."""
+
+    def __init__(self, fn: Callable[..., Any], transform: Any, where: str, *, limit: int) -> None:
+        super().__init__(fn, transform, where)
+        self._where = where
+        self._limit = max(1, limit)
+        self._refused = 0
+
+    def __call__(self, *args: Any) -> Any:
+        keep = super().__call__(*args)
+        self._refused = 0 if keep else self._refused + 1
+        if self._refused >= self._limit:
+            raise ValueError(
+                f"{self._where} refused {self._refused} examples in a row, as many as an epoch has: no example "
+                f"passes it, and the pipeline would never yield a batch ({self._note.split(': ', 1)[1]})"
+            )
+        return keep

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from typing import Any
 
 import grain
@@ -21,13 +22,27 @@ from kd import random as kd_random
 from kd.data.py import _pipeline
 
 
+class _MixtureParts:
+    """Shared by the mixtures: the mixed pipelines, told this host when the mixture was (simulated hosts)."""
+
+    def _parts(self) -> list[_pipeline.PyGrainPipeline]:
+        if self.process_index is None:  # type: ignore[attr-defined]
+            return list(self.datasets)  # type: ignore[attr-defined]
+        return [
+            d
+            if d.process_index is not None
+            else dataclasses.replace(d, process_index=self.process_index, process_count=self.process_count)  # type: ignore[attr-defined]
+            for d in self.datasets  # type: ignore[attr-defined]
+        ]
+
+
 @dataclasses.dataclass(frozen=True)
-class Mix(_pipeline.PyGrainPipeline):
+class Mix(_MixtureParts, _pipeline.PyGrainPipeline):
     """Examples of several pipelines interleaved in proportion to `weights` (equal without), reshuffled.
 
     Attributes:
       datasets: the pipelines mixed (`kd.data.py` pipelines).
-      weights: one non-negative number per pipeline, with a positive sum; None weighs them equally.
+      weights: one positive number per pipeline; None weighs them equally.
       shuffle: shuffle the mixture (seeded).
     """
 
@@ -45,16 +60,11 @@ class Mix(_pipeline.PyGrainPipeline):
                 raise ValueError(
                     f"Mix: weights has {len(weights)} entries for {len(self.datasets)} datasets; give one per dataset"
                 )
-            bad = [
-                w
-                for w in weights
-                if not isinstance(w, int | float) or isinstance(w, bool) or not math.isfinite(w) or w < 0
-            ]
-            if bad:
-                raise ValueError(f"Mix: weights must be finite numbers >= 0; got {weights!r}")
-            if sum(weights) <= 0:
+            bad = [w for w in weights if not isinstance(w, numbers.Real) or isinstance(w, bool) or not w > 0]
+            if bad or not all(math.isfinite(w) for w in weights):
                 raise ValueError(
-                    f"Mix: weights must sum to a positive number; got {weights!r} (sum {sum(weights)})"
+                    "Mix: weights must be finite numbers > 0 (grain mixes no zero proportion: leave that dataset "
+                    f"out instead); got {weights!r}"
                 )
 
     def uses_randomness(self) -> bool:
@@ -63,7 +73,7 @@ class Mix(_pipeline.PyGrainPipeline):
         )
 
     def ds_for_current_process(self, rng: jax.Array) -> grain.MapDataset:
-        parts = [d.ds_with_transforms(jax.random.fold_in(rng, i)) for i, d in enumerate(self.datasets)]
+        parts = [d.ds_with_transforms(jax.random.fold_in(rng, i)) for i, d in enumerate(self._parts())]
         weights = None if self.weights is None else [float(w) for w in self.weights]
         ds = grain.MapDataset.mix(parts, weights=weights)
         if self.shuffle:
@@ -72,7 +82,7 @@ class Mix(_pipeline.PyGrainPipeline):
 
 
 @dataclasses.dataclass(frozen=True)
-class SelectFromDatasets(_pipeline.PyGrainPipeline):
+class SelectFromDatasets(_MixtureParts, _pipeline.PyGrainPipeline):
     """Examples of several pipelines in the order a grain `DatasetSelectionMap` gives.
 
     Attributes:
@@ -96,7 +106,7 @@ class SelectFromDatasets(_pipeline.PyGrainPipeline):
         )
 
     def ds_for_current_process(self, rng: jax.Array) -> grain.MapDataset:
-        parts = [d.ds_with_transforms(jax.random.fold_in(rng, i)) for i, d in enumerate(self.datasets)]
+        parts = [d.ds_with_transforms(jax.random.fold_in(rng, i)) for i, d in enumerate(self._parts())]
         ds = grain.MapDataset.select_from_datasets(parts, selection_map=self.selection_map)
         if self.shuffle:
             ds = ds.shuffle(seed=kd_random.random_seed(kd_random.fold_in_str(rng, "shuffle")))

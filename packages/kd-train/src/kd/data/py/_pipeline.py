@@ -22,7 +22,7 @@ import functools
 import math
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import grain
@@ -79,6 +79,11 @@ class PyGrainPipeline(_base.Pipeline):
         super().__post_init__()
         object.__setattr__(self, "batch_drop_remainder", _drop_remainder(self.batch_drop_remainder))
         owner = type(self).__name__
+        if not isinstance(self.transforms, Mapping | Sequence) or isinstance(self.transforms, str):
+            raise TypeError(
+                f"{owner}.transforms must be a list (or a dict) of transforms; got {type(self.transforms).__name__}: "
+                f"{self.transforms!r} (write transforms=[...] for one)"
+            )
         if not _checks.is_int(self.num_workers, at_least=0):
             raise ValueError(f"{owner}: num_workers must be an int >= 0; got {self.num_workers!r}")
         if not _checks.is_int(self.per_worker_buffer_size, at_least=1):
@@ -136,10 +141,6 @@ class PyGrainPipeline(_base.Pipeline):
         if num_workers == 0 or read_options is None:
             read_options = grain.ReadOptions(num_threads=0, prefetch_buffer_size=0)
         ds = self._root_map_ds.to_iter_dataset(read_options=read_options)
-        # Filters that drop every example would loop forever on an endless pipeline: grain raises instead.
-        ds = grain.experimental.WithOptionsIterDataset(
-            ds, grain.experimental.DatasetOptions(filter_raise_threshold_ratio=1.0)
-        )
         if self.batch_size:
             ds = self._batch(ds)
         if num_workers > 0:
@@ -248,7 +249,9 @@ class DataSourceBase(PyGrainPipeline):
         ds = grain.MapDataset.source(self.random_access_source()).seed(kd_random.random_seed(rng))
         if self.shard_by_process:
             process_index, process_count = self.process
-            ds = ds[process_index::process_count]
+            # Equal shards (up to process_count - 1 examples left out): every host makes as many batches, so
+            # none waits for the others at a collective (Kauldron's `ds[i::n]` can differ by one example).
+            ds = ds[: len(ds) - len(ds) % process_count][process_index::process_count]
         if self.shuffle:
             # Seeded on its own, so the order of the examples does not change with the transforms.
             ds = ds.shuffle(seed=kd_random.random_seed(kd_random.fold_in_str(rng, "shuffle")))

@@ -73,7 +73,7 @@ class ArraysSource:
         return self._length
 
     def __getitem__(self, index: int) -> dict[str, Any]:
-        return {k: a[index] for k, a in self._arrays.items()}
+        return {k: a[index].copy() for k, a in self._arrays.items()}  # A transform may write into it.
 
     def __repr__(self) -> str:
         return f"ArraysSource({', '.join(f'{k}: {a.dtype}{list(a.shape)}' for k, a in self._arrays.items())})"
