@@ -123,7 +123,10 @@ class Regression:
         }
 
     def __len__(self) -> int:
-        return self.num_batches
+        """Batches over all epochs (Kauldron's meaning, which the Trainer reads); TypeError when endless."""
+        if self.num_epochs is None:
+            raise TypeError("Regression repeats forever (num_epochs=None)")
+        return self.num_batches * self.num_epochs
 
     def __iter__(self) -> RegressionIterator:
         return RegressionIterator(self)

@@ -10,6 +10,9 @@ While held, Python's report of an unraisable exception is dropped when it is a l
 read (a coroutine of orbax's collected unfinished, tensorstore calling back into the event loop orbax
 closed: "Exception ignored in ... RuntimeError: Event loop is closed"); others reach the hook before.
 
+While held, asyncio's "exception was never retrieved" report of a future whose error went through orbax (a
+read a failed restore left behind, collected late) is dropped as well.
+
 While a restore is attempted (`with restoring():`), orbax's errors are dropped too, and asyncio's, and
 the "Exception ignored in: <coroutine ...>" tracebacks Python prints for the reads a failed restore leaves
 unfinished (`sys.unraisablehook`, swapped for the attempt only): a damaged checkpoint is reported by
@@ -72,6 +75,22 @@ class _DropWhileRestoring(logging.Filter):
         return not _restoring
 
 
+class _DropOrbaxLeftoverFutures(logging.Filter):
+    """asyncio's "Future/Task exception was never retrieved" for a read orbax left behind when a restore
+    failed: collected whenever orbax's loop thread lets go of it, possibly after `restoring()` ended."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "exception was never retrieved" not in str(record.msg):
+            return True
+        error = record.exc_info[1] if record.exc_info else None
+        tb = getattr(error, "__traceback__", None)
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename.startswith(_ORBAX_SOURCE_DIR):
+                return False
+            tb = tb.tb_next
+        return True
+
+
 def _is_orbax_leftover(unraisable: Any) -> bool:
     error = unraisable.exc_value
     if isinstance(error, RuntimeError) and str(error) == "Event loop is closed":
@@ -94,6 +113,7 @@ def _unraisable_hook(unraisable: Any) -> None:
 
 _FILTER = _DropOrbaxBelowError()
 _RESTORING_FILTER = _DropWhileRestoring()
+_FUTURES_FILTER = _DropOrbaxLeftoverFutures()
 _lock = threading.Lock()
 _holders = 0
 _orbax_level_before = logging.NOTSET
@@ -106,6 +126,7 @@ def hold() -> None:
     with _lock:
         if _holders == 0:
             _ABSL_LOGGER.addFilter(_FILTER)
+            _ASYNCIO_LOGGER.addFilter(_FUTURES_FILTER)
             _orbax_level_before = _ORBAX_LOGGER.level
             _ORBAX_LOGGER.setLevel(logging.ERROR)
             _hook_before, sys.unraisablehook = sys.unraisablehook, _unraisable_hook
@@ -122,6 +143,7 @@ def release() -> None:
         if _holders == 0:
             if not _restoring:
                 _ABSL_LOGGER.removeFilter(_FILTER)
+            _ASYNCIO_LOGGER.removeFilter(_FUTURES_FILTER)
             _ORBAX_LOGGER.setLevel(_orbax_level_before)
             if sys.unraisablehook is _unraisable_hook:  # unless someone replaced it since
                 sys.unraisablehook = _hook_before
