@@ -5,7 +5,6 @@ mixture's order, each example's augmentation and grain's iterator position all c
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
@@ -17,6 +16,7 @@ from pathlib import Path
 import jax
 import kd
 import numpy as np
+from run_logs import logged_step, rows
 
 ROOT = Path(__file__).resolve().parents[2]
 NUM_STEPS, LOG_EVERY, SAVE_EVERY = 240, 10, 40
@@ -32,20 +32,6 @@ def _command(workdir: Path) -> list[str]:
 
 def _env() -> dict[str, str]:
     return {**os.environ, "JAX_PLATFORMS": "cpu"}
-
-
-def _rows(workdir: Path) -> list[dict]:
-    path = workdir / "metrics.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
-
-
-def _logged_step(workdir: Path) -> int:
-    try:
-        return max((r["step"] for r in _rows(workdir)), default=0)
-    except (OSError, ValueError):
-        return 0
 
 
 def _final_state(workdir: Path):
@@ -65,19 +51,19 @@ def test_the_grain_example_killed_and_rerun_ends_as_if_never_interrupted(tmp_pat
     rng = random.Random(seed)
     history = []
     for _ in range(2):
-        done = _logged_step(interrupted)
+        done = logged_step(interrupted)
         target = rng.randint(done + SAVE_EVERY // 2, done + SAVE_EVERY * 2)  # past at least one checkpoint
         process = subprocess.Popen(
             _command(interrupted), cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
         deadline = time.monotonic() + 300
-        while _logged_step(interrupted) < target and process.poll() is None:
+        while logged_step(interrupted) < target and process.poll() is None:
             assert time.monotonic() < deadline, "the run never reached the step"
             time.sleep(0.005)
         assert process.poll() is None, process.communicate()[1].decode()
         process.send_signal(signal.SIGKILL)
         process.communicate(timeout=60)
-        history.append(_logged_step(interrupted))
+        history.append(logged_step(interrupted))
     story = f"(KD_KILL_SEED={seed}) killed at logged steps {history}"
     last = subprocess.run(
         _command(interrupted), cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600
@@ -90,10 +76,10 @@ def test_the_grain_example_killed_and_rerun_ends_as_if_never_interrupted(tmp_pat
     for a, e in zip(jax.tree.leaves(actual), jax.tree.leaves(expected), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(e), err_msg=story)
 
-    logged = {r["step"]: r["losses/xent"] for r in _rows(interrupted) if "losses/xent" in r}
-    straight_logged = {r["step"]: r["losses/xent"] for r in _rows(straight) if "losses/xent" in r}
+    logged = {r["step"]: r["losses/xent"] for r in rows(interrupted) if "losses/xent" in r}
+    straight_logged = {r["step"]: r["losses/xent"] for r in rows(straight) if "losses/xent" in r}
     assert logged == straight_logged, story
     assert sorted(logged) == [1, *range(LOG_EVERY, NUM_STEPS + 1, LOG_EVERY)], story
     # It learns: the held-out digits after 240 steps (chance is 0.1).
-    final_eval = [r for r in _rows(straight) if "test/metrics/accuracy" in r][-1]
+    final_eval = [r for r in rows(straight) if "test/metrics/accuracy" in r][-1]
     assert final_eval["step"] == NUM_STEPS and final_eval["test/metrics/accuracy"] > 0.9, final_eval

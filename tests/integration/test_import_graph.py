@@ -188,7 +188,9 @@ def test_a_mark_without_a_reason_or_at_the_top_of_a_module_hides_nothing(tmp_pat
     package.mkdir()
     (package / "__init__.py").write_text('"""marks."""\n')
     (package / "a.py").write_text('"""a."""\nfrom . import b  # late import: at the top this hides a cycle\n')
-    (package / "b.py").write_text('"""b."""\n\n\ndef f():\n    from . import a  # late import:\n    return a\n')
+    (package / "b.py").write_text(
+        '"""b."""\n\n\ndef f():\n    from . import a  # late import:\n    return a\n'
+    )
     graph = import_graph(package, "marks")
     assert graph.marked_back_edges == []
     assert graph.cycles() == [["marks.a", "marks.b"]]

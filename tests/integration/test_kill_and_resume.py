@@ -8,7 +8,6 @@ dropout's random numbers, batch norm statistics, adam's moments, a schedule, an 
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
@@ -20,6 +19,7 @@ from pathlib import Path
 import jax
 import kd
 import numpy as np
+from run_logs import logged_step, rows
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 CONFIG = Path(__file__).resolve().parent / "resumable" / "config.py"
@@ -47,20 +47,6 @@ def _start(workdir: Path) -> subprocess.Popen[str]:
     )
 
 
-def _rows(workdir: Path) -> list[dict]:
-    path = workdir / "metrics.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
-
-
-def _logged_step(workdir: Path) -> int:
-    try:
-        return max((r["step"] for r in _rows(workdir)), default=0)
-    except (OSError, ValueError):  # read while the file was being replaced
-        return 0
-
-
 def _writing(workdir: Path) -> bool:
     try:
         return any(_TMP_MARK in name for name in os.listdir(workdir / "checkpoints"))
@@ -78,12 +64,12 @@ def _kill_at_step(workdir: Path, target: int) -> tuple[str, str]:
     """Runs until the log reaches `target`, then SIGKILL: `(what happened, stderr)`."""
     process = _start(workdir)
     deadline = time.monotonic() + 120
-    while _logged_step(workdir) < target and process.poll() is None:
+    while logged_step(workdir) < target and process.poll() is None:
         assert time.monotonic() < deadline, "the run never reached the step"
         time.sleep(0.002)
     if process.poll() is not None:
         return "finished before the kill", process.communicate()[1]
-    return f"killed at step ~{_logged_step(workdir)}", _kill(process)
+    return f"killed at step ~{logged_step(workdir)}", _kill(process)
 
 
 def _kill_while_writing(workdir: Path) -> tuple[str, str]:
@@ -96,7 +82,7 @@ def _kill_while_writing(workdir: Path) -> tuple[str, str]:
         return "finished before the kill", process.communicate()[1]
     stderr = _kill(process)
     landed = "mid-write" if _writing(workdir) else "just after a write"
-    return f"killed {landed} near step {_logged_step(workdir)}", stderr
+    return f"killed {landed} near step {logged_step(workdir)}", stderr
 
 
 def _final_state(workdir: Path):
@@ -131,7 +117,7 @@ def test_killed_anywhere_and_rerun_the_run_ends_as_if_never_interrupted(tmp_path
         if kill % 2:
             what, stderr = _kill_while_writing(interrupted)
         else:
-            done = _logged_step(interrupted)
+            done = logged_step(interrupted)
             what, stderr = _kill_at_step(
                 interrupted, rng.randint(done + 1, done + 1 + (NUM_STEPS - done) // 2)
             )
@@ -154,21 +140,19 @@ def test_killed_anywhere_and_rerun_the_run_ends_as_if_never_interrupted(tmp_path
         np.testing.assert_array_equal(np.asarray(a), np.asarray(e), err_msg=story)
 
     # Each logged step once, with the uninterrupted run's values (losses, schedule, evaluations).
-    rows, straight_rows = _rows(interrupted), _rows(straight)
+    logged, straight_logged = rows(interrupted), rows(straight)
     train_steps = [1, *range(LOG_EVERY, NUM_STEPS + 1, LOG_EVERY)]
-    assert [s for s, _ in _values(rows, "losses/l2")] == train_steps, story
-    assert [s for s, _ in _values(rows, "eval/losses/l2")] == list(range(0, NUM_STEPS + 1, EVAL_EVERY)), (
+    assert [s for s, _ in _values(logged, "losses/l2")] == train_steps, story
+    assert [s for s, _ in _values(logged, "eval/losses/l2")] == list(range(0, NUM_STEPS + 1, EVAL_EVERY)), (
         story
     )
     for key in ("losses/l2", "eval/losses/l2"):
-        assert _values(rows, key) == _values(straight_rows, key), story
+        assert _values(logged, key) == _values(straight_logged, key), story
 
     # TensorBoard shows the same curve: what the killed runs wrote past their checkpoints is purged.
     curve = _tensorboard(interrupted / "train", "losses/l2")
     assert [s for s, _ in curve] == train_steps, story
-    np.testing.assert_allclose(
-        [v for _, v in curve], [v for _, v in _values(rows, "losses/l2")], rtol=1e-6
-    )
+    np.testing.assert_allclose([v for _, v in curve], [v for _, v in _values(logged, "losses/l2")], rtol=1e-6)
     assert [s for s, _ in _tensorboard(interrupted / "eval", "losses/l2")] == list(
         range(0, NUM_STEPS + 1, EVAL_EVERY)
     )

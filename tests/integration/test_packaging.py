@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from uv_run import run, uv
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("jax", "jaxlib", "numpy", "flax", "optax", "etils", "orbax", "torch", "tensorflow")
@@ -31,27 +32,14 @@ PACKAGES = {
 LIGHT = ["kd-konfig", "kd-kontext", "kd-ktyping"]
 
 
-def _uv() -> str:
-    from uv import find_uv_bin
-
-    return find_uv_bin()
-
-
-def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, **kwargs)
-    assert proc.returncode == 0, f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-    return proc
-
-
 @pytest.fixture(scope="session")
 def dist_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Builds a wheel and an sdist of every package with its own build backend (hatchling)."""
     out = tmp_path_factory.mktemp("dist")
     for folder, _ in PACKAGES.values():
-        _run(
+        run(
             [
-                _uv(),
+                uv(),
                 "build",
                 "--quiet",
                 "--sdist",
@@ -132,13 +120,13 @@ def _venv_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _fresh_venv(root: Path, name: str) -> Path:
     venv = root / name
-    _run([_uv(), "venv", "--quiet", "--python", sys.executable, str(venv)])
+    run([uv(), "venv", "--quiet", "--python", sys.executable, str(venv)])
     return venv / "bin" / "python"
 
 
 def _installed(python: Path) -> set[str]:
     code = "import importlib.metadata as m, json; print(json.dumps(sorted(d.metadata['Name'] for d in m.distributions())))"
-    return set(json.loads(_run([str(python), "-c", code]).stdout))
+    return set(json.loads(run([str(python), "-c", code]).stdout))
 
 
 @pytest.mark.parametrize("dist", LIGHT)
@@ -147,7 +135,7 @@ def test_light_package_installs_alone_imports_without_heavy_modules_and_passes_i
 ) -> None:
     folder, module = PACKAGES[dist]
     python = _fresh_venv(_venv_root, folder)
-    _run([_uv(), "pip", "install", "--quiet", "--python", str(python), str(_wheel(dist_dir, dist))])
+    run([uv(), "pip", "install", "--quiet", "--python", str(python), str(_wheel(dist_dir, dist))])
     assert _installed(python) == {dist}, "the wheel pulled in other distributions"
 
     check = (
@@ -156,11 +144,11 @@ def test_light_package_installs_alone_imports_without_heavy_modules_and_passes_i
         f"assert not heavy, heavy; "
         f"print({module}.__file__)"
     )
-    where = _run([str(python), "-c", check]).stdout.strip()
+    where = run([str(python), "-c", check]).stdout.strip()
     assert "site-packages" in where, f"imported {module} from {where}, not from the installed wheel"
 
     test_tools = ["pytest", "hypothesis"] + (["numpy"] if module == "ktyping" else [])
-    _run([_uv(), "pip", "install", "--quiet", "--python", str(python), *test_tools])
+    run([uv(), "pip", "install", "--quiet", "--python", str(python), *test_tools])
     # The package's own test folder, run against the installed wheel (not the source tree).
     proc = subprocess.run(
         [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/{module}"],
@@ -176,10 +164,10 @@ def test_light_package_installs_alone_imports_without_heavy_modules_and_passes_i
 @pytest.mark.parametrize("module", ["konfig", "kontext", "ktyping", "kd_compat"])
 def test_importing_a_light_package_in_this_environment_leaves_jax_and_numpy_unloaded(module: str) -> None:
     code = f"import sys, {module}; print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))"
-    proc = _run([sys.executable, "-c", code])
+    proc = run([sys.executable, "-c", code])
     assert proc.stdout.strip() == "[]"
 
 
 def test_kd_reexports_the_light_packages() -> None:
     code = "import kd, konfig, kontext, ktyping; assert kd.konfig is konfig and kd.kontext is kontext and kd.ktyping is ktyping; print(kd.train.__name__)"
-    assert _run([sys.executable, "-c", code]).stdout.strip() == "kd.train"
+    assert run([sys.executable, "-c", code]).stdout.strip() == "kd.train"

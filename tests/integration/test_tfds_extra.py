@@ -7,12 +7,12 @@ extra, directly or through a dependency, fails here.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+from uv_run import run, uv
 
 REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = REPO / "packages" / "kd-train" / "pyproject.toml"
@@ -24,19 +24,6 @@ TENSORFLOW = {
     "tensorflow-macos",
     "tf-keras",
 }
-
-
-def _uv() -> str:
-    from uv import find_uv_bin
-
-    return find_uv_bin()
-
-
-def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, **kwargs)
-    assert proc.returncode == 0, f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-    return proc
 
 
 def _normalized(name: str) -> str:
@@ -60,9 +47,9 @@ def test_the_tfds_extra_resolves_without_tensorflow(tmp_path: Path):
     requirements = tmp_path / "requirements.in"
     requirements.write_text("\n".join(_tfds_extra()) + "\n")
     python_version = _min_python()
-    proc = _run(
+    proc = run(
         [
-            _uv(),
+            uv(),
             "pip",
             "compile",
             str(requirements),
@@ -130,7 +117,7 @@ print("read", len(source), "examples without TensorFlow")
 
 
 def test_reading_a_tfds_dataset_loads_no_tensorflow(tmp_path: Path):
-    proc = _run([sys.executable, "-c", _BUILD_AND_READ, str(tmp_path / "data")], cwd=tmp_path)
+    proc = run([sys.executable, "-c", _BUILD_AND_READ, str(tmp_path / "data")], cwd=tmp_path)
     assert "read 4 examples without TensorFlow" in proc.stdout
     # tfds prints a banner whenever it tries to import TensorFlow and fails: it never tried.
     assert "Failed to import TensorFlow" not in proc.stdout + proc.stderr

@@ -155,7 +155,8 @@ class PyGrainPipeline(_base.Pipeline):
             )
         return ds
 
-    def _batch(self, ds: grain.IterDataset) -> grain.IterDataset:
+    def _batch(self, ds: Any) -> Any:
+        """`ds` (a grain `MapDataset` or `IterDataset`) batched per host as `batch_drop_remainder` says."""
         size = self.host_batch_size
         if self.batch_drop_remainder == DropRemainder.PAD:
             return ds.batch(
@@ -183,37 +184,24 @@ class PyGrainPipeline(_base.Pipeline):
     @property
     def batches_per_epoch(self) -> int:
         """Batches of one epoch's examples (batches run across epoch ends, so this is a count, not a cut)."""
-        per_epoch = len(self._epoch_map_ds)
-        if not self.batch_size:
-            return per_epoch
-        if self.batch_drop_remainder == DropRemainder.DROP:
-            return per_epoch // self.host_batch_size
-        return math.ceil(per_epoch / self.host_batch_size)
+        return self._batches_of(len(self._epoch_map_ds))
 
     def __len__(self) -> int:
         """Batches over all epochs (Kauldron's); TypeError when endless."""
         if self.num_epochs is None:
             raise TypeError(f"{type(self).__name__} repeats forever (num_epochs=None), so it has no length")
-        total = len(self._root_map_ds)
+        return self._batches_of(len(self._root_map_ds))
+
+    def _batches_of(self, num_examples: int) -> int:
         if not self.batch_size:
-            return total
+            return num_examples
         if self.batch_drop_remainder == DropRemainder.DROP:
-            return total // self.host_batch_size
-        return math.ceil(total / self.host_batch_size)
+            return num_examples // self.host_batch_size
+        return math.ceil(num_examples / self.host_batch_size)
 
     def __getitem__(self, index: int) -> Any:
         """Batch (or example, without batch_size) `index`, read directly (random access)."""
-        ds = self._root_map_ds
-        if self.batch_size:
-            size = self.host_batch_size
-            if self.batch_drop_remainder == DropRemainder.PAD:
-                ds = ds.batch(
-                    size,
-                    drop_remainder=False,
-                    batch_fn=functools.partial(grain.experimental.batch_and_pad, batch_size=size),
-                )
-            else:
-                ds = ds.batch(size, drop_remainder=self.batch_drop_remainder == DropRemainder.DROP)
+        ds = self._batch(self._root_map_ds) if self.batch_size else self._root_map_ds
         return ds[index]
 
     # ---- seeds ----
