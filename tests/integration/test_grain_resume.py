@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -34,6 +35,15 @@ def _env() -> dict[str, str]:
     return {**os.environ, "JAX_PLATFORMS": "cpu"}
 
 
+def _saved_steps(workdir: Path) -> list[int]:
+    """The steps of the complete checkpoints (orbax renames a step's folder to `ckpt_N` once it is written)."""
+    try:
+        names = os.listdir(workdir / "checkpoints")
+    except FileNotFoundError:
+        return []
+    return sorted(int(name[5:]) for name in names if re.fullmatch(r"ckpt_\d+", name))
+
+
 def _final_state(workdir: Path):
     ckpt = kd.ckpts.Checkpointer(workdir=workdir, save_interval_steps=1)
     try:
@@ -51,13 +61,16 @@ def test_the_grain_example_killed_and_rerun_ends_as_if_never_interrupted(tmp_pat
     rng = random.Random(seed)
     history = []
     for _ in range(2):
-        done = logged_step(interrupted)
-        target = rng.randint(done + SAVE_EVERY // 2, done + SAVE_EVERY * 2)  # past at least one checkpoint
+        done, saved_before = logged_step(interrupted), _saved_steps(interrupted)
+        target = rng.randint(done + 1, done + 2 * SAVE_EVERY)
         process = subprocess.Popen(
             _command(interrupted), cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
         deadline = time.monotonic() + 300
-        while logged_step(interrupted) < target and process.poll() is None:
+        # Killed at the random step, once this run has saved a checkpoint of its own (it resumes from one).
+        while (
+            logged_step(interrupted) < target or _saved_steps(interrupted)[-1:] == saved_before[-1:]
+        ) and process.poll() is None:
             assert time.monotonic() < deadline, "the run never reached the step"
             time.sleep(0.005)
         assert process.poll() is None, process.communicate()[1].decode()
