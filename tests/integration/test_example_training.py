@@ -62,6 +62,20 @@ def test_nnx_example_trains_an_nnx_module_configured_by_its_class() -> None:
     assert set(hidden_norm) == {1, 200, 400} and all(v > 0 for v in hidden_norm.values())
 
 
+def test_vit_s16_example_learns_the_digits_and_monitors_its_last_attention_weights() -> None:
+    proc = _train(
+        "--cfg=examples/digits_vit.py",
+        "--cfg.num_train_steps=40",
+        "--cfg.log_metrics_every=20",
+        "--cfg.evals.test.run.n=40",
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    accuracy = _logged(proc.stdout, "test/accuracy")
+    assert sorted(accuracy) == [0, 40] and accuracy[40] >= 0.5 > accuracy[0]  # chance is 0.1
+    spread = _logged(proc.stdout, "attention_spread")  # interms.encoder.layers_11.attention.attn_weights[0]
+    assert set(spread) == {1, 20, 40} and all(0 < v < 1 for v in spread.values())
+
+
 def test_autoencoder_monitors_the_encoder_and_checkpoints_into_the_workdir(tmp_path: Path) -> None:
     workdir = tmp_path / "ae"
     proc = _train(

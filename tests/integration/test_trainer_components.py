@@ -48,12 +48,12 @@ def test_a_config_round_trips_through_json_and_trains() -> None:
     trainer = konfig.resolve(konfig.from_json(konfig.to_json(cfg)))
     state, logged = trainer.train()
     assert int(state.step) == 20
-    # TreeMap over the grads: one norm per parameter, named by its path.
+    # TreeMap over the grads: one norm per parameter, named by its path (joined by "/", as in Kauldron).
     assert {k for k in logged if k.startswith("metrics/grad_norms/")} == {
-        "metrics/grad_norms/model.layers_0.kernel",
-        "metrics/grad_norms/model.layers_0.bias",
-        "metrics/grad_norms/model.layers_2.kernel",
-        "metrics/grad_norms/model.layers_2.bias",
+        "metrics/grad_norms/model/layers_0/kernel",
+        "metrics/grad_norms/model/layers_0/bias",
+        "metrics/grad_norms/model/layers_2/kernel",
+        "metrics/grad_norms/model/layers_2/bias",
     }
 
 

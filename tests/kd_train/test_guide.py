@@ -253,10 +253,28 @@ def check_python(ns: dict[str, Any], out: str) -> None:
     said("written to `<workdir>/config.json`")
 
 
+def check_autostate(ns: dict[str, Any], out: str) -> None:
+    trainer, state, val = ns["trainer"], ns["state"], ns["val"]
+    errors = []
+    for batch in ns["eval_ds"]:  # every example the evaluator saw, predicted here
+        context = trainer.trainstep.forward(
+            state.params, state.collections, batch, state.step, is_training=False
+        )
+        errors.append(np.abs(np.asarray(context.preds) - batch["y"]).reshape(-1))
+    errors = np.concatenate(errors)
+    assert errors.shape == (64,)
+    assert val["metrics/err/median"] == pytest.approx(np.median(errors), rel=1e-5)
+    assert val["metrics/err/worst"] == pytest.approx(errors.max(), rel=1e-5)
+    empty = ns["quantiles"].empty()
+    assert isinstance(empty, ns["ErrorQuantiles"].State) and empty.parent == ns["quantiles"]
+    said("`concat_field()`: concatenated along axis 0, on the host", "`metric.empty()` is its empty state")
+
+
 CHECKS: dict[str, Callable[[dict[str, Any], str], None]] = {
     "setup": check_setup,
     "loss": check_loss,
     "metric": check_metric,
+    "autostate": check_autostate,
     "summary": check_summary,
     "data": check_data,
     "paths": check_paths,

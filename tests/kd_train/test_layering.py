@@ -29,6 +29,7 @@ LAYERS = (
         "_run_policy",
         "xm",
         "random",
+        "typing",
     ),  # small pieces
     ("metrics", "nn", "optim", "data", "sharding", "ckpts"),  # the parts with no other part below them
     ("losses", "summaries", "writers"),  # built on metrics / the terminal

@@ -26,17 +26,17 @@ def _leaves(*paths: str) -> list[np.ndarray]:
     return [np.asarray(tree[a][b]) for a, b in (path.split(".") for path in paths)]
 
 
-def test_tree_map_computes_a_flat_dict_keyed_by_leaf_paths():
+def test_tree_map_computes_a_tree_shaped_like_its_input_as_in_kauldron():
     metric = metrics.TreeMap(metric=metrics.Norm(tensor="params", axis=None))
     out = metric.get_state_from_context({"params": _params()}).compute()
-    assert list(out) == ["dense.kernel", "dense.bias", "out.kernel", "out.bias"]
-    np.testing.assert_allclose(out["dense.kernel"], 2.0)
-    np.testing.assert_allclose(out["dense.bias"], 5.0)
+    assert {k: sorted(v) for k, v in out.items()} == {"dense": ["bias", "kernel"], "out": ["bias", "kernel"]}
+    np.testing.assert_allclose(out["dense"]["kernel"], 2.0)
+    np.testing.assert_allclose(out["dense"]["bias"], 5.0)
 
 
 def test_tree_map_of_norm_with_the_default_axis_gives_each_leafs_mean_row_norm():
     out = metrics.TreeMap(metric=metrics.Norm(tensor="params")).get_state_from_context({"params": _params()})
-    out = out.compute()
+    out = kontext.flatten_with_path(out.compute())
     for path, leaf in zip(out, _leaves(*out)):
         np.testing.assert_allclose(out[path], np.linalg.norm(leaf, axis=-1).mean(), rtol=1e-6)
     np.testing.assert_allclose(out["dense.kernel"], np.sqrt(2.0), rtol=1e-6)
@@ -45,7 +45,7 @@ def test_tree_map_of_norm_with_the_default_axis_gives_each_leafs_mean_row_norm()
 
 def test_tree_map_with_a_glob_keeps_only_matching_leaves_relative_to_the_prefix():
     metric = metrics.TreeMap(metric=metrics.Norm(tensor="grads.**.kernel"))
-    out = metric.get_state_from_context({"grads": _params(), "params": {}}).compute()
+    out = kontext.flatten_with_path(metric.get_state_from_context({"grads": _params(), "params": {}}).compute())
     assert list(out) == ["dense.kernel", "out.kernel"]
     np.testing.assert_allclose(out["out.kernel"], 1.0)  # the mean of the row norms 2 and 0
 
@@ -55,7 +55,7 @@ def test_tree_map_state_merges_in_jit_and_computes_on_the_host():
     step = jax.jit(metric.get_state_from_context)
     a, b = step({"params": _params()}), step({"params": jax.tree.map(lambda x: 3 * x, _params())})
     merged = jax.device_get(jax.jit(lambda x, y: x.merge(y))(a, b))
-    np.testing.assert_allclose(merged.compute()["dense.bias"], (5.0 + 15.0) / 2)
+    np.testing.assert_allclose(merged.compute()["dense"]["bias"], (5.0 + 15.0) / 2)
 
 
 def test_tree_map_over_two_trees_pairs_their_leaves():

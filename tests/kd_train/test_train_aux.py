@@ -82,9 +82,10 @@ def test_compute_names_dict_results_by_their_keys():
     norms = kd.metrics.TreeMap(metric=kd.metrics.Norm(tensor="params", axis=None))
     aux = AuxState(metric_states={"norm": norms.get_state(tensor=params)})
     values = aux.compute()
-    assert set(values) == {"metrics/norm/dense.kernel", "metrics/norm/dense.bias"}
-    assert values["metrics/norm/dense.kernel"] == pytest.approx(6.0)
-    assert values["metrics/norm/dense.bias"] == pytest.approx(np.sqrt(32.0))
+    # A nested result (TreeMap's) is named by its path, joined with "/" as Kauldron's writer does.
+    assert set(values) == {"metrics/norm/dense/kernel", "metrics/norm/dense/bias"}
+    assert values["metrics/norm/dense/kernel"] == pytest.approx(6.0)
+    assert values["metrics/norm/dense/bias"] == pytest.approx(np.sqrt(32.0))
 
 
 def test_compute_leaves_out_empty_states():
@@ -144,3 +145,11 @@ def test_a_logging_step_gives_every_loss_and_metric():
         np.mean((_mlp(params, batch["x"]) - batch["y"]) ** 2), rel=1e-5
     )
     assert values["metrics/mean_y"] == pytest.approx(batch["y"].mean(), rel=1e-5)
+
+
+def test_a_tree_with_lists_is_named_by_index():
+    params = {"layers": [{"k": jnp.full((2,), 3.0)}, {"k": jnp.full((2,), 4.0)}]}
+    norms = kd.metrics.TreeMap(metric=kd.metrics.Norm(tensor="params", axis=None))
+    values = AuxState(metric_states={"tm": norms.get_state(tensor=params)}).compute()
+    assert set(values) == {"metrics/tm/layers/0/k", "metrics/tm/layers/1/k"}
+    assert values["metrics/tm/layers/1/k"] == pytest.approx(np.sqrt(32.0))

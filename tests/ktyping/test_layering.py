@@ -17,7 +17,7 @@ SOURCE = Path(__file__).resolve().parents[2] / "packages" / "ktyping" / "src" / 
 # Bottom to top: a module imports only modules listed before it (CONTRIBUTING.md has the same map).
 LAYERS = (
     ("_errors", "_config", "_dtypes"),  # exceptions; settings; dtype families by name
-    ("_spec_tree",),  # the spec language's tree: expressions, dims, assignments
+    ("_spec_tree", "_dtype_like"),  # the spec language's tree: expressions, dims, assignments; DType, Axes
     ("_dim_search", "_codegen"),  # matching a shape against dims; straight-line code for plain specs
     ("_spec", "_parser", "_spec_cache"),  # Spec; text -> Spec; parse_spec, once per string
     (

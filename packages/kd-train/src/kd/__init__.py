@@ -6,7 +6,8 @@
     cfg = kd.train.Trainer(...)
 
 The namespaces (`kd.train`, `kd.data`, `kd.losses`, `kd.metrics`, `kd.summaries`, `kd.ckpts`,
-`kd.evals`, `kd.optim`, `kd.nn`, `kd.sharding`, `kd.writers`, `kd.inspect`, `kd.export`, `kd.xm`, `kd.random`) load on
+`kd.evals`, `kd.optim`, `kd.nn`, `kd.sharding`, `kd.writers`, `kd.inspect`, `kd.export`, `kd.xm`, `kd.random`,
+`kd.typing`) load on
 first use, so `import kd` does not import JAX. `kd.kxm` is `kd.xm` under Kauldron's name (`from kd import kxm`).
 """
 
@@ -39,6 +40,7 @@ _NAMESPACES = frozenset(
         "export",
         "xm",
         "random",
+        "typing",
     }
 )
 _ALIASES = {"kxm": "xm"}  # Kauldron's `from kauldron import kxm`
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from kd import sharding as sharding
     from kd import summaries as summaries
     from kd import train as train
+    from kd import typing as typing
     from kd import writers as writers
     from kd import xm as kxm
     from kd import xm as xm
@@ -98,6 +101,7 @@ __all__ = [
     "sharding",
     "summaries",
     "train",
+    "typing",
     "writers",
     "xm",
 ]

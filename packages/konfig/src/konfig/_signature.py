@@ -67,7 +67,10 @@ class InheritedInit:
         options = []
         if getattr(getattr(base, "__dataclass_params__", None), "frozen", False):
             options.append("frozen=True")  # A non-frozen dataclass cannot inherit a frozen one.
-        fields = [f for f in vars(base)["__dataclass_fields__"].values() if getattr(f, "init", True)]
+        import dataclasses
+
+        # The fields proper (a `ClassVar` is listed in `__dataclass_fields__` too, with no `kw_only`).
+        fields = [f for f in dataclasses.fields(base) if getattr(f, "init", True)]
         if all(getattr(f, "kw_only", False) is True for f in fields):
             options.append("kw_only=True")
         self.decorator = (

@@ -20,6 +20,8 @@ from ._config import add_config_override as add_config_override
 from ._config import get_config as get_config
 from ._config import remove_config_override as remove_config_override
 from ._decorator import typechecked as typechecked
+from ._dtype_like import Axes as Axes
+from ._dtype_like import DType as DType
 from ._errors import AmbiguousDimensionError as AmbiguousDimensionError
 from ._errors import DimAssignmentError as DimAssignmentError
 from ._errors import KTypeCheckError as KTypeCheckError
@@ -93,12 +95,14 @@ __all__ = [
     "AmbiguousDimensionError",
     "Array",
     "ArraySpec",
+    "Axes",
     "BFloat16",
     "Bool",
     "Complex",
     "Complex128",
     "Complex64",
     "Config",
+    "DType",
     "DimAssignmentError",
     "Float",
     "Float16",

@@ -41,25 +41,26 @@ __all__ = ["check_type", "dim", "isinstance", "shape"]
 _getframe = sys._getframe
 
 
-def check_type(value: T, annotation: Any) -> T:
+def check_type(value: T, annotation: Any, *, stacklevel: int = 0) -> T:
     """Checks `value` against `annotation` in the active scope, binding its dims; returns `value`.
 
     Raises `NoActiveScopeError` outside a `@typechecked` function or `with typechecked():`.
+    `stacklevel` counts frames above the caller, for wrappers that check on their caller's behalf.
 
         y = ktyping.check_type(encode(x), Float["b n d"])
     """
-    if not enabled_for_caller(1):
+    if not enabled_for_caller(1 + stacklevel):
         return value
     # `scope_of_caller(1)`, its fast path inlined: the caller is the scope's own function or block.
     scope: Any = _scope.SCOPE.get()
-    frame = _getframe(1)
+    frame = _getframe(1 + stacklevel)
     try:
         plan = scope.plan
         own = plan.code is frame.f_code or plan.frame is frame
     except AttributeError:  # no scope, or a plan without a frame: the full check (or its error)
         own = False
     if not own:
-        scope = scope_of_caller(1)
+        scope = scope_of_caller(1 + stacklevel)
     new = compile_annotation(annotation)(value, scope.cands, scope)
     if not new:
         raise _error(value, annotation, scope)
@@ -158,9 +159,12 @@ def _set_active_cands(cands: list[dict[str, Any]]) -> None:
 dim = DimView(_active_cands, _set_active_cands)
 
 
-def shape(spec: str) -> tuple[int, ...]:
-    """The concrete shape a spec describes under the active scope: `np.zeros(shape("b n+1"))`."""
-    scope = scope_of_caller(1)
+def shape(spec: str, *, stacklevel: int = 0) -> tuple[int, ...]:
+    """The concrete shape a spec describes under the active scope: `np.zeros(shape("b n+1"))`.
+
+    `stacklevel` counts frames above the caller, for wrappers that read their caller's dims.
+    """
+    scope = scope_of_caller(1 + stacklevel)
     parsed = parse_spec(spec)
     results = []
     for a in scope.cands:

@@ -116,10 +116,16 @@ class MultiTransform(InitTransform):
 
     def __init__(self, **transforms: InitTransform) -> None:
         for name, transform in transforms.items():
-            if not isinstance(transform, InitTransform):
+            # An InitTransform, or anything with its two methods (kd.optim.UseEmaParams, which kd.optim
+            # cannot subclass from here: kd.optim does not import kd.ckpts).
+            if not isinstance(transform, InitTransform) and not (
+                callable(getattr(transform, "transform", None))
+                and callable(getattr(transform, "transform_after_optimizer", None))
+            ):
                 raise TypeError(
-                    f"MultiTransform({name}=...): expected a kd.ckpts.InitTransform, got "
-                    f"{type(transform).__name__}: {transform!r}."
+                    f"MultiTransform({name}=...): expected a kd.ckpts.InitTransform (or an object with its "
+                    f"transform and transform_after_optimizer methods), got {type(transform).__name__}: "
+                    f"{transform!r}."
                 )
         self._transforms = dict(transforms)
 

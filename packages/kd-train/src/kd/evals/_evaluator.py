@@ -19,6 +19,7 @@ import kontext
 import optax
 
 from kd._root_ref import ROOT_CFG_REF, RootRef
+from kd.ckpts import NoopTransform
 from kd.evals._run_strategies import EveryNSteps, RunStrategy
 from kd.train import ConfigError, KeyPathError, ShapeMismatchError, TrainStep
 
@@ -33,7 +34,10 @@ class Evaluator:
     Attributes (Kauldron's): `name` is the prefix of the logged values (default: the key in `Trainer.evals`);
     `cache` keeps the evaluation batches in memory after the first pass; `discard_opt` is accepted for
     Kauldron configs: an evaluation never reads the optimizer state (the compiled step drops it); `writer`
-    (the Trainer's by default) takes the evaluator's values when set to another writer.
+    (the Trainer's by default) takes the evaluator's values when set to another writer; `init_transform`
+    (anything with `transform(state)`; `kd.ckpts.NoopTransform()` by default) is applied to the state before
+    each evaluation, e.g. `kd.optim.UseEmaParams()` evaluates the moving average of the params (the
+    training state is not changed).
     """
 
     run: RunStrategy = dataclasses.field(default_factory=lambda: EveryNSteps(1000))
@@ -49,11 +53,17 @@ class Evaluator:
     rng_streams: Any = ROOT_CFG_REF.rng_streams
     sharding: Any = ROOT_CFG_REF.sharding
     writer: Any = ROOT_CFG_REF.writer
+    init_transform: Any = dataclasses.field(default_factory=NoopTransform)
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, RunStrategy):
             raise TypeError(
                 f"Evaluator.run: expected a kd.evals run strategy (EveryNSteps(...)), got {self.run!r}"
+            )
+        if not callable(getattr(self.init_transform, "transform", None)):
+            raise TypeError(
+                "Evaluator.init_transform: expected an init transform (an object with transform(state), e.g. "
+                f"kd.optim.UseEmaParams()), got {self.init_transform!r} of type {type(self.init_transform).__name__}"
             )
 
     @functools.cached_property
@@ -95,6 +105,7 @@ class Evaluator:
         """The merged `AuxState` of every evaluated batch (`.compute()`, `.compute_summaries()`)."""
         if self.ds is None:
             raise ConfigError("Evaluator.ds: no evaluation data (set `ds=` or the Trainer's `eval_ds`)")
+        state = self.init_transform.transform(state)
         merged = None
         for batch in self._batches():
             aux = self.evalstep.eval_step(state, batch)

@@ -17,16 +17,22 @@ from ._classification import SoftmaxCrossEntropyWithIntLabels as SoftmaxCrossEnt
 from ._regression import L1 as L1
 from ._regression import L2 as L2
 from ._regression import Huber as Huber
+from ._similarity import NegativeCosineSimilarity as NegativeCosineSimilarity
+from ._values import AbsoluteValue as AbsoluteValue
+from ._values import Value as Value
 
 __all__ = [
     "L1",
     "L2",
+    "AbsoluteValue",
     "Huber",
     "Loss",
+    "NegativeCosineSimilarity",
     "Schedule",
     "SigmoidBinaryCrossEntropy",
     "SoftmaxCrossEntropy",
     "SoftmaxCrossEntropyWithIntLabels",
+    "Value",
     "compute_losses",
     "total_loss",
 ]

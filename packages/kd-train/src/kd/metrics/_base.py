@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from typing import Any
+import functools
+from typing import Any, ClassVar
 
 import kontext
 
@@ -26,7 +27,27 @@ class Metric(abc.ABC):
     context (`logits: kontext.Key = kontext.REQUIRED`) and whose `get_state` takes arguments of
     the same names and returns a `kd.metrics.State`. `get_state` runs inside `jax.jit` on traced
     arrays; the state's `compute()` runs on the host after `jax.device_get`.
+
+    A subclass may declare its state type as a nested class `State` (decorated with
+    `@flax.struct.dataclass` or `@kd.metrics.state_dataclass`); `empty()` is then
+    `State.empty()`. The states `get_state` and `empty` return get `parent=self`
+    (unless already set, as by `TreeReduce`), so states of different metrics do not merge.
     """
+
+    State: ClassVar[type[_state.State]] = _state.State
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        state_cls = cls.__dict__.get("State")
+        if state_cls is not None and "__dataclass_fields__" not in state_cls.__dict__:
+            raise TypeError(
+                f"{cls.__name__}.State must be decorated with @flax.struct.dataclass (or "
+                f"@kd.metrics.state_dataclass); {state_cls.__qualname__} is a plain class."
+            )
+        for name in ("get_state", "empty"):
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "_kd_links_parent", False):
+                setattr(cls, name, _link_parent(method))
 
     @abc.abstractmethod
     def get_state(self, **inputs: Any) -> _state.State:
@@ -43,8 +64,11 @@ class Metric(abc.ABC):
         return self.get_state(**kwargs)
 
     def empty(self) -> _state.State:
-        """A state that merges as a no-op (`EmptyState`)."""
-        return _state.EmptyState()
+        """A state that merges as a no-op: `State.empty()` when the metric declares `State`, else an `EmptyState`."""
+        state_cls = type(self).State
+        if state_cls is _state.State:
+            return _set_parent(_state.EmptyState(), self)
+        return _set_parent(state_cls.empty(), self)
 
     def __call__(self, *, context: Any = None, **inputs: Any) -> Any:
         """`get_state(**inputs).compute()`, or from a context: `metric(context=ctx)`."""
@@ -54,8 +78,25 @@ class Metric(abc.ABC):
                     f"{type(self).__name__}: pass either context= or the inputs by name, "
                     f"not both (got context and {sorted(inputs)})."
                 )
-            return self.get_state_from_context(context).compute()
-        return self.get_state(**inputs).compute()
+            return self.get_state_from_context(context).finalize().compute()
+        return self.get_state(**inputs).finalize().compute()
+
+
+def _set_parent(state: Any, metric: Metric) -> Any:
+    if dataclasses.is_dataclass(state) and getattr(state, "parent", None) is _state.EMPTY:
+        return dataclasses.replace(state, parent=metric)
+    return state
+
+
+def _link_parent(method: Any) -> Any:
+    """`method` returning its state with `parent` set to the metric (when still `EMPTY`)."""
+
+    @functools.wraps(method)
+    def linked(self: Metric, *args: Any, **kwargs: Any) -> Any:
+        return _set_parent(method(self, *args, **kwargs), self)
+
+    linked._kd_links_parent = True  # type: ignore[attr-defined]
+    return linked
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -64,6 +105,8 @@ class NoopMetric(Metric):
 
     Usage: `cfg.train_metrics["grad_norm"] = kd.metrics.NoopMetric()`.
     """
+
+    State = _state.EmptyState
 
     def get_state(self, **inputs: Any) -> _state.EmptyState:
         del inputs

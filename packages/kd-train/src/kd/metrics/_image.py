@@ -79,6 +79,8 @@ class Psnr(_base.Metric):
     in_vrange: tuple[float, float] = (0.0, 1.0)
     clip: float | None = None
 
+    State = AverageState
+
     def __post_init__(self) -> None:
         _check_vrange("Psnr", self.in_vrange)
 
@@ -174,6 +176,8 @@ class Ssim(_base.Metric):
     filter_sigma: float = 1.5
     k1: float = 0.01
     k2: float = 0.03
+
+    State = AverageState
 
     def __post_init__(self) -> None:
         _check_vrange("Ssim", self.in_vrange)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import enum
 import functools
 from typing import Any, TypeVar
 
@@ -26,13 +27,32 @@ _T = TypeVar("_T")
 _StateT = TypeVar("_StateT", bound="State")
 
 
+class _EmptyType(enum.Enum):
+    """The type of `EMPTY` (an enum, so `Literal[_EmptyType.EMPTY]` type-checks)."""
+
+    EMPTY = enum.auto()
+
+
+EMPTY = _EmptyType.EMPTY
+"""Marks a state field as not set yet: `State.parent` before `get_state` links it, every field of `AutoState.empty()`."""
+
+
 def static_field(default: Any = dataclasses.MISSING, **kwargs: Any) -> Any:
     """A state field that is static pytree metadata (a config value), not an array.
 
     Usage: `keep_first: int = static_field(default=5)`.
+
+    Static under `@state_dataclass` and under `@flax.struct.dataclass` alike.
     """
-    metadata = {**kwargs.pop("metadata", {}), "static": True}
+    metadata = {**kwargs.pop("metadata", {}), "static": True, "pytree_node": False}
     return dataclasses.field(default=default, metadata=metadata, **kwargs)
+
+
+def is_static_field(field: dataclasses.Field[Any], static_by_default: bool = False) -> bool:
+    """Whether `field` is static metadata: marked so, or (with `static_by_default`) not marked as data."""
+    if field.metadata.get("static", False) or field.metadata.get("pytree_node", True) is False:
+        return True
+    return static_by_default and not field.metadata.get("pytree_node", False)
 
 
 def state_dataclass(cls: type[_T]) -> type[_T]:
@@ -47,21 +67,34 @@ def state_dataclass(cls: type[_T]) -> type[_T]:
             def merge(self, other): return MaxState(value=jnp.maximum(self.value, other.value))
             def compute(self): return self.value
 
-    Fields made with `static_field` are static metadata; every other field is pytree data.
+    Fields made with `static_field` (and `parent`) are static metadata; every other field is
+    pytree data, except in an `AutoState`, whose data fields are the ones made by its field helpers.
     """
     cls = dataclasses.dataclass(frozen=True, kw_only=True, eq=False)(cls)
-    return jax.tree_util.register_dataclass(cls)
+    by_default = getattr(cls, "_kd_fields_static_by_default", False)
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    meta = [f.name for f in fields if is_static_field(f, by_default)]
+    data = [f.name for f in fields if f.name not in meta]
+    return jax.tree_util.register_dataclass(cls, data_fields=data, meta_fields=meta)
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True, eq=False)
 class State(abc.ABC):
     """Base of metric states: `merge` accumulates two states, `compute` gives the final value.
 
     Usage: `total = state_a.merge(state_b).compute()`.
 
     The `merge` of every subclass is checked: merging with an `EmptyState` (on either side)
-    returns the other state unchanged, and merging two states of different types raises
-    `StateMergeError`, so `merge` implementations only see a state of their own type.
+    returns the other state unchanged, and merging two states of different types, or emitted
+    by different metrics (unequal `parent`s), raises `StateMergeError`, so `merge`
+    implementations only see a state of their own type. The merged state keeps the parent.
+
+    Attributes:
+      parent: the metric that emitted this state (set by `Metric.get_state` and
+        `Metric.empty`; `EMPTY` until then). Static: states of two metrics do not merge.
     """
+
+    parent: Any = static_field(default=EMPTY)  # noqa: RUF009 (a dataclasses.field, not a value)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -76,6 +109,18 @@ class State(abc.ABC):
     @abc.abstractmethod
     def compute(self) -> Any:
         """The final value (on host numpy arrays after `jax.device_get`, and inside `jit` where sensible)."""
+
+    @classmethod
+    def empty(cls: type[_StateT]) -> _StateT:
+        """A state of this type that merges as a no-op (`s.merge(type(s).empty())` computes as `s`)."""
+        raise NotImplementedError(
+            f"{cls.__name__}.empty() is not defined: override the classmethod `empty` to return a "
+            "state that merges as a no-op (e.g. zeros for sums), or subclass kd.metrics.AutoState."
+        )
+
+    def finalize(self: _StateT) -> _StateT:
+        """This state made ready for `compute` on the host (e.g. collected arrays joined); here `self`."""
+        return self
 
     @staticmethod
     def isinstance(obj: Any) -> bool:
@@ -95,7 +140,18 @@ def _checked_merge(merge: Any) -> Any:
                 f"Cannot merge a {type(self).__name__} with a {type(other).__name__}: "
                 "only states of the same type (emitted by the same metric) merge."
             )
-        return merge(self, other)
+        parent, other_parent = getattr(self, "parent", EMPTY), getattr(other, "parent", EMPTY)
+        if parent is EMPTY:
+            parent = other_parent
+        elif other_parent is not EMPTY and other_parent != parent:
+            raise _errors.StateMergeError(
+                f"Cannot merge {type(self).__name__} states from different metrics: {parent!r} and "
+                f"{other_parent!r}. Each metric accumulates its own states (equal configs and keys)."
+            )
+        merged = merge(self, other)
+        if parent is not EMPTY and getattr(merged, "parent", parent) is not parent:
+            merged = dataclasses.replace(merged, parent=parent)
+        return merged
 
     checked._kd_checked_merge = True  # type: ignore[attr-defined]
     return checked
@@ -108,6 +164,10 @@ class EmptyState(State):
     Usage: `SkipIfMissing` emits it when a key is missing; `compute()` returns `{}`, a metric
     with no values, which a writer flattening dict results writes as nothing.
     """
+
+    @classmethod
+    def empty(cls) -> EmptyState:
+        return cls()
 
     def merge(self, other: State) -> State:
         return other
@@ -163,6 +223,10 @@ class AverageState(State):
             count = jnp.broadcast_to(mask, values.shape).sum(dtype=jnp.float32)
         return cls(total=total, count=count, **static)  # type: ignore[call-arg]
 
+    @classmethod
+    def empty(cls: type[_T]) -> _T:
+        return cls(total=jnp.zeros((), jnp.float32), count=jnp.zeros((), jnp.float32))  # type: ignore[call-arg]
+
     def merge(self, other: AverageState) -> AverageState:
         return dataclasses.replace(self, total=self.total + other.total, count=self.count + other.count)
 
@@ -194,6 +258,10 @@ class SumState(State):
 
     total: Any
 
+    @classmethod
+    def empty(cls) -> SumState:
+        return cls(total=jnp.zeros((), jnp.float32))
+
     def merge(self, other: SumState) -> SumState:
         return dataclasses.replace(self, total=self.total + other.total)
 
@@ -202,7 +270,22 @@ class SumState(State):
 
 
 def _data_fields(state: Any) -> list[str]:
-    return [f.name for f in dataclasses.fields(state) if not f.metadata.get("static", False)]
+    return [f.name for f in dataclasses.fields(state) if not is_static_field(f)]
+
+
+def to_host(x: Any) -> Any:
+    """`x` as a numpy array, or unchanged when it is a tracer (inside `jit`)."""
+    return x if isinstance(x, jax.core.Tracer) else np.asarray(x)
+
+
+class StateOutput(dict):
+    """What collecting states compute: a dict whose values are also attributes (`out.images`)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"no collected field {name!r}; the fields are {sorted(self)}.") from None
 
 
 def _as_rows(x: Any) -> Any:
@@ -240,6 +323,10 @@ class CollectingState(State):
     reducing state when the values need not all be kept.
     """
 
+    @classmethod
+    def empty(cls: type[_T]) -> _T:
+        return cls(**{f.name: None for f in dataclasses.fields(cls) if not is_static_field(f)})  # type: ignore[arg-type]
+
     def merge(self, other: CollectingState) -> CollectingState:
         merged = {
             name: _tree_concat(getattr(self, name), getattr(other, name)) for name in _data_fields(self)
@@ -247,8 +334,8 @@ class CollectingState(State):
         return dataclasses.replace(self, **merged)
 
     def compute(self) -> dict[str, Any]:
-        """`{field name: concatenated values}` (scalars collected as rows)."""
-        return {name: jax.tree.map(_as_rows, getattr(self, name)) for name in _data_fields(self)}
+        """`{field name: concatenated values}` (scalars collected as rows); also attributes."""
+        return StateOutput({name: jax.tree.map(_as_rows, getattr(self, name)) for name in _data_fields(self)})
 
 
 def _tree_concat(a: Any, b: Any) -> Any:
@@ -278,7 +365,19 @@ class CollectFirstState(State):
 
     keep_first: int = static_field(default=1)
 
+    @classmethod
+    def empty(cls: type[_T]) -> _T:
+        """A state with nothing collected: it merges with states keeping any number of rows."""
+        return cls(**{f.name: None for f in dataclasses.fields(cls) if not is_static_field(f)})  # type: ignore[arg-type]
+
+    def _is_empty(self) -> bool:
+        return all(getattr(self, name) is None for name in _data_fields(self))
+
     def merge(self, other: CollectFirstState) -> CollectFirstState:
+        if other._is_empty():
+            return self
+        if self._is_empty():
+            return other
         if self.keep_first != other.keep_first:
             raise _errors.StateMergeError(
                 f"Cannot merge {type(self).__name__} states keeping a different number of rows: "
@@ -291,11 +390,13 @@ class CollectFirstState(State):
         return dataclasses.replace(self, **merged)
 
     def compute(self) -> dict[str, Any]:
-        """`{field name: the first keep_first rows}`."""
-        return {
-            name: jax.tree.map(lambda x: _as_rows(x)[: self.keep_first], getattr(self, name))
-            for name in _data_fields(self)
-        }
+        """`{field name: the first keep_first rows}` (numpy arrays outside `jit`); also attributes."""
+        return StateOutput(
+            {
+                name: jax.tree.map(lambda x: to_host(_as_rows(x)[: self.keep_first]), getattr(self, name))
+                for name in _data_fields(self)
+            }
+        )
 
 
 def _tree_concat_first(a: Any, b: Any, keep: int) -> Any:

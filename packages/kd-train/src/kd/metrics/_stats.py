@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from typing import Any, Literal
 
 import jax.numpy as jnp
@@ -34,6 +35,8 @@ class Average(_base.Metric):
     values: kontext.Key = kontext.REQUIRED
     mask: kontext.Key | None = None
 
+    State = AverageState
+
     @ktyping.typechecked
     def get_state(
         self,
@@ -54,7 +57,19 @@ class NormState(AverageState):
     aggregation: str = _state.static_field(default="average")
     power: float = _state.static_field(default=2.0)
 
+    @classmethod
+    def empty(cls, aggregation: str = "average", power: float = 2.0) -> NormState:
+        return cls(
+            total=jnp.zeros((), jnp.float32),
+            count=jnp.zeros((), jnp.float32),
+            aggregation=aggregation,
+            power=power,
+        )
+
     def merge(self, other: NormState) -> NormState:
+        parent = self.parent if self.parent is not _state.EMPTY else other.parent
+        if isinstance(parent, Norm) and parent.axis is None and parent.aggregation_type is None:
+            warnings.warn(_AXIS_NONE_WARNING, UserWarning, stacklevel=3)
         if (self.aggregation, self.power) != (other.aggregation, other.power):
             raise _errors.StateMergeError(
                 "Cannot merge Norm states of different settings: "
@@ -67,6 +82,14 @@ class NormState(AverageState):
         if self.aggregation == "concat":
             return self.total ** (1.0 / self.power)
         return super().compute()
+
+
+_AXIS_NONE_WARNING = (
+    "Merging states of Norm(axis=None) (in a TreeReduce, or across steps) averages the norms of the "
+    "individual leaves; it is not the norm of all the leaves concatenated. Set "
+    'aggregation_type="concat" for that norm, or aggregation_type="average" to keep the average '
+    "without this warning."
+)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -100,6 +123,8 @@ class Norm(_base.Metric):
     axis: int | tuple[int, int] | None = -1
     ord: float | int | str | None = None
     aggregation_type: Literal["average", "concat"] | None = None
+
+    State = NormState
 
     def __post_init__(self) -> None:
         if self.aggregation_type not in (None, "average", "concat"):
@@ -137,10 +162,17 @@ class Norm(_base.Metric):
                     f"Norm: mask of shape {mask.shape} does not broadcast to the norms' shape {norm.shape} "
                     f"(tensor {tensor.shape} with axis={self.axis} kept as size 1)."
                 ) from None
-        aggregation = self.aggregation_type or "average"
-        power = 2.0 if self.ord in (None, "fro") else float(self.ord)  # type: ignore[arg-type]
+        aggregation, power = self._aggregation()
         values = norm if aggregation == "average" else norm**power
         return NormState.from_values(values, mask=mask, aggregation=aggregation, power=power)
+
+    def _aggregation(self) -> tuple[str, float]:
+        power = 2.0 if self.ord in (None, "fro") else float(self.ord)  # type: ignore[arg-type]
+        return self.aggregation_type or "average", power
+
+    def empty(self) -> NormState:
+        aggregation, power = self._aggregation()
+        return NormState.empty(aggregation=aggregation, power=power)
 
 
 def _is_power_norm(ord_: Any) -> bool:
@@ -171,6 +203,11 @@ class StdState(_state.State):
             count=mask.sum(),
         )
 
+    @classmethod
+    def empty(cls) -> StdState:
+        zero = jnp.zeros((), jnp.float32)
+        return cls(total=zero, sum_of_squares=zero, count=zero)
+
     def merge(self, other: StdState) -> StdState:
         return dataclasses.replace(
             self,
@@ -200,6 +237,8 @@ class Std(_base.Metric):
     values: kontext.Key = kontext.REQUIRED
     mask: kontext.Key | None = None
 
+    State = StdState
+
     @ktyping.typechecked
     def get_state(
         self,
@@ -207,3 +246,32 @@ class Std(_base.Metric):
         mask: Bool["*#any"] | Float["*#any"] | None = None,
     ) -> StdState:
         return StdState.from_values(values, mask=mask)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SingleDimension(_base.Metric):
+    """One entry of the last axis of a tensor (`tensor[..., index]`), averaged over everything else.
+
+    Usage: `kd.metrics.SingleDimension(tensor="preds.xyz", index=2)` tracks the mean z coordinate.
+
+    Attributes:
+      tensor: key of the tensor `(*b, n)`.
+      index: the entry of the last axis to keep (negative counts from the end); `None` averages
+        the whole tensor.
+    """
+
+    tensor: kontext.Key = kontext.REQUIRED
+    index: int | None = 0
+
+    State = AverageState
+
+    @ktyping.typechecked
+    def get_state(self, tensor: Float["*any"]) -> AverageState:
+        if self.index is not None:
+            if tensor.ndim == 0 or not -tensor.shape[-1] <= self.index < tensor.shape[-1]:
+                raise ValueError(
+                    f"SingleDimension: index={self.index} is out of range for a tensor of shape "
+                    f"{tuple(tensor.shape)} (it indexes the last axis); use index=None to average it all."
+                )
+            tensor = tensor[..., self.index]
+        return AverageState.from_values(tensor)

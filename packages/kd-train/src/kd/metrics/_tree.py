@@ -11,6 +11,7 @@ import functools
 import warnings
 from typing import Any
 
+import jax
 import kontext
 
 from . import _base, _errors, _state, _stats
@@ -18,29 +19,55 @@ from . import _base, _errors, _state, _stats
 
 @_state.state_dataclass
 class TreeState(_state.State):
-    """A flat dict of per-leaf states: `compute()` is `{leaf path: leaf state's compute()}`.
+    """A tree of per-leaf states: `compute()` is the same tree of each state's `compute()`.
 
-    Usage: `TreeMap(...).get_state(tensor=params).compute()["dense.kernel"]`.
+    Usage: `TreeMap(...).get_state(tensor=params).compute()["dense"]["kernel"]`.
     """
 
-    tree: dict[str, _state.State] = dataclasses.field(default_factory=dict)
+    tree: Any = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def empty(cls) -> TreeState:
+        return cls()
 
     def merge(self, other: TreeState) -> TreeState:
         if not self.tree:
             return other
         if not other.tree:
             return self
-        if list(self.tree) != list(other.tree):
-            only_self = sorted(set(self.tree) - set(other.tree))
-            only_other = sorted(set(other.tree) - set(self.tree))
+        mine, theirs = _state_paths(self.tree), _state_paths(other.tree)
+        if mine != theirs:
             raise _errors.StateMergeError(
-                f"Cannot merge TreeStates of different leaves: only in the first {only_self}, "
-                f"only in the second {only_other}."
+                f"Cannot merge TreeStates of different leaves: only in the first {sorted(set(mine) - set(theirs))}, "
+                f"only in the second {sorted(set(theirs) - set(mine))}."
             )
-        return TreeState(tree={k: s.merge(other.tree[k]) for k, s in self.tree.items()})
+        merged = jax.tree.map(lambda a, b: a.merge(b), self.tree, other.tree, is_leaf=_state.State.isinstance)
+        return dataclasses.replace(self, tree=merged)
 
-    def compute(self) -> dict[str, Any]:
-        return {path: state.compute() for path, state in self.tree.items()}
+    def finalize(self) -> TreeState:
+        return dataclasses.replace(
+            self, tree=jax.tree.map(lambda s: s.finalize(), self.tree, is_leaf=_state.State.isinstance)
+        )
+
+    def compute(self) -> Any:
+        return jax.tree.map(lambda s: s.compute(), self.tree, is_leaf=_state.State.isinstance)
+
+
+def _state_paths(tree: Any) -> list[str]:
+    leaves = jax.tree_util.tree_leaves_with_path(tree, is_leaf=_state.State.isinstance)
+    return [jax.tree_util.keystr(path) for path, _ in leaves]
+
+
+def _dotted(key_path: Any) -> str:
+    """A jax key path as a kontext-style path: `dense.kernel`, `layers[0].bias`."""
+    out = ""
+    for key in key_path:
+        if isinstance(key, jax.tree_util.SequenceKey):
+            out += f"[{key.idx}]"
+        else:
+            name = getattr(key, "key", getattr(key, "name", key))
+            out += f".{name}" if out else str(name)
+    return out
 
 
 def _split_glob(path: Any) -> tuple[str, kontext.GlobPath | None]:
@@ -75,55 +102,64 @@ class _TreeMetric(_base.Metric):
         kwargs = kontext.resolve_from_keyed_obj(context, self, func=self.metric.get_state)
         return self.get_state(**kwargs)
 
-    def _leaf_states(self, trees: dict[str, Any]) -> dict[str, _state.State]:
-        """`{leaf path: inner metric state}` for trees given at the keys' wildcard-free prefixes."""
+    def _leaf_states(self, trees: dict[str, Any]) -> Any:
+        """A tree of inner metric states, shaped like the trees given at the keys' wildcard-free prefixes."""
         keypaths = {
             name: path for name, path in kontext.get_keypaths(self.metric).items() if path is not None
         }
-        flat: dict[str, dict[str, Any]] = {}
+        selected: dict[str, Any] = {}
         for name, tree in trees.items():
             glob = _split_glob(keypaths[name])[1] if name in keypaths else None
-            if glob is not None:
-                tree = kontext.filter_by_path(tree, glob)
-            flat[name] = kontext.flatten_with_path(tree)
+            selected[name] = tree if glob is None else kontext.filter_by_path(tree, glob)
         owner = f"{type(self).__name__}({type(self.metric).__name__})"
+        flat = {name: kontext.flatten_with_path(tree) for name, tree in selected.items()}
         # A single leaf at the root (a scalar `step`) is passed to every leaf's metric.
-        shared = {name: leaves[""] for name, leaves in flat.items() if list(leaves) == [""]}
-        mapped = {name: leaves for name, leaves in flat.items() if name not in shared}
-        if not mapped:  # Every tree is a single array: one state, under the path "".
-            mapped, shared = {name: {"": value} for name, value in shared.items()}, {}
-        first_name, first = next(iter(mapped.items()))
-        if not any(mapped.values()):
+        shared = {name: selected[name] for name, leaves in flat.items() if list(leaves) == [""]}
+        mapped = {name: tree for name, tree in selected.items() if name not in shared}
+        if not mapped:  # Every tree is a single array: one state, for that array.
+            mapped, shared = shared, {}
+        first_name = next(iter(mapped))
+        if not any(flat[name] for name in mapped):
             paths = ", ".join(f"{name}={str(keypaths.get(name, name))!r}" for name in mapped)
             raise kontext.PathNotFoundError(
                 f"{owner}: no leaf of the context matches {paths}.", path=str(keypaths.get(first_name, ""))
             )
-        for name, leaves in mapped.items():
-            if leaves.keys() != first.keys():
+        for name in mapped:
+            if flat[name].keys() != flat[first_name].keys():
                 raise ValueError(
                     f"{owner}: the trees of {first_name!r} and {name!r} have different leaves: "
-                    f"{sorted(first)} and {sorted(leaves)}."
+                    f"{sorted(flat[first_name])} and {sorted(flat[name])}."
                 )
-        states = {}
-        for leaf in first:
-            inputs = {**shared, **{name: leaves[leaf] for name, leaves in mapped.items()}}
+        names = list(mapped)
+
+        def leaf_state(key_path: Any, *leaves: Any) -> _state.State:
+            leaf = _dotted(key_path)
             try:
-                states[leaf] = self.metric.get_state(**inputs)
+                return self.metric.get_state(**shared, **dict(zip(names, leaves)))
             except Exception as e:
                 e.add_note(f"(raised by {owner} on the leaf {leaf!r})")
                 raise
-        return states
+
+        try:
+            return jax.tree_util.tree_map_with_path(leaf_state, *mapped.values())
+        except ValueError as e:
+            if "structure" not in str(e) and "Custom node" not in str(e):
+                raise
+            raise ValueError(
+                f"{owner}: the trees of {names} have different structures (dict vs list, or "
+                f"different containers) though the same leaf paths: {sorted(flat[first_name])}."
+            ) from e
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class TreeMap(_TreeMetric):
-    """Applies `metric` to every leaf of the tree its keys point at; computes a flat dict.
+    """Applies `metric` to every leaf of the tree its keys point at; computes a tree of the same shape.
 
     Usage: `kd.metrics.TreeMap(metric=kd.metrics.Norm(tensor="params", axis=None))` computes
-    `{"dense.kernel": ..., "dense.bias": ...}` (leaf paths relative to `params`).
+    `{"dense": {"kernel": ..., "bias": ...}}` (the tree at `params`, each leaf's value).
 
     A key may be a glob (`"grads.**.kernel"`, `"params.*.bias"`): only the matching leaves are
-    used, and result keys are relative to the part before the first wildcard (`"dense.kernel"`).
+    kept, in the tree under the part before the first wildcard (`{"dense": {"kernel": ...}}`).
     With several keys (`L2(preds=..., targets=...)`) the trees must have the same leaves; a key
     that points at a single array (`step`) is given to every leaf.
 
@@ -134,6 +170,8 @@ class TreeMap(_TreeMetric):
     def get_state(self, **trees: Any) -> TreeState:
         """The per-leaf states of the inner metric; `trees` are given at the keys' wildcard-free prefixes."""
         return TreeState(tree=self._leaf_states(trees))
+
+    State = TreeState
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -161,5 +199,9 @@ class TreeReduce(_TreeMetric):
 
     def get_state(self, **trees: Any) -> _state.State:
         """The merge of the inner metric's per-leaf states (of the inner metric's state type)."""
-        states = self._leaf_states(trees).values()
+        states = jax.tree.leaves(self._leaf_states(trees), is_leaf=_state.State.isinstance)
         return functools.reduce(lambda a, b: a.merge(b), states)
+
+    def empty(self) -> _state.State:
+        """The inner metric's empty state (its parent is the inner metric, like the states emitted)."""
+        return self.metric.empty()

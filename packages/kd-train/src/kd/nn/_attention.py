@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 from flax import linen as nn
 
-from kd.nn._train_property import is_training
+from kd.nn._train_property import accept_training_property, is_training
 
 
 def dot_product_attention_weights(
@@ -45,6 +45,7 @@ def dot_product_attention_weights(
     return jax.nn.softmax(logits.astype(dtype), axis=softmax_axis).astype(logits.dtype)
 
 
+@accept_training_property
 class ImprovedMultiHeadDotProductAttention(nn.Module):
     """Multi-head attention with a softmax axis, an additive bias, optional q/k LayerNorm and no dropout.
 
@@ -131,6 +132,7 @@ class ImprovedMultiHeadDotProductAttention(nn.Module):
         )(mixed)
 
 
+@accept_training_property
 class MultiHeadDotProductAttention(nn.MultiHeadDotProductAttention):
     """flax's attention, its dropout on while the Trainer trains (`kd.nn.is_training()`), not `deterministic`.
 

@@ -9,3 +9,11 @@ class VariantError(ValueError):
 
 class PatchSizeError(ValueError):
     """An image whose height or width is not a multiple of the patch size."""
+
+
+class TrainingModeError(RuntimeError, ValueError):
+    """The training mode was read where none is set, or set to something that is not a bool.
+
+    A RuntimeError (kd's `is_training()` outside a forward pass) and a ValueError (Kauldron's
+    `train_property` raises one), so code written against either catches it.
+    """

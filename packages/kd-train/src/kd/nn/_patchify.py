@@ -11,6 +11,7 @@ import jax
 from flax import linen as nn
 
 from kd.nn._errors import PatchSizeError
+from kd.nn._train_property import accept_training_property
 
 
 def as_pair(size: int | tuple[int, int]) -> tuple[int, int]:
@@ -43,6 +44,7 @@ def patch_grid(image_shape: tuple[int, ...], patch_size: tuple[int, int]) -> tup
     return height // patch_h, width // patch_w
 
 
+@accept_training_property
 class Patchify(nn.Module):
     """Cuts images `(*b, h, w, c)` into patches: tokens `(*b, h/ph * w/pw, ph * pw * c)`, row-major patches.
 
@@ -61,6 +63,7 @@ class Patchify(nn.Module):
         return grid.reshape(*batch, rows * cols, patch_h * patch_w * channels)
 
 
+@accept_training_property
 class PatchifyEmbed(nn.Module):
     """Cuts images into patches and projects each linearly (a strided conv `patchifier`): `(*b, n, hidden)`.
 

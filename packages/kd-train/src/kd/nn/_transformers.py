@@ -14,8 +14,10 @@ import jax
 from flax import linen as nn
 
 from kd.nn._attention import ImprovedMultiHeadDotProductAttention
+from kd.nn._train_property import accept_training_property
 
 
+@accept_training_property
 class TransformerMLP(nn.Module):
     """Dense `dense_in` (hidden_size, default 4 x d), activation, Dense `dense_out` back to d.
 
@@ -63,6 +65,7 @@ def _block_parts(
     }
 
 
+@accept_training_property
 class _Block(nn.Module):
     """The fields every block has; `from_spec` builds one from sizes."""
 

@@ -21,6 +21,7 @@ from kd.nn._attention import ImprovedMultiHeadDotProductAttention
 from kd.nn._errors import VariantError
 from kd.nn._patchify import PatchifyEmbed, as_pair
 from kd.nn._pos_embeddings import LearnedEmbedding
+from kd.nn._train_property import accept_training_property
 from kd.nn._transformers import PreNormBlock, TransformerMLP
 
 # name: (hidden_size, num_layers, mlp_size, num_heads), Table 2 of arxiv.org/abs/2106.04560 (and `mu`, tiny).
@@ -106,6 +107,7 @@ class ViTSpec:
         return sizes
 
 
+@accept_training_property
 class VitEncoder(nn.Module):
     """Patches embedded, a position embedding added, transformer blocks, a final norm: tokens `(*b, n, d)`.
 
@@ -190,6 +192,7 @@ class VitEncoder(nn.Module):
 _MODES = ("gap", "cls_token", "cls_token_forced")
 
 
+@accept_training_property
 class Vit(nn.Module):
     """A ViT classifier: encoder tokens pooled (mean, or the first token), a tanh `pre_logits` Dense, then
     `classifier_head`; returns `{"logits": (*b, num_classes)}`.
@@ -226,6 +229,7 @@ class Vit(nn.Module):
         return {"logits": logits}
 
 
+@accept_training_property
 class VitAutoEncoder(nn.Module):
     """Encodes images to tokens and decodes each token linearly (`decoder`) to `h*w*c / n` values, laid
     back in raster order: `{"image": (*b, h, w, c)}`.

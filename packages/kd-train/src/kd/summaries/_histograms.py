@@ -1,6 +1,7 @@
-"""`Histogram`: a sample of a tensor's values, for a writer to show as a histogram.
+"""`Histogram` / `HistogramSummary`: a tensor's values, for a writer to show as a histogram.
 
-kd.summaries.Histogram(tensor="preds.logits", num_buckets=30)
+kd.summaries.Histogram(tensor="preds.logits", num_buckets=30)         # a bounded, evenly spaced sample
+kd.summaries.HistogramSummary(tensor="preds.logits", num_buckets=30)  # Kauldron's: every value seen
 """
 
 # ruff: noqa: UP037
@@ -30,6 +31,11 @@ class HistogramValue:
 
     values: np.ndarray
     num_buckets: int
+
+    @property
+    def tensor(self) -> np.ndarray:
+        """The values under the name of Kauldron's `Histogram` output (`Histogram.tensor`)."""
+        return self.values
 
     def counts(self) -> tuple[np.ndarray, np.ndarray]:
         """`np.histogram(values, bins=num_buckets)`: the counts and the `num_buckets + 1` bucket edges."""
@@ -91,3 +97,61 @@ class Histogram(_base.Summary):
         stride = max(1, math.ceil(flat.size / self.max_values))
         values = flat[::stride][: self.max_values]
         return HistogramState(values=values, num_buckets=self.num_buckets, keep_first=self.max_values)
+
+
+@metrics.state_dataclass
+class HistogramSummaryState(metrics.CollectingState):
+    """Every value seen (flat), concatenated across merges; `compute()` gives a `HistogramValue`.
+
+    Usage: `HistogramSummary(tensor="x").get_state(tensor=x).merge(other).compute()`.
+    """
+
+    tensor: Any = None
+    num_buckets: int = metrics.static_field(default=30)
+
+    def merge(self, other: HistogramSummaryState) -> HistogramSummaryState:
+        if self.num_buckets != other.num_buckets:
+            raise metrics.StateMergeError(
+                f"Cannot merge HistogramSummaryStates of {self.num_buckets} and {other.num_buckets} buckets."
+            )
+        return super().merge(other)
+
+    def compute(self) -> HistogramValue:
+        """Every collected value as a `HistogramValue` (host only); raises ValueError when there is none."""
+        values = np.zeros((0,), np.float32) if self.tensor is None else np.asarray(self.tensor).reshape(-1)
+        if values.size == 0:
+            raise ValueError(
+                "HistogramSummary: no values to show, the collected tensor is empty "
+                f"(shape {values.shape}, dtype {values.dtype})."
+            )
+        return HistogramValue(values=values, num_buckets=self.num_buckets)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class HistogramSummary(_base.Summary):
+    """Kauldron's histogram summary: every element of a tensor, over all the batches seen.
+
+    Usage: `kd.summaries.HistogramSummary(tensor="preds.logits", num_buckets=50)`.
+
+    Unlike `Histogram`, nothing is sampled: the state grows with each merge (its shape changes, so
+    merges of states of different sizes compile again under `jit`), and `compute()` raises ValueError
+    when the values are empty. Its value is a `HistogramValue` (`.tensor` and `.num_buckets`, the fields
+    of Kauldron's `Histogram` output).
+
+    Attributes:
+      tensor: key of the tensor (any shape, any numeric dtype; flattened).
+      num_buckets: number of buckets the writer shows.
+    """
+
+    tensor: kontext.Key = kontext.REQUIRED
+    num_buckets: int = 30
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.num_buckets, int) and self.num_buckets >= 1):
+            raise ValueError(
+                f"HistogramSummary: num_buckets must be a positive int, got {self.num_buckets!r}."
+            )
+
+    @ktyping.typechecked
+    def get_state(self, tensor: Num["..."] | Bool["..."]) -> HistogramSummaryState:
+        return HistogramSummaryState(tensor=jnp.ravel(tensor), num_buckets=self.num_buckets)

@@ -69,5 +69,9 @@ def _put(out: dict[str, Any], name: str, value: Any) -> None:
         for key, sub in value.items():
             _put(out, f"{name}/{key}", sub)
         return
+    if isinstance(value, list | tuple) and any(isinstance(v, Mapping | list | tuple) for v in value):
+        for index, sub in enumerate(value):  # A tree (TreeMap's result over a list of layers): by index.
+            _put(out, f"{name}/{index}", sub)
+        return
     array = np.asarray(value)
     out[name] = float(array) if array.ndim == 0 else array

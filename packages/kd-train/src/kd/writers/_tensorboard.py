@@ -53,7 +53,7 @@ def import_tensorboardx() -> Any:
 
 @dataclasses.dataclass(kw_only=True)
 class TensorBoardWriter(Writer):
-    """Writes scalars, images, histograms and texts as TensorBoard event files under the Trainer's workdir.
+    """Writes scalars, images, histograms, texts and point clouds as TensorBoard event files under the Trainer's workdir.
 
     Usage: `writer=kd.writers.MultiWriter(writers=[kd.writers.PrintWriter(), kd.writers.TensorBoardWriter()])`.
 
@@ -65,7 +65,11 @@ class TensorBoardWriter(Writer):
     evaluator named `train` therefore shares the training folder and tags.)
 
     What `write_summaries` makes of a value, by its type and shape:
-      - `str`: a text.
+      - `str`: a text; a sequence or 1-d array of `str` (`kd.summaries.ShowTexts`): a text table, one
+        row per text.
+      - an object with `point_clouds`, `point_colors` and `configs` (a `kd.summaries.PointCloud`): a
+        point cloud in TensorBoard's mesh dashboard (vertices `(1, n, 3)`, colours scaled to [0, 255],
+        `configs` as its three.js settings; no faces).
       - an object with `values` and `num_buckets` (a `kd.summaries.HistogramValue`): a histogram of
         its values in `num_buckets` buckets.
       - an array `(n, h, w, c)` with c in {1, 3, 4}: the n images (grey, RGB, RGBA) tiled in one image,
@@ -192,6 +196,11 @@ class TensorBoardWriter(Writer):
         summary = import_tensorboardx().summary
         if isinstance(value, str):
             return lambda tag: _text(tag, value)
+        texts = _texts(value)
+        if texts is not None:  # kd.summaries.ShowTexts: a table of texts, one row each
+            return None if not texts else (lambda tag: _text_table(tag, texts))
+        if hasattr(value, "point_clouds") and hasattr(value, "point_colors"):  # kd.summaries.PointCloud
+            return _point_cloud_maker(value)
         if hasattr(value, "values") and hasattr(value, "num_buckets"):
             values = _finite(value.values)
             if values.size == 0:
@@ -296,3 +305,51 @@ def _text(tag: str, text: str) -> Any:
     proto = import_tensorboardx().summary.text(tag, text)
     proto.value[0].tag = tag  # tensorboardX appends "/text_summary"; the tag stays the logged name
     return proto
+
+
+def _texts(value: Any) -> list[str] | None:
+    """The texts of a sequence or 1-d array whose every element is a `str`, else None."""
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1 or value.dtype.kind not in "OU":
+            return None
+        items = value.tolist()
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        return None
+    if not all(isinstance(item, str) for item in items):
+        return None
+    return items
+
+
+def _text_table(tag: str, texts: list[str]) -> Any:
+    """A text summary of a 1-d string tensor (TensorBoard shows it as a table, one row per text)."""
+    proto = _text(tag, "")
+    tensor = proto.value[0].tensor
+    del tensor.string_val[:]
+    tensor.string_val.extend(text.encode("utf-8") for text in texts)
+    tensor.tensor_shape.dim[0].size = len(texts)
+    return proto
+
+
+def _point_cloud_maker(cloud: Any) -> Any:
+    """tag -> a mesh-plugin Summary of the points (and colours) of a `kd.summaries.PointCloud`, or None
+    when it has no point."""
+    points = np.asarray(cloud.point_clouds, np.float64).reshape(-1, 3)
+    if points.shape[0] == 0:
+        return None
+    colors = None
+    if cloud.point_colors is not None:
+        raw = np.asarray(cloud.point_colors)
+        if np.issubdtype(raw.dtype, np.floating):
+            colors = np.round(np.nan_to_num(np.clip(raw, 0.0, 1.0)) * 255.0)
+        else:
+            colors = np.clip(raw, 0, 255).astype(np.float64)
+        colors = colors.reshape(-1, 3)[None]
+    configs = None if cloud.configs is None else {k: dict(v) for k, v in dict(cloud.configs).items()}
+    summary = import_tensorboardx().summary
+
+    def make(tag: str) -> Any:
+        return summary.mesh(tag, vertices=points[None], colors=colors, faces=None, config_dict=configs)
+
+    return make
