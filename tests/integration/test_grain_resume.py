@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import random
-import re
 import signal
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from pathlib import Path
 import jax
 import kd
 import numpy as np
-from run_logs import logged_step, rows
+from run_logs import logged_step, rows, saved_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 NUM_STEPS, LOG_EVERY, SAVE_EVERY = 240, 10, 40
@@ -33,15 +32,6 @@ def _command(workdir: Path) -> list[str]:
 
 def _env() -> dict[str, str]:
     return {**os.environ, "JAX_PLATFORMS": "cpu"}
-
-
-def _saved_steps(workdir: Path) -> list[int]:
-    """The steps of the complete checkpoints (orbax renames a step's folder to `ckpt_N` once it is written)."""
-    try:
-        names = os.listdir(workdir / "checkpoints")
-    except FileNotFoundError:
-        return []
-    return sorted(int(name[5:]) for name in names if re.fullmatch(r"ckpt_\d+", name))
 
 
 def _final_state(workdir: Path):
@@ -61,7 +51,7 @@ def test_the_grain_example_killed_and_rerun_ends_as_if_never_interrupted(tmp_pat
     rng = random.Random(seed)
     history = []
     for _ in range(2):
-        done, saved_before = logged_step(interrupted), _saved_steps(interrupted)
+        done, saved_before = logged_step(interrupted), saved_steps(interrupted)
         target = rng.randint(done + 1, done + 2 * SAVE_EVERY)
         process = subprocess.Popen(
             _command(interrupted), cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -69,7 +59,7 @@ def test_the_grain_example_killed_and_rerun_ends_as_if_never_interrupted(tmp_pat
         deadline = time.monotonic() + 300
         # Killed at the random step, once this run has saved a checkpoint of its own (it resumes from one).
         while (
-            logged_step(interrupted) < target or _saved_steps(interrupted)[-1:] == saved_before[-1:]
+            logged_step(interrupted) < target or saved_steps(interrupted)[-1:] == saved_before[-1:]
         ) and process.poll() is None:
             assert time.monotonic() < deadline, "the run never reached the step"
             time.sleep(0.005)

@@ -19,7 +19,7 @@ from pathlib import Path
 import jax
 import kd
 import numpy as np
-from run_logs import logged_step, rows
+from run_logs import logged_step, rows, saved_steps
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 CONFIG = Path(__file__).resolve().parent / "resumable" / "config.py"
@@ -64,7 +64,9 @@ def _kill_at_step(workdir: Path, target: int) -> tuple[str, str]:
     """Runs until the log reaches `target`, then SIGKILL: `(what happened, stderr)`."""
     process = _start(workdir)
     deadline = time.monotonic() + 120
-    while logged_step(workdir) < target and process.poll() is None:
+    # Also once a checkpoint is complete: killed before its first, a run leaves logs and nothing to resume,
+    # and the rerun refuses to overwrite them (as it should).
+    while (logged_step(workdir) < target or not saved_steps(workdir)) and process.poll() is None:
         assert time.monotonic() < deadline, "the run never reached the step"
         time.sleep(0.002)
     if process.poll() is not None:
@@ -76,7 +78,7 @@ def _kill_while_writing(workdir: Path) -> tuple[str, str]:
     """Runs until a checkpoint save is in flight, then SIGKILL."""
     process = _start(workdir)
     deadline = time.monotonic() + 120
-    while not _writing(workdir) and process.poll() is None:
+    while not (_writing(workdir) and saved_steps(workdir)) and process.poll() is None:
         assert time.monotonic() < deadline, "no checkpoint was ever written"
     if process.poll() is not None:
         return "finished before the kill", process.communicate()[1]

@@ -72,3 +72,16 @@ def test_unknown_namespace_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="no attribute 'trian'"):
         kd.trian  # noqa: B018
+
+
+def test_importing_every_namespace_starts_no_jax_backend():
+    # On several hosts `jax.distributed.initialize` must come before any backend starts, and the config is
+    # loaded (its imports run) first: a module-level `jnp.array(...)` anywhere in kd breaks multi-host runs.
+    code = (
+        "import jax._src.xla_bridge as xb, kd\n"
+        "for name in sorted(kd._NAMESPACES): __import__('kd.' + name)\n"
+        "import kd.data.py, kd.data.iters\n"
+        "assert not xb.backends_are_initialized(), 'importing kd started a JAX backend'\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr[-2000:]

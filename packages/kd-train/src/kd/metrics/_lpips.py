@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import kontext
 import ktyping
+import numpy as np
 from ktyping import Bool, Float
 
 from . import _base
@@ -30,9 +31,10 @@ _WEIGHTS_HELP = (
 
 # (features, convolutions) of the five VGG-16 stages whose outputs LPIPS compares.
 _STAGES = ((64, 2), (128, 2), (256, 3), (512, 3), (512, 3))
-# ImageNet statistics of the LPIPS VGG input, for images in [0, 1].
-_SHIFT = (1.0 + jnp.array([-0.030, -0.088, -0.188])) / 2.0
-_SCALE = jnp.array([0.458, 0.448, 0.450]) / 2.0
+# ImageNet statistics of the LPIPS VGG input, for images in [0, 1]. NumPy: importing kd must not start JAX's
+# backend (jax.distributed.initialize has to come first on several hosts).
+_SHIFT = (1.0 + np.array([-0.030, -0.088, -0.188], np.float32)) / 2.0
+_SCALE = np.array([0.458, 0.448, 0.450], np.float32) / 2.0
 
 
 class _Lpips(nn.Module):
