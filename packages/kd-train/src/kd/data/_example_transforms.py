@@ -28,7 +28,8 @@ def transform_list(transforms: Any, *, owner: str) -> list[tuple[str, Any]]:
     if isinstance(transforms, Sequence) and not isinstance(transforms, str):
         return [(str(i), t) for i, t in enumerate(transforms)]
     raise TypeError(
-        f"{owner}.transforms must be a list or a dict of transforms; got {type(transforms).__name__}"
+        f"{owner}.transforms must be a list or a dict of transforms; got {type(transforms).__name__}: "
+        f"{transforms!r} (write transforms=[...] for one)"
     )
 
 
@@ -105,11 +106,26 @@ def _map_fn(t: Any) -> Callable[[Any], Any]:
 
 
 def _call(fn: Callable[..., Any], args: tuple[Any, ...], owner: str, label: str, t: Any) -> Any:
-    try:
-        return fn(*args)
-    except Exception as e:
-        e.add_note(f"raised by {owner}.transforms[{label}]: {t!r}")
-        raise
+    return Noted(fn, t, f"{owner}.transforms[{label}]")(*args)
+
+
+class Noted:
+    """Calls `fn`; an exception leaving it gets a note saying which transform of which pipeline raised."""
+
+    def __init__(self, fn: Callable[..., Any], transform: Any, where: str) -> None:
+        self._fn = fn
+        self._note = f"raised by {where}: {transform!r}"
+
+    def __call__(self, *args: Any) -> Any:
+        try:
+            return self._fn(*args)
+        except Exception as e:
+            if self._note not in getattr(e, "__notes__", ()):
+                e.add_note(self._note)
+            raise
+
+    def __repr__(self) -> str:
+        return self._note.removeprefix("raised by ")
 
 
 def _stack(examples: list[Any], *, owner: str) -> Any:

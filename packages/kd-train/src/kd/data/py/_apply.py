@@ -14,12 +14,12 @@ a note naming the pipeline and the transform's position.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import grain
 
-from kd.data import _transform_base
+from kd.data import _example_transforms, _transform_base
 
 
 class SliceDataset:
@@ -29,7 +29,6 @@ class SliceDataset:
     """
 
     def __init__(self, start: int | None = None, stop: int | None = None, step: int | None = None, /) -> None:
-        self._args = (start, stop, step)
         if stop is None and step is None:  # `SliceDataset(stop)`, like `range(stop)`.
             start, stop = None, start
         self.slice = slice(start, stop, step)
@@ -46,13 +45,8 @@ class SliceDataset:
 
 def apply_transforms(ds: grain.MapDataset, transforms: Any, *, owner: str) -> grain.MapDataset:
     """`ds` with each of `transforms` applied in order."""
-    items = list(transforms.items()) if isinstance(transforms, Mapping) else list(enumerate(transforms))
-    if not isinstance(transforms, Mapping | Sequence) or isinstance(transforms, str):
-        raise TypeError(
-            f"{owner}.transforms must be a list or a dict of transforms; got {type(transforms).__name__}"
-        )
-    for label, transform in items:
-        ds = _apply(ds, transform, where=f"{owner}.transforms[{label!r}]")
+    for label, transform in _example_transforms.transform_list(transforms, owner=owner):
+        ds = _apply(ds, transform, where=f"{owner}.transforms[{label}]")
     return ds
 
 
@@ -64,45 +58,26 @@ def _apply(ds: grain.MapDataset, transform: Any, *, where: str) -> grain.MapData
     if isinstance(transform, grain.transforms.Filter):
         return ds.filter(_Filter(transform.filter, transform, where, limit=len(ds)))
     if isinstance(transform, grain.transforms.RandomMap):
-        return ds.random_map(_Noted(transform.random_map, transform, where))
+        return ds.random_map(_example_transforms.Noted(transform.random_map, transform, where))
     if isinstance(transform, grain.transforms.MapWithIndex):
-        return ds.map_with_index(_Noted(transform.map_with_index, transform, where))
+        return ds.map_with_index(_example_transforms.Noted(transform.map_with_index, transform, where))
     if isinstance(transform, grain.transforms.Map):
-        return ds.map(_Noted(transform.map, transform, where))
+        return ds.map(_example_transforms.Noted(transform.map, transform, where))
     if isinstance(transform, _transform_base.MapTransform):
-        return ds.map(_Noted(transform.map, transform, where))
+        return ds.map(_example_transforms.Noted(transform.map, transform, where))
     if isinstance(transform, _transform_base.FilterTransform):
         return ds.filter(_Filter(transform.filter, transform, where, limit=len(ds)))
     if callable(getattr(transform, "random_map", None)):
-        return ds.random_map(_Noted(transform.random_map, transform, where))
+        return ds.random_map(_example_transforms.Noted(transform.random_map, transform, where))
     if callable(transform):
-        return ds.map(_Noted(transform, transform, where))
+        return ds.map(_example_transforms.Noted(transform, transform, where))
     raise TypeError(
         f"{where} must be a kd.data transform (MapTransform, FilterTransform, a random transform), a grain "
         f"transform or a function of an example; got {type(transform).__name__}: {transform!r}"
     )
 
 
-class _Noted:
-    """Calls `fn`; an exception leaving it gets a note saying which transform of which pipeline raised."""
-
-    def __init__(self, fn: Callable[..., Any], transform: Any, where: str) -> None:
-        self._fn = fn
-        self._note = f"raised by {where}: {transform!r}"
-
-    def __call__(self, *args: Any) -> Any:
-        try:
-            return self._fn(*args)
-        except Exception as e:
-            if self._note not in getattr(e, "__notes__", ()):
-                e.add_note(self._note)
-            raise
-
-    def __repr__(self) -> str:
-        return self._note.removeprefix("raised by ")
-
-
-class _Filter(_Noted):
+class _Filter(_example_transforms.Noted):
     """A filter that raises once it has refused a whole epoch of examples in a row: nothing passes it, and an
     endless pipeline would otherwise look for a next example forever."""
 

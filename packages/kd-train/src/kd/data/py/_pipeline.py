@@ -22,7 +22,7 @@ import functools
 import math
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import grain
@@ -30,7 +30,7 @@ import jax
 
 from kd import random as kd_random
 from kd._root_ref import RootRef
-from kd.data import _base, _checks, _errors, _iters
+from kd.data import _base, _checks, _errors, _example_transforms, _iters
 from kd.data.py import _apply
 
 
@@ -79,11 +79,7 @@ class PyGrainPipeline(_base.Pipeline):
         super().__post_init__()
         object.__setattr__(self, "batch_drop_remainder", _drop_remainder(self.batch_drop_remainder))
         owner = type(self).__name__
-        if not isinstance(self.transforms, Mapping | Sequence) or isinstance(self.transforms, str):
-            raise TypeError(
-                f"{owner}.transforms must be a list (or a dict) of transforms; got {type(self.transforms).__name__}: "
-                f"{self.transforms!r} (write transforms=[...] for one)"
-            )
+        _example_transforms.transform_list(self.transforms, owner=owner)  # A list or a dict, checked now.
         if not _checks.is_int(self.num_workers, at_least=0):
             raise ValueError(f"{owner}: num_workers must be an int >= 0; got {self.num_workers!r}")
         if not _checks.is_int(self.per_worker_buffer_size, at_least=1):
@@ -99,7 +95,8 @@ class PyGrainPipeline(_base.Pipeline):
 
     def uses_randomness(self) -> bool:
         """Whether the examples depend on the seed (shuffling, random transforms)."""
-        return any(_is_random(t) for t in _transform_list(self.transforms))
+        items = _example_transforms.transform_list(self.transforms, owner=type(self).__name__)
+        return any(_example_transforms.is_random(t) for _, t in items)
 
     # ---- the pipeline ----
 
@@ -262,18 +259,6 @@ def _drop_remainder(value: bool | str | DropRemainder) -> DropRemainder:
             f"batch_drop_remainder={value!r} is not a valid DropRemainder: expected True, False, "
             f"{', '.join(repr(m.value) for m in DropRemainder)}{hint}"
         ) from None
-
-
-def _transform_list(transforms: Any) -> list[Any]:
-    if isinstance(transforms, dict) or (hasattr(transforms, "values") and callable(transforms.values)):
-        return list(transforms.values())
-    return list(transforms)
-
-
-def _is_random(transform: Any) -> bool:
-    return isinstance(transform, grain.transforms.RandomMap) or callable(
-        getattr(transform, "random_map", None)
-    )
 
 
 def _num_workers(num_workers: int) -> int:
