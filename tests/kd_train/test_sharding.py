@@ -17,13 +17,45 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 def test_defaults_split_the_batch_and_replicate_the_state():
     strategy = kd.sharding.ShardingStrategy()
-    assert strategy.batch == strategy.ds == kd.sharding.FIRST_DIM == "first_dim"
-    assert strategy.params == strategy.collections == kd.sharding.REPLICATED
+    assert strategy.batch == strategy.ds == "first_dim"
+    assert strategy.params == strategy.collections == "replicated"
     assert strategy.opt_state is None  # laid out like the parameter each optimizer leaf mirrors
+    assert strategy.batch_sharding.spec == PartitionSpec("devices")
 
 
 def test_ds_is_kauldrons_older_name_for_batch():
-    assert kd.sharding.ShardingStrategy(ds=kd.sharding.REPLICATED).batch == kd.sharding.REPLICATED
+    assert kd.sharding.ShardingStrategy(ds=kd.sharding.REPLICATED).batch is kd.sharding.REPLICATED
+
+
+def test_first_dim_and_replicated_are_real_jax_shardings_made_once():
+    # Kauldron's: `jax.device_put(x, kd.sharding.REPLICATED)` works; every access gives the same object.
+    assert isinstance(kd.sharding.FIRST_DIM, NamedSharding) and kd.sharding.FIRST_DIM is kd.sharding.FIRST_DIM
+    assert kd.sharding.FIRST_DIM.spec == PartitionSpec("devices")
+    assert kd.sharding.REPLICATED.spec == PartitionSpec()
+    x = jax.device_put(np.arange(8.0), kd.sharding.REPLICATED)
+    assert x.sharding.is_fully_replicated
+
+
+def test_a_strategy_lays_the_named_shardings_out_on_its_own_mesh():
+    # kd.sharding.FIRST_DIM inside a strategy with a mesh of its own: along that mesh's data axis, as the name.
+    strategy = kd.sharding.ShardingStrategy(mesh={"data": -1}, batch=kd.sharding.FIRST_DIM)
+    assert strategy.batch_sharding.spec == PartitionSpec("data")
+    assert strategy.batch_sharding.mesh.axis_names == ("data",)
+
+
+def test_device_put_places_a_tree_and_refuses_a_bare_partition_spec():
+    placed = kd.sharding.device_put(
+        {"tokens": np.arange(8).reshape(4, 2), "none": None}, kd.sharding.FIRST_DIM
+    )
+    assert isinstance(placed["tokens"], jax.Array) and placed["tokens"].sharding == kd.sharding.FIRST_DIM
+    assert placed["none"] is None
+    step = kd.sharding.device_put(3, "replicated")  # a Python scalar (Kauldron's `step`), a sharding's name
+    assert int(step) == 3 and step.sharding.is_fully_replicated
+    assert isinstance(kd.sharding.device_put(np.ones(2), None), jax.Array)
+    with pytest.raises(TypeError, match="names no devices"):
+        kd.sharding.device_put(np.ones(2), PartitionSpec())
+    with pytest.raises(TypeError, match="did you mean 'replicated'"):
+        kd.sharding.device_put(np.ones(2), "replicatd")
 
 
 def test_named_shardings_split_the_first_axis_or_replicate():

@@ -7,7 +7,7 @@
 
 The namespaces (`kd.train`, `kd.data`, `kd.losses`, `kd.metrics`, `kd.summaries`, `kd.ckpts`,
 `kd.evals`, `kd.optim`, `kd.nn`, `kd.sharding`, `kd.writers`, `kd.inspect`, `kd.export`, `kd.xm`, `kd.random`,
-`kd.typing`) load on
+`kd.typing`, `kd.utils`, `kd.kdash`, `kd.kauldron_alias`) load on
 first use, so `import kd` does not import JAX. `kd.kxm` is `kd.xm` under Kauldron's name (`from kd import kxm`).
 """
 
@@ -41,6 +41,9 @@ _NAMESPACES = frozenset(
         "xm",
         "random",
         "typing",
+        "utils",
+        "kdash",
+        "kauldron_alias",
     }
 )
 _ALIASES = {"kxm": "xm"}  # Kauldron's `from kauldron import kxm`
@@ -52,6 +55,8 @@ if TYPE_CHECKING:
     from kd import evals as evals
     from kd import export as export
     from kd import inspect as inspect
+    from kd import kauldron_alias as kauldron_alias
+    from kd import kdash as kdash
     from kd import losses as losses
     from kd import metrics as metrics
     from kd import nn as nn
@@ -61,6 +66,7 @@ if TYPE_CHECKING:
     from kd import summaries as summaries
     from kd import train as train
     from kd import typing as typing
+    from kd import utils as utils
     from kd import writers as writers
     from kd import xm as kxm
     from kd import xm as xm
@@ -89,6 +95,8 @@ __all__ = [
     "evals",
     "export",
     "inspect",
+    "kauldron_alias",
+    "kdash",
     "konfig",
     "kontext",
     "ktyping",
@@ -102,6 +110,7 @@ __all__ = [
     "summaries",
     "train",
     "typing",
+    "utils",
     "writers",
     "xm",
 ]

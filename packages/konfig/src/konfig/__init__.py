@@ -49,6 +49,7 @@ from ._errors import TargetNotFoundError as TargetNotFoundError
 from ._export import export as export
 from ._export import export_qualname as export_qualname
 from ._immutable_dict import ImmutableDict as ImmutableDict
+from ._immutable_dict import freeze_dict_attrs as freeze_dict_attrs
 from ._immutable_dict import unfreeze as unfreeze
 from ._json_decode import from_json as from_json
 from ._json_writer import to_json as to_json
@@ -112,4 +113,5 @@ __all__ = [
     "expand_sweep",
     "sweep_items",
     "unfreeze",
+    "freeze_dict_attrs",
 ]

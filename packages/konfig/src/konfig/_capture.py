@@ -330,6 +330,15 @@ class _Proxy:
                 try:
                     value = _real_import(submodule)
                 except TargetNotFoundError as e:
+                    cause = e.__cause__
+                    missing = getattr(cause, "name", None)
+                    if missing and missing != submodule and not submodule.startswith(missing + "."):
+                        # The submodule exists; something it imports does not: say so, not "no submodule".
+                        raise TargetNotFoundError(
+                            f"{submodule} exists but cannot be imported: {cause} (a dependency of it is "
+                            "missing; install it, or defer the import with `konfig.imports(lazy=True)`)",
+                            name=submodule,
+                        ) from cause
                     if value is not _MISSING:
                         return _Proxy(value.__name__, "", value)
                     if refusal:  # The module's own explanation (e.g. "not ported; use ...").

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from typing import Any
 
 
@@ -79,6 +79,12 @@ class ImmutableDict(Mapping):
         if not isinstance(other, Mapping):
             return NotImplemented
         return ImmutableDict._wrap({**self._data, **other})
+
+    def __ror__(self, other: Any) -> Any:
+        """`a_dict | frozen`: a plain dict, as the left operand's type (Kauldron's immutabledict does so)."""
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return {**other, **self._data}
 
     def __repr__(self) -> str:
         """Kauldron's layout: one `key: value,` line per item, unless all fit in a few characters.
@@ -160,6 +166,22 @@ def unfreeze(value: Any) -> Any:
     Usage: `params = konfig.unfreeze(konfig.resolve(cfg.params))` (Kauldron's `immutabledict.unfreeze`).
     """
     return _unfreeze(value)
+
+
+def freeze_dict_attrs(obj: Any, attributes: Iterable[str]) -> None:
+    """Replaces each named attribute of `obj` that holds a dict by an `ImmutableDict` (in place, frozen
+    dataclasses included), as Kauldron's `immutabledict.freeze_dict_attrs`.
+
+    Usage: in `__post_init__`: `konfig.freeze_dict_attrs(self, ["losses", "metrics"])`.
+    """
+    for name in attributes:
+        value = getattr(obj, name)
+        if isinstance(value, dict):
+            object.__setattr__(obj, name, ImmutableDict(value))
+        elif not isinstance(value, (ImmutableDict, Mapping)):
+            raise TypeError(
+                f"freeze_dict_attrs: {type(obj).__name__}.{name} is a {type(value).__name__}, not a dict: {value!r}"
+            )
 
 
 def _unfreeze(value: Any) -> Any:

@@ -2,9 +2,11 @@
 
 cfg.evals = {"eval": kd.evals.Evaluator(run=kd.evals.EveryNSteps(100), num_batches=None)}
 values = trainer.evals["eval"].evaluate(state=state, step=100)  # {"losses/<name>": ..., "metrics/<name>": ...}
+class MyEval(kd.evals.EvaluatorBase): ...  # Kauldron's base: implement evaluate(state, step), write via self.writer
 kd.evals.evaluate_checkpoints(trainer)  # each checkpoint of trainer.workdir, as `kd-train eval` does
 """
 
+from ._base import EvaluatorBase as EvaluatorBase
 from ._evaluator import Evaluator as Evaluator
 from ._run_strategies import EveryNSteps as EveryNSteps
 from ._run_strategies import Final as Final
@@ -19,6 +21,7 @@ from ._standalone import evaluate_checkpoints as evaluate_checkpoints
 __all__ = [
     "EVAL_METRICS_FILE",
     "Evaluator",
+    "EvaluatorBase",
     "EveryNSteps",
     "Final",
     "Once",

@@ -20,6 +20,7 @@ import optax
 
 from kd._root_ref import ROOT_CFG_REF, RootRef
 from kd.ckpts import NoopTransform
+from kd.evals._base import EvaluatorBase
 from kd.evals._run_strategies import EveryNSteps, RunStrategy
 from kd.train import ConfigError, KeyPathError, ShapeMismatchError, TrainStep
 
@@ -129,3 +130,6 @@ class Evaluator:
             return batches
         kept = self.__dict__["_cached_batches"] = list(batches)
         return kept
+
+
+EvaluatorBase.register(Evaluator)  # isinstance(evaluator, kd.evals.EvaluatorBase), as in Kauldron

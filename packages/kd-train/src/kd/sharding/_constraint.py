@@ -10,16 +10,45 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import jax
+import numpy as np
 from jax.sharding import PartitionSpec
 
 from kd.sharding import _strategy
 
 _T = TypeVar("_T")
 
-# A sharding tree: a prefix of the value's tree whose leaves are None (keep what JAX infers), a
-# jax.sharding.Sharding (or a PartitionSpec, FIRST_DIM, REPLICATED) for the whole subtree, or a function of the subtree
-# returning a sharding tree for it.
 ShardingTree = Any
+"""A sharding tree: a prefix of a value's tree whose leaves are None (keep what JAX infers), a
+`jax.sharding.Sharding` (or a PartitionSpec, `FIRST_DIM`, `REPLICATED`) for the whole subtree, or a function
+of the subtree returning a sharding tree for it (Kauldron's `kd.sharding.ShardingTree`)."""
+
+
+def device_put(arrays: _T, sharding: Any) -> _T:
+    """Kauldron's: `arrays` (a tree of host or device arrays, Python scalars too) as global arrays laid out
+    by `sharding` (a `jax.sharding.Sharding`, `kd.sharding.FIRST_DIM` / `REPLICATED`, or None: JAX's default
+    device). On several processes each gives its own rows of a `FIRST_DIM` array, or the whole of a
+    replicated one.
+
+    Usage: `tokens = kd.sharding.device_put(tokens, kd.sharding.FIRST_DIM)`.
+    """
+    if sharding is None:
+        return jax.device_put(arrays)
+    resolved = _as_sharding(sharding)
+    if isinstance(resolved, PartitionSpec):
+        raise TypeError(
+            f"device_put: a PartitionSpec ({resolved}) names no devices; give a jax.sharding.NamedSharding "
+            "(a mesh and the spec), or kd.sharding.FIRST_DIM / REPLICATED"
+        )
+
+    def put(leaf: Any) -> Any:
+        if isinstance(leaf, (bool, int, float, complex)):
+            leaf = np.asarray(leaf)
+        if jax.process_count() == 1:
+            return jax.device_put(leaf, resolved)
+        with jax.transfer_guard("allow"):
+            return jax.make_array_from_process_local_data(resolved, np.asarray(leaf))
+
+    return jax.tree.map(put, arrays)
 
 
 def with_sharding_constraint(x: _T, sharding: ShardingTree) -> _T:
@@ -78,7 +107,7 @@ def _as_sharding(value: Any) -> jax.sharding.Sharding | PartitionSpec:
         _strategy.REPLICATED: _strategy.replicated,
     }
     if isinstance(value, str) and value in named:
-        return named[value]()
+        return _strategy.named_sharding(value)
     near = difflib.get_close_matches(value, list(named), n=1) if isinstance(value, str) else []
     hint = f"; did you mean {near[0]!r}?" if near else ""
     raise TypeError(

@@ -49,9 +49,33 @@ def replicated() -> NamedSharding:
     return NamedSharding(_default_mesh(), PartitionSpec())
 
 
+# The names a config may give; `kd.sharding.FIRST_DIM` / `REPLICATED` are the shardings themselves
+# (`named_sharding`), made on first use so that importing kd queries no device.
 FIRST_DIM = "first_dim"
 REPLICATED = "replicated"
 _NAMED = (FIRST_DIM, REPLICATED)
+_MADE: dict[str, NamedSharding] = {}
+
+
+def named_sharding(name: str) -> NamedSharding:
+    """The one `NamedSharding` over all devices for `FIRST_DIM` / `REPLICATED` (cached: the same object)."""
+    made = _MADE.get(name)
+    if made is None:
+        made = _MADE[name] = first_dim() if name == FIRST_DIM else replicated()
+    return made
+
+
+def name_of(value: Any) -> str | None:
+    """`FIRST_DIM` / `REPLICATED` for those names and for the shardings `kd.sharding.FIRST_DIM` /
+    `REPLICATED` give (a ShardingStrategy lays them out on its own mesh); None for anything else."""
+    if isinstance(value, str):
+        return value if value in _NAMED else None
+    for name, made in _MADE.items():
+        if value is made:
+            return name
+    return None
+
+
 _PARTS = ("params", "collections", "opt_state")
 
 
@@ -117,6 +141,7 @@ class ShardingStrategy:
         return next(iter(self.mesh)) if self.mesh else AXIS
 
     def _named(self, value: Any, where: str) -> jax.sharding.Sharding:
+        value = name_of(value) or value
         if isinstance(value, jax.sharding.Sharding):
             return value
         if value == FIRST_DIM:

@@ -39,6 +39,35 @@ class Context:
     def replace(self, **changes: Any) -> Context:
         return dataclasses.replace(self, **changes)
 
+    @classmethod
+    def from_state_and_batch(cls, *, state: Any, batch: Any) -> Context:
+        """Kauldron's: the context of a step about to run on `state` (a TrainState) and `batch`.
+
+        Usage: `context = kd.train.Context.from_state_and_batch(state=state, batch=batch)`.
+        """
+        return cls(
+            step=state.step,
+            batch=batch,
+            params=state.params,
+            collections=getattr(state, "collections", None),
+            opt_state=getattr(state, "opt_state", None),
+        )
+
+    def get_aux_state(
+        self, *, return_losses: bool = False, return_metrics: bool = False, return_summaries: bool = False
+    ) -> Any:
+        """Kauldron's: the chosen states of this context as a `kd.train.AuxiliariesState` (to merge, `|`).
+
+        Usage: `aux = context.get_aux_state(return_metrics=True)`, after `Auxiliaries(...).update_context`.
+        """
+        from kd.train._forward import AuxiliariesState
+
+        return AuxiliariesState(
+            loss_states=dict(self.loss_states or {}) if return_losses else {},
+            metric_states=dict(self.metric_states or {}) if return_metrics else {},
+            summary_states=dict(self.summary_states or {}) if return_summaries else {},
+        )
+
     def available_paths(self) -> list[str]:
         """Every leaf path a key can name (`"batch.image"`, `"params.dense.kernel"`), for messages."""
         return [str(path) for path in kontext.flatten_with_path(_without_none(self))]

@@ -276,6 +276,13 @@ def evaluate_and_write(
     values: dict[str, Any] = {}
     for name, evaluator in evaluators.items():
         prefix = getattr(evaluator, "name", None) or name
+        if not callable(getattr(evaluator, "evaluate_states", None)):
+            # Kauldron's EvaluatorBase: `evaluate` computes and writes through the evaluator's own writer.
+            with during(f"evaluator {name!r} at step {step}"):
+                result = evaluator.evaluate(state, step)
+            if isinstance(result, Mapping):
+                values.update({f"{prefix}/{key}": _host(value) for key, value in result.items()})
+            continue
         target = _own_writer(evaluator, run_writer)
         target = writer if target is None else target
         _, scalars, summaries = rows.setdefault(id(target), (target, {}, {}))

@@ -75,6 +75,77 @@ class Writer:
     def close(self) -> None:
         self.flush()
 
+    def collection_writer(self, collection: str) -> Writer:
+        """This writer with every logged name prefixed by `collection/` (what an evaluator writes through).
+
+        Usage: `writer.collection_writer("sampling").write_scalars(100, {"metrics/bleu": 0.3})` logs
+        `sampling/metrics/bleu`.
+        """
+        return CollectionWriter(writer=self, collection=collection)
+
+    def write_step_metrics(
+        self,
+        *,
+        step: int,
+        aux: Any,
+        schedules: Mapping[str, Any] | None = None,
+        log_summaries: bool = False,
+        timer: Any = None,
+    ) -> None:
+        """Kauldron's: writes the computed values of `aux` (a `kd.train.AuxiliariesState`), the `schedules`
+        values (as `schedules/<name>`) and, with `log_summaries`, the summaries.
+
+        Usage: `self.writer.write_step_metrics(step=step, aux=aux_state, schedules={}, log_summaries=True)`.
+        `timer` is accepted for Kauldron code (kd logs its performance values itself).
+        """
+        del timer
+        from kd.train._aux import AuxState
+
+        scalars = dict(AuxState.compute(aux)) if aux is not None else {}
+        for name, value in (schedules or {}).items():
+            scalars[f"schedules/{name}"] = float(np.asarray(value))
+        if scalars:
+            self.write_scalars(step, scalars)
+        if log_summaries and aux is not None:
+            summaries = AuxState.compute_summaries(aux)
+            if summaries:
+                self.write_summaries(step, summaries)
+
+
+@dataclasses.dataclass(kw_only=True)
+class CollectionWriter(Writer):
+    """Writes to `writer` with every name prefixed by `collection/`; made by `writer.collection_writer(name)`.
+
+    Usage: `kd.writers.CollectionWriter(writer=trainer.writer, collection="sampling")`. Only process 0
+    writes (as the Trainer's own rows); closing it leaves `writer` open (it is shared).
+    """
+
+    writer: Writer
+    collection: str
+
+    def write_scalars(self, step: int, scalars: Mapping[str, float]) -> None:
+        if _lead_process():
+            self.writer.write_scalars(step, {f"{self.collection}/{k}": v for k, v in scalars.items()})
+
+    def write_summaries(self, step: int, summaries: Mapping[str, Any]) -> None:
+        if _lead_process():
+            self.writer.write_summaries(step, {f"{self.collection}/{k}": v for k, v in summaries.items()})
+
+    def flush(self) -> None:
+        self.writer.flush()
+
+    def close(self) -> None:
+        self.writer.flush()
+
+    def collection_writer(self, collection: str) -> Writer:
+        return CollectionWriter(writer=self.writer, collection=collection)
+
+
+def _lead_process() -> bool:
+    import jax
+
+    return jax.process_index() == 0
+
 
 @dataclasses.dataclass(kw_only=True)
 class NoopWriter(Writer):

@@ -14,8 +14,10 @@ import dataclasses
 import functools
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import konfig
 
 from kd.data.py import _pipeline
 
@@ -44,7 +46,29 @@ class DataSource(_pipeline.DataSourceBase):
     def random_access_source(self) -> Any:
         if isinstance(self.data_source, Mapping):
             return ArraysSource(self.data_source)
+        if isinstance(self.data_source, (list, tuple)):
+            return ExamplesSource(self.data_source)
         return self.data_source
+
+
+class ExamplesSource:
+    """A list of examples read as a source: `source[i]` is a fresh copy of example i (dicts as plain,
+    mutable dicts, also when the list came frozen from a config), so a transform may change it in place.
+
+    Usage: `kd.data.py.DataSource([{"src": "hello", "dst": "world"}, ...])` (a list is wrapped so).
+    """
+
+    def __init__(self, examples: Sequence[Any]) -> None:
+        self._examples = examples
+
+    def __len__(self) -> int:
+        return len(self._examples)
+
+    def __getitem__(self, index: int) -> Any:
+        return copy.deepcopy(konfig.unfreeze(self._examples[index]))
+
+    def __repr__(self) -> str:
+        return f"ExamplesSource({len(self._examples)} examples)"
 
 
 class ArraysSource:

@@ -1,0 +1,133 @@
+"""`kd.kauldron_alias`: `import kauldron...` gives kd's own modules; Kauldron-spelled configs run unchanged."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import kd
+import konfig
+import kontext
+import ktyping
+import pytest
+
+KD_TRAIN = shutil.which("kd-train", path=os.path.dirname(sys.executable)) or "kd-train"
+
+
+@pytest.fixture
+def alias():
+    kd.kauldron_alias.install()
+    yield kd.kauldron_alias
+    kd.kauldron_alias.uninstall()
+
+
+def test_kauldron_names_are_the_very_modules_of_ours(alias) -> None:
+    from kauldron import kd as kauldron_kd
+    from kauldron import konfig as kauldron_konfig
+    from kauldron.ktyping import array_type_meta
+
+    assert kauldron_kd is kd
+    assert kauldron_konfig is konfig
+    assert importlib.import_module("kauldron.kontext") is kontext
+    assert importlib.import_module("kauldron.ktyping") is ktyping
+    assert array_type_meta is ktyping.array_type_meta
+    assert importlib.import_module("kauldron.kd.train") is kd.train
+    assert importlib.import_module("kauldron.kd.data.py") is kd.data.py
+    assert importlib.import_module("kauldron.checkpoints") is kd.ckpts
+    assert importlib.import_module("kauldron.modules") is kd.nn
+    assert importlib.import_module("kauldron.typing") is kd.typing
+    assert importlib.import_module("kauldron.utils.sharding_utils") is kd.sharding
+    assert importlib.import_module("kauldron.utils.config_util") is kd.utils.config_util
+    # One class, not a second copy: what konfig resolves by Kauldron's path is ours.
+    assert importlib.import_module("kauldron.kd.train").Trainer is kd.train.Trainer
+    # Our modules keep their own spec (the import system would have overwritten it).
+    assert kd.__spec__.name == "kd" and kd.train.__spec__.name == "kd.train"
+
+
+def test_deeper_kauldron_modules_are_views_onto_our_namespaces(alias) -> None:
+    from kauldron.metrics import base
+    from kauldron.utils.immutabledict import immutabledict_lib
+
+    assert base.Metric is kd.metrics.Metric
+    assert immutabledict_lib.ImmutableDict is konfig.ImmutableDict
+    with pytest.raises(
+        AttributeError, match=r"kauldron.metrics.base.NoSuchMetric: kd has no such name .*kd.metrics"
+    ):
+        base.NoSuchMetric  # noqa: B018
+
+
+def test_names_that_are_no_module_are_not_found(alias) -> None:
+    # konfig asks whether `kauldron.kd.data.py.Tfds` is a module: it is a class, so the finder says no.
+    assert importlib.util.find_spec("kauldron.kd.data.py.Tfds") is None
+    with pytest.raises(ModuleNotFoundError, match=r"kauldron\.nothing_here"):
+        importlib.import_module("kauldron.nothing_here")
+    with pytest.raises(ModuleNotFoundError, match=r"kd has no kd\.contrib"):
+        importlib.import_module("kauldron.contrib")
+
+
+def test_uninstall_forgets_the_alias(alias) -> None:
+    import kauldron.kd  # noqa: F401
+
+    alias.uninstall()
+    assert not alias.is_installed()
+    assert not [name for name in sys.modules if name.split(".")[0] == "kauldron"]
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("kauldron.kd")
+    alias.install()  # the fixture uninstalls again
+
+
+def test_the_alias_refuses_when_the_real_kauldron_is_importable(tmp_path, monkeypatch) -> None:
+    (tmp_path / "kauldron").mkdir()
+    (tmp_path / "kauldron" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    with pytest.raises(kd.kauldron_alias.KauldronInstalledError, match="the real Kauldron is installed"):
+        kd.kauldron_alias.install()
+    assert kd.kauldron_alias.install_if_possible() is False
+    assert not kd.kauldron_alias.is_installed()
+
+
+def test_a_kauldron_config_runs_through_kd_train_unchanged(tmp_path) -> None:
+    config = tmp_path / "kauldron_config.py"
+    config.write_text(
+        textwrap.dedent(
+            """
+            from kauldron import konfig
+
+            with konfig.imports():
+                from kauldron import kd
+                import optax
+                from flax import linen as nn
+
+
+            def get_config():
+                return kd.train.Trainer(
+                    train_ds=kd.data.InMemoryPipeline(
+                        loader=kd.data.SyntheticRegression(num_examples=64), batch_size=16, shuffle=True
+                    ),
+                    model=kd.nn.ExternalModule(model=nn.Dense(features=1), keys="batch.x"),
+                    train_losses={"l2": kd.losses.L2(preds="preds", targets="batch.y")},
+                    optimizer=optax.adam(1e-2),
+                    num_train_steps=20,
+                    log_metrics_every=10,
+                )
+            """
+        )
+    )
+    workdir = tmp_path / "run"
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.run(
+        [KD_TRAIN, f"--cfg={config}", f"--cfg.workdir={workdir}"],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [json.loads(line) for line in (workdir / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows if "losses/l2" in row] == [1, 10, 20]
+    saved = json.loads((workdir / "config.json").read_text())
+    assert saved["__qualname__"] == "kauldron.kd.train:Trainer"  # the config as written, Kauldron's paths
