@@ -4,13 +4,15 @@
     hatch run ecosystem-gemma --gemma-repo ...        # the same
 
 An on-demand check (not in CI: it installs gemma's dependencies and takes ~10 minutes). It
+  0. lists every Kauldron name gemma's code reaches and whether kd has it;
   1. makes a virtual environment with a Python >= 3.12 found on the machine (gemma needs it): gemma from
      PyPI without its dependencies, then those dependencies except `kauldron` (plus chex, which gemma
      imports but receives through Kauldron), our five packages from this checkout, pytest and tensorboard
      (to read the text summaries back);
   2. runs gemma's own unit tests of `gm/` and `peft/` (from the repository at the tag of the PyPI version),
      each file in its own process, with `kd.kauldron_alias.install()` in a conftest.py; tests that need
-     the network (gemma's tokenizer files on Google Cloud Storage) are listed by name, not counted as run;
+     the network (gemma's tokenizer files on Google Cloud Storage) or TensorFlow (a mock of TFDS's mtnt
+     dataset, whose builder TFDS registers only with TensorFlow) are listed by name;
   3. trains `gm.testing.DummyGemma` on synthetic tokens through `kd-train` (gemma_driver/dummy_gemma.py, a
      Kauldron-spelled config: the alias is on by default inside kd-train);
   4. trains gemma's examples/seq2seq.py and examples/lora.py with only the downloads replaced (weights,
@@ -155,14 +157,14 @@ def main() -> int:
     parser.add_argument("--python", help="an interpreter >= 3.12 (default: found on the machine)")
     parser.add_argument("--venv", type=Path, default=Path(tempfile.gettempdir()) / "kd-gemma-venv")
     parser.add_argument("--out", type=Path, default=Path("gemma_check.json"))
-    parser.add_argument("--only", choices=["tests", "dummy", "examples"], action="append")
+    parser.add_argument("--only", choices=["symbols", "tests", "dummy", "examples"], action="append")
     args = parser.parse_args()
     if not (args.gemma_repo / "HEAD").exists() and not (args.gemma_repo / ".git").exists():
         raise SystemExit(f"--gemma-repo {args.gemma_repo}: not a git repository of google-deepmind/gemma")
     python = find_python(args.python)
     exe = make_env(python, args.venv, args.version)
     report: dict = {"environment": check_environment(exe), "python": python}
-    checks = args.only or ["tests", "dummy", "examples"]
+    checks = args.only or ["symbols", "tests", "dummy", "examples"]
     with tempfile.TemporaryDirectory(prefix="kd-gemma-") as tmp:
         work = Path(tmp)
         src = extract(args.gemma_repo, f"v{args.version}", work)
@@ -171,6 +173,7 @@ def main() -> int:
             print(f"== {check}", flush=True)
             cmd = [str(exe), str(DRIVER / "driver.py"), check, "--out", str(out)]
             cmd += {
+                "symbols": ["--src", str(src)],
                 "tests": ["--tests", str(work / "tests")],
                 "dummy": ["--workdir", str(work / "dummy")],
                 "examples": ["--examples", str(src / "examples"), "--workdir", str(work / "examples")],
@@ -187,6 +190,9 @@ def main() -> int:
 
 def _summarise(report: dict) -> bool:
     ok = True
+    symbols = report.get("symbols")
+    if symbols is not None and "missing" in symbols:
+        print(f"Kauldron names gemma uses: {symbols['names']}; missing on kd: {symbols['missing'] or 'none'}")
     tests = report.get("tests")
     if tests is not None:
         by = {}
@@ -195,6 +201,8 @@ def _summarise(report: dict) -> bool:
         print("gemma's tests:", {k: len(v) for k, v in sorted(by.items())})
         for name in by.get("network", []):
             print(f"  needs the network: {name}")
+        for name in by.get("tensorflow", []):
+            print(f"  needs TensorFlow: {name}")
         for kind in ("failed", "error"):
             for name in by.get(kind, []):
                 ok = False

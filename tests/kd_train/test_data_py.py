@@ -76,6 +76,25 @@ def test_a_list_of_dict_examples_is_batched_per_key():
     np.testing.assert_array_equal(second["image"][0], _images()[2]["image"])
 
 
+class _PopKey(grain.transforms.Map):
+    """Changes each example in place, as gemma's Seq2SeqTask does (`del element[...]`)."""
+
+    def map(self, element):
+        element["out"] = element.pop("text").upper()
+        return element
+
+
+def test_a_list_of_examples_gives_each_read_a_fresh_mutable_copy():
+    # A list from a resolved config holds frozen dicts; a transform that edits its example must neither fail
+    # nor change the list (the next epoch reads the originals again).
+    examples = konfig.resolve(konfig.ConfigDict({"x": [{"text": "ab"}, {"text": "cd"}]}))["x"]
+    pipeline = kd.data.py.DataSource(
+        examples, shuffle=False, num_epochs=2, num_workers=0, transforms=[_PopKey()]
+    )
+    assert [e["out"] for e in pipeline] == ["AB", "CD", "AB", "CD"]
+    assert examples[0]["text"] == "ab"
+
+
 def test_a_data_source_without_random_access_is_refused():
     with pytest.raises(TypeError, match=r"random access.*generator"):
         kd.data.py.DataSource((i for i in range(3)), shuffle=False)

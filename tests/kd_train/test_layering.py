@@ -30,10 +30,13 @@ LAYERS = (
         "xm",
         "random",
         "typing",
+        "kdash",
+        "kauldron_alias",
     ),  # small pieces
     ("metrics", "nn", "optim", "data", "sharding", "ckpts"),  # the parts with no other part below them
     ("losses", "summaries", "writers"),  # built on metrics / the terminal
     ("train",),  # the Trainer, its plan, runner and hooks
+    ("utils",),  # Kauldron's kd.utils (config_util fills ROOT_CFG_REF fields the Trainer's way)
     ("evals",),  # evaluators (their step is a TrainStep) and `kd-train eval`
     ("inspect", "export"),  # Kauldron's kd.inspect (a Trainer's figures, data) and kd.export (served models)
     ("cli",),  # the command line

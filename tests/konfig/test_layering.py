@@ -37,7 +37,14 @@ LAYERS = (
     ("_config_copy", "_config_dict"),  # the data model and its copies
     ("_equality", "_repr", "_json_encode", "_json_decode", "_ref_copy", "_capture", "_export"),  # walkers
     ("_defaults", "_json_writer", "_diff", "_safe_mode", "_resolve"),
-    ("_cli._override_paths", "_cli._py_expr", "_cli._flags", "_cli._sweep", "_cli"),  # the command line
+    (
+        "_cli._override_paths",
+        "_cli._py_expr",
+        "_cli._flags",
+        "_cli._absl",
+        "_cli._sweep",
+        "_cli",
+    ),  # the command line
     ("",),  # konfig/__init__.py: the public API
 )
 ORDER = layer_order("konfig", LAYERS)

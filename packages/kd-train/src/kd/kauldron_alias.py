@@ -157,8 +157,10 @@ def _kauldron_name(ours: str) -> str | None:
     if not parent:
         return None
     for kauldron_parent, our_parent in MODULES.items():
-        if our_parent == parent and _plan(f"{kauldron_parent}.{leaf}") is not None:
-            return f"{kauldron_parent}.{leaf}"
+        name = f"{kauldron_parent}.{leaf}"
+        # Only names known without asking the import system (which would ask this finder again).
+        if our_parent == parent and (name in MODULES or name[len(ROOT) + 1 :] in KAULDRON_MODULES):
+            return name
     return None
 
 

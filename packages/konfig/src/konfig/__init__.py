@@ -19,6 +19,7 @@ from ._annotations import WithRef as WithRef
 from ._capture import imports as imports
 from ._capture import mock_modules as mock_modules
 from ._capture import set_lazy_imported_modules as set_lazy_imported_modules
+from ._cli import DEFINE_config_file as DEFINE_config_file
 from ._cli import SweepItem as SweepItem
 from ._cli import apply_overrides as apply_overrides
 from ._cli import build_config as build_config
@@ -95,6 +96,7 @@ __all__ = [
     "set_by_path",
     "set_lazy_imported_modules",
     "apply_overrides",
+    "DEFINE_config_file",
     "build_config",
     "load_config_module",
     "parse_flags",

@@ -6,6 +6,8 @@ state, aux = konfig.resolve(cfg).train()   # cfg = kd.train.Trainer(...) built i
 from kd._root_ref import ROOT_CFG_REF as ROOT_CFG_REF
 from kd.writers import KDMetricWriter as KDMetricWriter
 
+from ._aux import AuxiliariesOutput as AuxiliariesOutput
+from ._aux import AuxiliariesState as AuxiliariesState
 from ._aux import AuxState as AuxState
 from ._batch_stats import get_batch_stats as get_batch_stats
 from ._context import Context as Context
@@ -14,8 +16,6 @@ from ._errors import KeyPathError as KeyPathError
 from ._errors import NonFiniteLossError as NonFiniteLossError
 from ._errors import ShapeMismatchError as ShapeMismatchError
 from ._forward import Auxiliaries as Auxiliaries
-from ._forward import AuxiliariesOutput as AuxiliariesOutput
-from ._forward import AuxiliariesState as AuxiliariesState
 from ._forward import forward as forward
 from ._forward import forward_with_loss as forward_with_loss
 from ._inspect import context_table as context_table

@@ -2,6 +2,7 @@
 
 state, aux = trainer.trainstep.step(state, batch, return_metrics=True)
 aux.compute()   # {"losses/recon": 0.12, "metrics/accuracy": 0.97} (and "losses/total" with 2+ losses)
+(aux1 | aux2).compute()   # Kauldron's AuxiliariesState: an AuxiliariesOutput
 """
 
 from __future__ import annotations
@@ -75,3 +76,57 @@ def _put(out: dict[str, Any], name: str, value: Any) -> None:
         return
     array = np.asarray(value)
     out[name] = float(array) if array.ndim == 0 else array
+
+
+@dataclasses.dataclass(frozen=True)
+class AuxiliariesOutput:
+    """What `AuxiliariesState.compute()` gives: values by name (`losses/l2`, `metrics/acc`, ...)."""
+
+    loss_values: dict[str, Any] = dataclasses.field(default_factory=dict)
+    metric_values: dict[str, Any] = dataclasses.field(default_factory=dict)
+    summary_values: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AuxiliariesState(AuxState):
+    """Kauldron's name for the states of a step (or of merged steps); `aux1 | aux2` merges them.
+
+    Usage: `out = (aux1 | aux2).compute()`: an `AuxiliariesOutput` (`compute(flatten=False)`: names
+    without their `losses/` ... prefix). `losses/total` is there whenever there are losses, as Kauldron's.
+    """
+
+    def merge(self, other: AuxState | None) -> AuxiliariesState:
+        merged = super().merge(other)
+        return AuxiliariesState(
+            loss_states=merged.loss_states,
+            metric_states=merged.metric_states,
+            summary_states=merged.summary_states,
+        )
+
+    def __or__(self, other: AuxState | None) -> AuxiliariesState:
+        return self.merge(other)
+
+    def __ror__(self, other: AuxState | None) -> AuxiliariesState:
+        return self if other is None else AuxiliariesState(**_fields(other)).merge(self)
+
+    def compute(self, *, flatten: bool = True) -> AuxiliariesOutput:  # type: ignore[override]
+        values = AuxState.compute(self)
+        losses = {k: v for k, v in values.items() if k.startswith("losses/")}
+        if losses and "losses/total" not in losses:
+            losses["losses/total"] = float(sum(losses.values()))
+        metrics = {k: v for k, v in values.items() if k.startswith("metrics/")}
+        summaries = self.compute_summaries()
+        if not flatten:
+            losses, metrics, summaries = (
+                {k.split("/", 1)[1]: v for k, v in group.items()} for group in (losses, metrics, summaries)
+            )
+        return AuxiliariesOutput(loss_values=losses, metric_values=metrics, summary_values=summaries)
+
+
+def _fields(aux: AuxState) -> dict[str, Any]:
+    return {
+        "loss_states": aux.loss_states,
+        "metric_states": aux.metric_states,
+        "summary_states": aux.summary_states,
+    }

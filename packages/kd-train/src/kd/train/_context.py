@@ -13,6 +13,8 @@ from typing import Any
 import jax
 import kontext
 
+from kd.train._aux import AuxiliariesState
+
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -60,8 +62,6 @@ class Context:
 
         Usage: `aux = context.get_aux_state(return_metrics=True)`, after `Auxiliaries(...).update_context`.
         """
-        from kd.train._forward import AuxiliariesState
-
         return AuxiliariesState(
             loss_states=dict(self.loss_states or {}) if return_losses else {},
             metric_states=dict(self.metric_states or {}) if return_metrics else {},

@@ -16,12 +16,11 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-import jax
-
 from kd._root_ref import ROOT_CFG_REF
 from kd.losses._base import total_loss
 from kd.nn._train_property import training_mode
-from kd.train._aux import AuxState
+from kd.train._aux import AuxiliariesOutput as AuxiliariesOutput
+from kd.train._aux import AuxiliariesState as AuxiliariesState
 from kd.train._context import Context
 from kd.train._model import NnxModel, _accepts, _call_inputs, _is_sown, as_model
 from kd.train._step import states_of
@@ -123,57 +122,3 @@ def _given(value: Any, name: str) -> dict[str, Any]:
             f"Auxiliaries.{name} is {value!r}: outside a kd.train.Trainer pass the {name} (a dict) yourself"
         )
     return dict(value)
-
-
-@dataclasses.dataclass(frozen=True)
-class AuxiliariesOutput:
-    """What `AuxiliariesState.compute()` gives: values by name (`losses/l2`, `metrics/acc`, ...)."""
-
-    loss_values: dict[str, Any] = dataclasses.field(default_factory=dict)
-    metric_values: dict[str, Any] = dataclasses.field(default_factory=dict)
-    summary_values: dict[str, Any] = dataclasses.field(default_factory=dict)
-
-
-@jax.tree_util.register_dataclass
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class AuxiliariesState(AuxState):
-    """Kauldron's name for the states of a step (or of merged steps); `aux1 | aux2` merges them.
-
-    Usage: `out = (aux1 | aux2).compute()`: an `AuxiliariesOutput` (`compute(flatten=False)`: names
-    without their `losses/` ... prefix). `losses/total` is there whenever there are losses, as Kauldron's.
-    """
-
-    def merge(self, other: AuxState | None) -> AuxiliariesState:
-        merged = super().merge(other)
-        return AuxiliariesState(
-            loss_states=merged.loss_states,
-            metric_states=merged.metric_states,
-            summary_states=merged.summary_states,
-        )
-
-    def __or__(self, other: AuxState | None) -> AuxiliariesState:
-        return self.merge(other)
-
-    def __ror__(self, other: AuxState | None) -> AuxiliariesState:
-        return self if other is None else AuxiliariesState(**_fields(other)).merge(self)
-
-    def compute(self, *, flatten: bool = True) -> AuxiliariesOutput:  # type: ignore[override]
-        values = AuxState.compute(self)
-        losses = {k: v for k, v in values.items() if k.startswith("losses/")}
-        if losses and "losses/total" not in losses:
-            losses["losses/total"] = float(sum(losses.values()))
-        metrics = {k: v for k, v in values.items() if k.startswith("metrics/")}
-        summaries = self.compute_summaries()
-        if not flatten:
-            losses, metrics, summaries = (
-                {k.split("/", 1)[1]: v for k, v in group.items()} for group in (losses, metrics, summaries)
-            )
-        return AuxiliariesOutput(loss_values=losses, metric_values=metrics, summary_values=summaries)
-
-
-def _fields(aux: AuxState) -> dict[str, Any]:
-    return {
-        "loss_states": aux.loss_states,
-        "metric_states": aux.metric_states,
-        "summary_states": aux.summary_states,
-    }

@@ -99,15 +99,19 @@ class Writer:
         `timer` is accepted for Kauldron code (kd logs its performance values itself).
         """
         del timer
-        from kd.train._aux import AuxState
-
-        scalars = dict(AuxState.compute(aux)) if aux is not None else {}
+        scalars: dict[str, Any] = {}
+        if aux is not None:
+            computed = aux.compute()  # a dict (AuxState), or Kauldron's AuxiliariesOutput
+            if isinstance(computed, Mapping):
+                scalars.update(computed)
+            else:
+                scalars.update({**computed.loss_values, **computed.metric_values})
         for name, value in (schedules or {}).items():
             scalars[f"schedules/{name}"] = float(np.asarray(value))
         if scalars:
             self.write_scalars(step, scalars)
         if log_summaries and aux is not None:
-            summaries = AuxState.compute_summaries(aux)
+            summaries = aux.compute_summaries()
             if summaries:
                 self.write_summaries(step, summaries)
 

@@ -10,6 +10,7 @@ Usage:
     cfg, rest = konfig.parse_flags(sys.argv[1:])
 """
 
+from ._absl import DEFINE_config_file as DEFINE_config_file
 from ._flags import apply_overrides as apply_overrides
 from ._flags import build_config as build_config
 from ._flags import load_config_module as load_config_module
@@ -22,6 +23,7 @@ from ._sweep import expand_sweep as expand_sweep
 from ._sweep import sweep_items as sweep_items
 
 __all__ = [
+    "DEFINE_config_file",
     "SweepItem",
     "apply_overrides",
     "build_config",

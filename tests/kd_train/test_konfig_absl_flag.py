@@ -1,0 +1,47 @@
+"""`konfig.DEFINE_config_file`: Kauldron's absl flag, in a real absl program (absl comes with kd-train's stack)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+
+def test_an_absl_program_reads_its_config_file_and_overrides(tmp_path) -> None:
+    (tmp_path / "conf.py").write_text(
+        textwrap.dedent(
+            """
+            import konfig
+
+            def get_config():
+                return konfig.ConfigDict({"seed": 0, "opt": {"lr": 0.1, "name": "adam"}})
+            """
+        )
+    )
+    (tmp_path / "main.py").write_text(
+        textwrap.dedent(
+            """
+            import json
+            import konfig
+            from absl import app
+
+            _CFG = konfig.DEFINE_config_file("cfg")
+
+            def main(argv):
+                cfg = _CFG.value
+                print(json.dumps({"seed": cfg.seed, "lr": cfg.opt.lr, "name": cfg.opt.name, "rest": argv[1:]}))
+
+            app.run(main)
+            """
+        )
+    )
+    run = [sys.executable, str(tmp_path / "main.py"), f"--cfg={tmp_path / 'conf.py'}"]
+    proc = subprocess.run(
+        [*run, "--cfg.seed=3", "--cfg.opt.lr=0.5"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.splitlines()[-1]) == {"seed": 3, "lr": 0.5, "name": "adam", "rest": []}
+    # A typo in a field is the config's error, named by its path, not absl's "unknown flag".
+    proc = subprocess.run([*run, "--cfg.opt.lrr=0.5"], capture_output=True, text=True, check=False)
+    assert proc.returncode != 0 and "lrr" in proc.stderr and "lr" in proc.stderr
