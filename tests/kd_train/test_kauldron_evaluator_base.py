@@ -125,7 +125,7 @@ def test_config_util_base_config_and_update_from_root_cfg() -> None:
         scale: float = 1.0
 
     obj = NeedsSeed(scale=2.0)
-    with pytest.raises(ValueError, match="NeedsSeed.seed is still ROOT_CFG_REF.seed"):
+    with pytest.raises(ValueError, match=r"NeedsSeed\.seed is still ROOT_CFG_REF\.seed"):
         obj._assert_root_cfg_resolved()
     filled = obj.update_from_root_cfg(lib.make_trainer(seed=11))
     assert (filled.seed, filled.scale) == (11, 2.0)
