@@ -112,6 +112,10 @@ def test_a_kauldron_config_runs_through_kd_train_unchanged(tmp_path) -> None:
                         loader=kd.data.SyntheticRegression(num_examples=64), batch_size=16, shuffle=True
                     ),
                     model=kd.nn.ExternalModule(model=nn.Dense(features=1), keys="batch.x"),
+                    eval_ds=kd.data.InMemoryPipeline(
+                        loader=kd.data.SyntheticRegression(num_examples=32, seed=1), batch_size=16, num_epochs=1
+                    ),
+                    evals={"val": kd.evals.Evaluator(run=kd.evals.EveryNSteps(10))},
                     train_losses={"l2": kd.losses.L2(preds="preds", targets="batch.y")},
                     optimizer=optax.adam(1e-2),
                     num_train_steps=20,
@@ -131,3 +135,23 @@ def test_a_kauldron_config_runs_through_kd_train_unchanged(tmp_path) -> None:
     assert [row["step"] for row in rows if "losses/l2" in row] == [1, 10, 20]
     saved = json.loads((workdir / "config.json").read_text())
     assert saved["__qualname__"] == "kauldron.kd.train:Trainer"  # the config as written, Kauldron's paths
+    # `kd-train eval` resolves that config.json in safe mode: the recorded "kauldron" allows kd's modules.
+    proc = subprocess.run(
+        [KD_TRAIN, "eval", f"--workdir={workdir}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    evaluated = [json.loads(line) for line in (workdir / "eval_metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in evaluated] == [20] and "val/losses/l2" in evaluated[0]
+
+
+def test_safe_mode_sees_through_the_alias(alias) -> None:
+    # A run folder allowing "kauldron" must not reach what kd refuses (kd.cli, konfig) by Kauldron's names.
+    for target in ("kauldron.kd.cli:main", "kauldron.konfig:resolve"):
+        cfg = konfig.from_json(json.dumps({"__qualname__": target, "0": []}))
+        with pytest.raises(konfig.DisallowedTargetError, match="safe mode refused"):
+            konfig.resolve(cfg, allowed=["kauldron", "!kd.cli", "!konfig"])

@@ -34,6 +34,8 @@ RUNS_CODE = frozenset(
 
 
 NEVER_FROM_RUN_FOLDERS = ("!kd.cli", "!konfig")
+# What `kauldron.*` names are under kd's alias (konfig stays refused by NEVER_FROM_RUN_FOLDERS).
+KAULDRON_ALIAS_TARGETS = ("kd", "kontext", "ktyping")
 
 
 def run_policy(workdir: str, flag: str | None) -> tuple[list[str], str]:
@@ -62,7 +64,10 @@ def run_policy(workdir: str, flag: str | None) -> tuple[list[str], str]:
     left_out = sorted(n for n in recorded if n in RUNS_CODE)
     # kd's command line and konfig's loaders run Python files by name (`kd.cli:main(["--cfg=x.py"])`):
     # never built from a run folder's config unless --allowed says so.
-    allowed = [n for n in recorded if n not in left_out] + list(NEVER_FROM_RUN_FOLDERS)
+    allowed = [n for n in recorded if n not in left_out]
+    if "kauldron" in allowed:  # Kauldron's names are kd's modules under the alias (kd.kauldron_alias)
+        allowed += [n for n in KAULDRON_ALIAS_TARGETS if n not in allowed]
+    allowed += list(NEVER_FROM_RUN_FOLDERS)
     note = (
         f"; left out as they run code: {', '.join(left_out)} (allow them with --allowed)" if left_out else ""
     )
