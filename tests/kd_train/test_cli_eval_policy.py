@@ -64,7 +64,7 @@ def test_eval_allows_the_recorded_imports_by_default_and_says_so(run_copy):
     result = kd_train("eval", f"--workdir={run_copy}")
     assert result.returncode == 0, result.stderr
     assert (
-        "safe mode: allowed=['flax', 'kd', 'optax', '!kd.cli', '!konfig'] (the run's recorded imports)"
+        "safe mode: allowed=['flax', 'kd', 'optax', '!kd.cli', '!konfig', '!kd.kauldron_alias'] (the run's recorded imports)"
         in result.stdout
     )
     assert "eval: 2 checkpoint(s) evaluated" in result.stdout
@@ -170,7 +170,7 @@ def test_inspect_of_a_run_folders_config_json_resolves_it_in_safe_mode(run_copy,
     out = capsys.readouterr().out
     assert code == 0
     assert out.startswith(
-        f"resolving {run_copy / 'config.json'} in safe mode: allowed=['flax', 'kd', 'optax', '!kd.cli', '!konfig']"
+        f"resolving {run_copy / 'config.json'} in safe mode: allowed=['flax', 'kd', 'optax', '!kd.cli', '!konfig', '!kd.kauldron_alias']"
     )
 
 

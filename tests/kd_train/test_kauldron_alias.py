@@ -39,27 +39,64 @@ def test_kauldron_names_are_the_very_modules_of_ours(alias) -> None:
     assert array_type_meta is ktyping.array_type_meta
     assert importlib.import_module("kauldron.kd.train") is kd.train
     assert importlib.import_module("kauldron.kd.data.py") is kd.data.py
-    assert importlib.import_module("kauldron.checkpoints") is kd.ckpts
-    assert importlib.import_module("kauldron.modules") is kd.nn
-    assert importlib.import_module("kauldron.typing") is kd.typing
-    assert importlib.import_module("kauldron.utils.sharding_utils") is kd.sharding
-    assert importlib.import_module("kauldron.utils.config_util") is kd.utils.config_util
     # One class, not a second copy: what konfig resolves by Kauldron's path is ours.
     assert importlib.import_module("kauldron.kd.train").Trainer is kd.train.Trainer
-    # Our modules keep their own spec (the import system would have overwritten it).
+    # Our modules keep their own spec (the import system would have overwritten it), and no `__path__`
+    # is added to a module that is no package.
     assert kd.__spec__.name == "kd" and kd.train.__spec__.name == "kd.train"
+    assert not hasattr(ktyping.array_type_meta, "__path__")
 
 
-def test_deeper_kauldron_modules_are_views_onto_our_namespaces(alias) -> None:
+def test_kauldrons_packages_are_views_onto_our_namespaces(alias) -> None:
+    from kauldron.checkpoints import checkpoint_items
     from kauldron.metrics import base
+    from kauldron.utils import config_util, sharding_utils
     from kauldron.utils.immutabledict import immutabledict_lib
 
+    assert importlib.import_module("kauldron.checkpoints").Checkpointer is kd.ckpts.Checkpointer
+    assert importlib.import_module("kauldron.modules").Identity is kd.nn.Identity
+    assert importlib.import_module("kauldron.typing").Float is kd.typing.Float
     assert base.Metric is kd.metrics.Metric
+    assert checkpoint_items.is_checkpoint_item is kd.ckpts.items.is_checkpoint_item
+    assert config_util.ROOT_CFG_REF is kd.train.ROOT_CFG_REF
+    assert sharding_utils.ShardingStrategy is kd.sharding.ShardingStrategy
     assert immutabledict_lib.ImmutableDict is konfig.ImmutableDict
     with pytest.raises(
         AttributeError, match=r"kauldron.metrics.base.NoSuchMetric: kd has no such name .*kd.metrics"
     ):
         base.NoSuchMetric  # noqa: B018
+    assert importlib.reload(base) is base
+
+
+def test_the_alias_adds_nothing_to_our_namespaces(alias) -> None:
+    # `kauldron.optim.ema_params` is a Kauldron module and kd's function: kd.optim keeps its function.
+    import kauldron.optim.ema_params  # noqa: F401
+    from kauldron.metrics import base  # noqa: F401
+
+    assert callable(kd.optim.ema_params) and not isinstance(kd.optim.ema_params, type(sys))
+    assert "kd.metrics.base" not in sys.modules and not hasattr(kd.metrics, "base")
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("konfig.utils")  # Kauldron's internal konfig modules are not made up
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("kauldron.ktyping.array_types")
+
+
+def test_a_view_is_only_ever_onto_our_namespaces() -> None:
+    # Safe mode judges an object by its module's name: a view must not be a way to reach another module.
+    with pytest.raises(ValueError, match="no view"):
+        kd.kauldron_alias._View("kd.x", "os")
+    with pytest.raises(ValueError, match="no view"):
+        kd.kauldron_alias._View("kauldron.x", "os")
+    cfg = konfig.from_json(
+        json.dumps(
+            {
+                "__konfig_version__": 1,
+                "v": {"__qualname__": "kd.kauldron_alias:_View", "0": "kauldron.x", "1": "os"},
+            }
+        )
+    )
+    with pytest.raises(konfig.DisallowedTargetError):
+        konfig.resolve(cfg, allowed=["kd", *kd._run_policy.NEVER_FROM_RUN_FOLDERS])
 
 
 def test_names_that_are_no_module_are_not_found(alias) -> None:
@@ -72,7 +109,8 @@ def test_names_that_are_no_module_are_not_found(alias) -> None:
 
 
 def test_uninstall_forgets_the_alias(alias) -> None:
-    import kauldron.kd  # noqa: F401
+    import kauldron.kd
+    import kauldron.metrics.base  # noqa: F401
 
     alias.uninstall()
     assert not alias.is_installed()
@@ -85,12 +123,26 @@ def test_uninstall_forgets_the_alias(alias) -> None:
 def test_the_alias_refuses_when_the_real_kauldron_is_importable(tmp_path, monkeypatch) -> None:
     (tmp_path / "kauldron").mkdir()
     (tmp_path / "kauldron" / "__init__.py").write_text("")
+    (tmp_path / "kauldron" / "sub.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.invalidate_caches()
     with pytest.raises(kd.kauldron_alias.KauldronInstalledError, match="the real Kauldron is installed"):
         kd.kauldron_alias.install()
     assert kd.kauldron_alias.install_if_possible() is False
     assert not kd.kauldron_alias.is_installed()
+    import kauldron.sub  # the real one
+
+    kd.kauldron_alias.uninstall()  # leaves a real Kauldron's modules alone
+    assert sys.modules["kauldron.sub"] is kauldron.sub
+    for name in [n for n in sys.modules if n.split(".")[0] == "kauldron"]:
+        del sys.modules[name]
+
+
+def test_an_empty_kauldron_folder_is_not_kauldron(tmp_path, monkeypatch) -> None:
+    (tmp_path / "kauldron").mkdir()  # a namespace package: nothing to hide
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    assert kd.kauldron_alias.real_kauldron() is None
 
 
 def test_a_kauldron_config_runs_through_kd_train_unchanged(tmp_path) -> None:

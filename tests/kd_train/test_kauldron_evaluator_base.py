@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 from typing import Any
 
@@ -144,8 +145,8 @@ def test_immutabledict_freeze_dict_attrs() -> None:
 
     holder = Holder(metrics={"acc": 1})
     assert isinstance(holder.metrics, konfig.ImmutableDict) and holder.metrics["acc"] == 1
-    with pytest.raises(TypeError, match=r"Holder.other is a int, not a dict"):
-        kd.utils.immutabledict.freeze_dict_attrs(holder, ["other"])
+    kd.utils.immutabledict.freeze_dict_attrs(holder, ["other"])  # not a dict: left alone
+    assert holder.other == 1
 
 
 def test_kdash_dashboards_are_accepted_and_normalise() -> None:
@@ -153,3 +154,35 @@ def test_kdash_dashboards_are_accepted_and_normalise() -> None:
     boards = kd.kdash.MetricDashboards(collection="eval", metrics={"acc": None}).normalize().dashboards
     assert list(boards) == ["metrics/acc"] and boards["metrics/acc"].y_keys == ("eval/metrics/acc",)
     assert CountingEval().__dashboards__.normalize().dashboards == {}
+
+
+def test_the_default_name_becomes_the_key_and_an_explicit_name_stays() -> None:
+    assert CountingEval().name == "eval"  # Kauldron's default, outside a Trainer
+    trainer = lib.make_trainer(evals={"first": CountingEval(), "second": CountingEval(name="mine")})
+    assert trainer.evals["first"].name == "first" and trainer.evals["second"].name == "mine"
+
+
+def test_standalone_evaluation_writes_an_evaluator_base_to_its_own_writer_once(tmp_path) -> None:
+    # `kd-train eval` / evaluate_checkpoints: the values go to the evaluation's writer (not the training
+    # run's metrics.jsonl), are returned, and a second pass finds the checkpoints done.
+    training_writer = kd.writers.InMemoryWriter()
+    trainer = lib.make_trainer(
+        workdir=str(tmp_path / "run"),
+        num_train_steps=4,
+        writer=training_writer,
+        checkpointer=kd.ckpts.Checkpointer(save_interval_steps=2, max_to_keep=None),
+        evals={"counting": CountingEval(run=kd.evals.StandaloneEveryCheckpoint())},
+    )
+    trainer.train()
+    assert not [name for name in training_writer.scalars if name.startswith("counting/")]
+    values = kd.evals.evaluate_checkpoints(trainer, follow=False)  # its default: <workdir>/eval_metrics.jsonl
+    assert values == {
+        2: {"counting/step_seen": 2.0},
+        4: {"counting/step_seen": 4.0},
+    }  # what evaluate returned
+    rows = [
+        json.loads(line) for line in (tmp_path / "run" / kd.evals.EVAL_METRICS_FILE).read_text().splitlines()
+    ]
+    assert [row["step"] for row in rows if "counting/metrics/mean_x" in row] == [2, 4]
+    assert not [name for name in training_writer.scalars if name.startswith("counting/")]
+    assert kd.evals.evaluate_checkpoints(trainer, follow=False) == {}  # both found done: not evaluated again

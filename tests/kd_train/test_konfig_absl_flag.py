@@ -42,6 +42,11 @@ def test_an_absl_program_reads_its_config_file_and_overrides(tmp_path) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout.splitlines()[-1]) == {"seed": 3, "lr": 0.5, "name": "adam", "rest": []}
+    proc = subprocess.run(  # absl's other spellings: a single dash, the value as the next argument
+        [*run, "-cfg.seed", "5", "--cfg.opt.name=sgd"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.splitlines()[-1]) == {"seed": 5, "lr": 0.1, "name": "sgd", "rest": []}
     # A typo in a field is the config's error, named by its path, not absl's "unknown flag".
     proc = subprocess.run([*run, "--cfg.opt.lrr=0.5"], capture_output=True, text=True, check=False)
     assert proc.returncode != 0 and "lrr" in proc.stderr and "lr" in proc.stderr

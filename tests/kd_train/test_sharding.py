@@ -265,3 +265,22 @@ def test_fsdp_keeps_small_arrays_whole_and_splits_the_largest_divisible_dimensio
     assert fsdp.spec((512, 2048), "float32", axis="data", axis_size=8) == PartitionSpec(None, "data")
     assert fsdp.spec((1023, 2047), "float32", axis="data", axis_size=8) == PartitionSpec()  # none divides
     assert fsdp.spec((256, 256), "float32", axis="data", axis_size=8) == PartitionSpec()  # 256 KiB <= 1 MiB
+
+
+def test_naming_first_dim_in_a_config_starts_no_jax_backend():
+    # A multi-host run loads its config, then calls jax.distributed.initialize (before any backend starts).
+    import subprocess
+    import sys
+
+    code = (
+        "import konfig, jax._src.xla_bridge as xb\n"
+        "with konfig.imports():\n"
+        "    import kd\n"
+        "cfg = kd.train.Trainer(sharding=kd.sharding.ShardingStrategy(batch=kd.sharding.FIRST_DIM))\n"
+        "assert not xb.backends_are_initialized(), 'capturing kd.sharding.FIRST_DIM started a backend'\n"
+        "strategy = konfig.resolve(cfg.sharding)\n"
+        "print(strategy.batch.spec)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "P('devices',)"

@@ -23,8 +23,10 @@ def test_freeze_dict_attrs_freezes_dict_fields_of_a_frozen_dataclass() -> None:
     assert isinstance(evaluator.losses, konfig.ImmutableDict)
     with pytest.raises(TypeError):
         evaluator.losses["l1"] = 2  # type: ignore[index]
-    with pytest.raises(TypeError, match=r"Evaluator.name is a str, not a dict: 'eval'"):
-        konfig.freeze_dict_attrs(evaluator, ["name"])
+    konfig.freeze_dict_attrs(evaluator, ["name"])  # not a dict: left alone, as Kauldron's
+    assert evaluator.name == "eval"
+    holder = Evaluator(losses=None)  # type: ignore[arg-type]  # e.g. a field the Trainer fills later
+    assert holder.losses is None
 
 
 def test_or_merges_frozen_and_plain_dicts_keeping_the_left_type() -> None:
@@ -51,3 +53,28 @@ def test_a_submodule_whose_dependency_is_missing_says_so(tmp_path, monkeypatch) 
     assert "No module named 'a_dependency_not_installed'" in message
     assert "has no attribute or submodule" not in message
     sys.modules.pop("evals_pkg", None)
+
+
+def test_a_modules_deferred_attribute_is_captured_by_name_not_computed(tmp_path, monkeypatch) -> None:
+    # kd.sharding.FIRST_DIM needs the devices: naming it in a config must not compute it (a multi-host run
+    # calls jax.distributed.initialize after loading the config).
+    (tmp_path / "lazy_values.py").write_text(
+        "computed = []\n"
+        "__konfig_deferred__ = ('EXPENSIVE',)\n"
+        "def __getattr__(name):\n"
+        "    if name == 'EXPENSIVE':\n"
+        "        computed.append(name)\n"
+        "        return 42\n"
+        "    raise AttributeError(name)\n"
+        "def pair(a, b):\n"
+        "    return (a, b)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with konfig.imports():
+        import lazy_values  # type: ignore[import-not-found]
+    cfg = konfig.ConfigDict({"value": lazy_values.pair(lazy_values.EXPENSIVE, 1)})
+    module = sys.modules["lazy_values"]
+    assert module.computed == []
+    assert '"__const__": "lazy_values:EXPENSIVE"' in konfig.to_json(cfg)
+    assert konfig.resolve(cfg)["value"] == (42, 1) and module.computed == ["EXPENSIVE"]
+    sys.modules.pop("lazy_values", None)

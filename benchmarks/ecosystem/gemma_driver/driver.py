@@ -48,7 +48,8 @@ def run_tests(tests_dir: Path, out: Path, timeout: int) -> None:
         for name, case in cases.items():
             results[f"{rel}::{name}"] = case
         shown = {
-            k: sum(1 for c in cases.values() if c["outcome"] == k) for k in ("passed", "failed", "error")
+            k: sum(1 for c in cases.values() if c["outcome"] == k)
+            for k in {c["outcome"] for c in cases.values()}
         }
         print(f"  {rel}: {shown} ({time.monotonic() - started:.0f} s)", flush=True)
     out.write_text(json.dumps(results, indent=1))

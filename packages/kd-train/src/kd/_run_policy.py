@@ -33,9 +33,11 @@ RUNS_CODE = frozenset(
 )
 
 
-NEVER_FROM_RUN_FOLDERS = ("!kd.cli", "!konfig")
-# What `kauldron.*` names are under kd's alias (konfig stays refused by NEVER_FROM_RUN_FOLDERS).
+NEVER_FROM_RUN_FOLDERS = ("!kd.cli", "!konfig", "!kd.kauldron_alias")
+# What `kauldron.*` names are under kd's alias (konfig stays refused by NEVER_FROM_RUN_FOLDERS), and the
+# real Kauldron's counterparts of what a run folder never builds (when it, not the alias, is installed).
 KAULDRON_ALIAS_TARGETS = ("kd", "kontext", "ktyping")
+NEVER_FROM_KAULDRON = ("!kauldron.konfig", "!kauldron.cli")
 
 
 def run_policy(workdir: str, flag: str | None) -> tuple[list[str], str]:
@@ -65,9 +67,10 @@ def run_policy(workdir: str, flag: str | None) -> tuple[list[str], str]:
     # kd's command line and konfig's loaders run Python files by name (`kd.cli:main(["--cfg=x.py"])`):
     # never built from a run folder's config unless --allowed says so.
     allowed = [n for n in recorded if n not in left_out]
-    if "kauldron" in allowed:  # Kauldron's names are kd's modules under the alias (kd.kauldron_alias)
+    kauldron = "kauldron" in allowed  # Kauldron's names are kd's modules under the alias (kd.kauldron_alias)
+    if kauldron:
         allowed += [n for n in KAULDRON_ALIAS_TARGETS if n not in allowed]
-    allowed += list(NEVER_FROM_RUN_FOLDERS)
+    allowed += list(NEVER_FROM_RUN_FOLDERS) + (list(NEVER_FROM_KAULDRON) if kauldron else [])
     note = (
         f"; left out as they run code: {', '.join(left_out)} (allow them with --allowed)" if left_out else ""
     )

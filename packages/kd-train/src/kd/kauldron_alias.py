@@ -5,12 +5,14 @@
     from kauldron import kd as kd2   # kd2 is kd: the very module object, never a second copy
     from kauldron.utils import config_util   # Kauldron's internal paths map onto our public names
 
-`kauldron.kd.X` is `kd.X`, `kauldron.konfig` / `kontext` / `ktyping` are ours, Kauldron's packages are
-the namespaces holding their names (`kauldron.checkpoints` is `kd.ckpts`, `kauldron.modules` is `kd.nn`,
-`kauldron.utils.sharding_utils` is `kd.sharding`, ...). A deeper module of one of those
-(`kauldron.metrics.base`) is a read-only view onto the namespace: its names are ours, looked up there.
-`install()` refuses when the real Kauldron is importable, since the alias would hide it. `uninstall()`
-removes the hook and the `kauldron` modules it made.
+`kauldron.kd.X` is `kd.X` and `kauldron.konfig` / `kontext` / `ktyping[.X]` are ours: the very module
+objects. Kauldron's other packages and modules (`kauldron.checkpoints`, `kauldron.metrics.base`,
+`kauldron.utils.config_util`, ... every module path of Kauldron v1.4.2) are read-only views onto the kd
+namespace that holds their names (`kd.ckpts`, `kd.metrics`, `kd.utils.config_util`): `from kauldron.metrics
+import base; base.Metric is kd.metrics.Metric`. Nothing is ever a second copy, and nothing is added to kd's
+own namespaces. A name that is no module (`kauldron.kd.data.py.Tfds`, a class) is not found as one.
+`install()` refuses when the real Kauldron is importable, since the alias would hide it; `uninstall()`
+removes the hook and the `kauldron` names it gave.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 
 ROOT = "kauldron"
 
-# Kauldron's module path -> ours (the very module object).
+# Kauldron's module path -> the module of ours holding its names.
 MODULES: dict[str, str] = {
     "kauldron.kd": "kd",
     "kauldron.konfig": "konfig",
@@ -134,84 +136,63 @@ class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Sequence[str] | None, target: Any = None) -> Any:
         if fullname != ROOT and not fullname.startswith(ROOT + "."):
             return None
-        if _plan(fullname) is None:
+        plan = _plan(fullname)
+        if plan is None:
             return None
-        return importlib.machinery.ModuleSpec(fullname, _Loader(), is_package=True)
-
-
-class _FromListFinder(importlib.abc.MetaPathFinder):
-    """Last on the path: `from kauldron.metrics import base` asks for `kd.metrics.base` (the import system
-    names submodules after the parent's own `__name__`); a name no other finder has, that is a Kauldron
-    module under the same namespace, is given as that Kauldron module."""
-
-    def find_spec(self, fullname: str, path: Sequence[str] | None, target: Any = None) -> Any:
-        kauldron_name = _kauldron_name(fullname)
-        if kauldron_name is None:
-            return None
-        return importlib.machinery.ModuleSpec(fullname, _Loader(kauldron_name), is_package=True)
-
-
-def _kauldron_name(ours: str) -> str | None:
-    """The Kauldron module that `ours` (`kd.metrics.base`, not a module of ours) stands for, or None."""
-    parent, _, leaf = ours.rpartition(".")
-    if not parent:
-        return None
-    for kauldron_parent, our_parent in MODULES.items():
-        name = f"{kauldron_parent}.{leaf}"
-        # Only names known without asking the import system (which would ask this finder again).
-        if our_parent == parent and (name in MODULES or name[len(ROOT) + 1 :] in KAULDRON_MODULES):
-            return name
-    return None
+        kind, ours = plan
+        is_package = True  # the root and the views: packages of their own (their children are found here)
+        if kind == "module":
+            found = importlib.util.find_spec(ours)
+            is_package = found is not None and found.submodule_search_locations is not None
+        return importlib.machinery.ModuleSpec(fullname, _Loader(), is_package=is_package)
 
 
 class _Loader(importlib.abc.Loader):
-    """Returns the existing module of ours; restores its own `__spec__`, which the import system overwrites."""
+    """Returns the existing module of ours (or a view); keeps our module's own `__spec__`, which the import
+    system overwrites with the alias's."""
 
-    def __init__(self, kauldron_name: str | None = None) -> None:
-        self._kauldron_name = kauldron_name  # set when the spec's name is ours (`kd.metrics.base`)
+    def __init__(self) -> None:
+        self._original_spec: Any = None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        name = self._kauldron_name or spec.name
-        module = sys.modules.get(name) if self._kauldron_name else None
-        if module is None:
-            module = _target(name)
-        self._original_spec = getattr(module, "__spec__", None)
+        module = _target(spec.name)
+        if not isinstance(module, _View) and not getattr(module, "__kd_alias__", False):
+            self._original_spec = getattr(module, "__spec__", None)
         return module
 
     def exec_module(self, module: types.ModuleType) -> None:
-        if self._original_spec is not None and getattr(module, "__name__", "").split(".")[0] != ROOT:
+        if self._original_spec is not None:
             module.__spec__ = self._original_spec
-        elif isinstance(module, _View):
-            module.__spec__ = self._original_spec
-        if self._kauldron_name:
-            sys.modules.setdefault(self._kauldron_name, module)  # one object under both names
 
 
 def _plan(name: str) -> tuple[str, str] | None:
-    """How `name` is given: ("module", ours), ("view", our namespace), ("refused", why) or None (no module)."""
+    """How `name` is given: ("root", ""), ("module", ours), ("view", our namespace), ("refused", why), or
+    None (no such module: not found, so konfig takes a class as the attribute it is)."""
     if name == ROOT:
         return ("root", "")
     for refused, why in REFUSED.items():
         if name == refused or name.startswith(refused + "."):
             return ("refused", why)
-    if name in MODULES:
-        return ("module", MODULES[name])
     for prefix, ours in SAME_TREE.items():
-        if name.startswith(prefix + "."):
+        if name == prefix or name.startswith(prefix + "."):
+            # One to one: the very module of ours, or nothing (a view here would become an attribute of ours).
             candidate = ours + name[len(prefix) :]
-            try:
-                found = importlib.util.find_spec(candidate)
-            except (ImportError, ValueError):
-                found = None
-            if found is not None:
-                return ("module", candidate)
-    if name[len(ROOT) + 1 :] in KAULDRON_MODULES:
-        parent = name.rpartition(".")[0]
+            return ("module", candidate) if _is_our_module(candidate) else None
+    if name in MODULES or name[len(ROOT) + 1 :] in KAULDRON_MODULES:
+        parent = name
         while parent and parent not in MODULES:
             parent = parent.rpartition(".")[0]
         if parent:
             return ("view", MODULES[parent])
     return None
+
+
+def _is_our_module(name: str) -> bool:
+    try:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    return found is not None and not isinstance(found.loader, _Loader)
 
 
 def _target(name: str) -> types.ModuleType:
@@ -228,10 +209,17 @@ def _target(name: str) -> types.ModuleType:
     return _View(name, target)
 
 
+_VIEWABLE = frozenset(MODULES.values()) - set(SAME_TREE.values())
+
+
 class _View(types.ModuleType):
-    """A Kauldron module deeper than the namespace that holds its names (`kauldron.metrics.base`)."""
+    """A Kauldron module over the namespace of ours that holds its names (`kauldron.metrics.base` over
+    `kd.metrics`): attribute reads only, so every class is ours (never a second copy)."""
 
     def __init__(self, name: str, namespace: str) -> None:
+        # Only Kauldron's names over our namespaces: a config must not make a view onto any module.
+        if not name.startswith(ROOT + ".") or namespace not in _VIEWABLE:
+            raise ValueError(f"kauldron alias: no view {name!r} onto {namespace!r}")
         super().__init__(name, f"Kauldron's {name}: its names are looked up in {namespace}")
         self.__path__: list[str] = []
         self._kd_namespace = namespace
@@ -247,6 +235,9 @@ class _View(types.ModuleType):
                 f"{self.__name__}.{attr}: kd has no such name (the kauldron alias looks up "
                 f"{self.__name__}'s names in {self._kd_namespace})"
             ) from None
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(dir(importlib.import_module(self._kd_namespace))))
 
 
 def _root_module() -> types.ModuleType:
@@ -267,34 +258,29 @@ def _root_module() -> types.ModuleType:
 
 
 _FINDER = _Finder()
-_FROMLIST_FINDER = _FromListFinder()
 
 
 def real_kauldron() -> str | None:
-    """Where the real Kauldron would be imported from, or None (asked of the other finders only)."""
+    """Where the real Kauldron would be imported from, or None (asked of the other finders only; an empty
+    `kauldron` folder, a namespace package, is not Kauldron)."""
     existing = sys.modules.get(ROOT)
     if existing is not None and not getattr(existing, "__kd_alias__", False):
         return getattr(existing, "__file__", None) or repr(existing)
     for finder in sys.meta_path:
-        if finder in (_FINDER, _FROMLIST_FINDER) or not hasattr(finder, "find_spec"):
+        if finder is _FINDER or not hasattr(finder, "find_spec"):
             continue
         try:
             spec = finder.find_spec(ROOT, None)
         except (ImportError, ValueError):
             continue
-        if spec is not None:
-            return spec.origin or str(list(spec.submodule_search_locations or []))
+        if spec is not None and spec.origin not in (None, "namespace"):
+            return spec.origin
     return None
 
 
 def is_installed() -> bool:
     """Whether the alias is active."""
     return _FINDER in sys.meta_path
-
-
-def _activate() -> None:
-    sys.meta_path.insert(0, _FINDER)
-    sys.meta_path.append(_FROMLIST_FINDER)
 
 
 def install() -> None:
@@ -310,19 +296,22 @@ def install() -> None:
             f"the real Kauldron is installed ({found}): kd's `kauldron` alias would hide it. Use Kauldron "
             "itself, or uninstall it (pip uninstall kauldron) to run Kauldron code on kd"
         )
-    _activate()
+    sys.meta_path.insert(0, _FINDER)
+
+
+def _given_by_alias(name: str, module: Any) -> bool:
+    if isinstance(module, _View) or getattr(module, "__kd_alias__", False):
+        return True
+    return module is not None and not getattr(module, "__name__", name).startswith(ROOT)  # one of ours
 
 
 def uninstall() -> None:
-    """Removes the alias and forgets the `kauldron` modules it gave (ours stay loaded). Idempotent."""
-    for finder in (_FINDER, _FROMLIST_FINDER):
-        while finder in sys.meta_path:
-            sys.meta_path.remove(finder)
+    """Removes the alias and forgets the `kauldron` names it gave (ours stay loaded; a real Kauldron's
+    modules are left alone). Idempotent."""
+    while _FINDER in sys.meta_path:
+        sys.meta_path.remove(_FINDER)
     for name, module in list(sys.modules.items()):
-        if name == ROOT or name.startswith(ROOT + ".") or isinstance(module, _View):
-            del sys.modules[name]
-    for name, module in list(sys.modules.items()):  # `kd.utils.sharding_utils`: an alias name of ours
-        if module is not None and name.startswith("kd.") and getattr(module, "__name__", name) != name:
+        if (name == ROOT or name.startswith(ROOT + ".")) and _given_by_alias(name, module):
             del sys.modules[name]
 
 
@@ -332,7 +321,7 @@ def install_if_possible() -> bool:
     Usage: `kd.kauldron_alias.install_if_possible()` (what `kd-train` does at start).
     """
     if not is_installed() and real_kauldron() is None:
-        _activate()
+        sys.meta_path.insert(0, _FINDER)
     return is_installed()
 
 

@@ -323,6 +323,10 @@ class _Proxy:
                 if submodule in _known_modules:
                     return _Proxy(submodule, "", _LAZY)
                 return _Proxy(module, name, _LAZY)
+            if name in getattr(obj, "__konfig_deferred__", ()):
+                # A value the module computes on first use (its `__getattr__`), e.g. one that needs devices:
+                # captured by name, computed when the config is resolved.
+                return _Proxy(module, name, _LAZY)
             value, refusal = module_getattr(obj, name, _MISSING)
             if value is _MISSING or (
                 isinstance(value, types.ModuleType) and sys.modules.get(submodule) is not value

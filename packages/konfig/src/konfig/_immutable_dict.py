@@ -170,7 +170,8 @@ def unfreeze(value: Any) -> Any:
 
 def freeze_dict_attrs(obj: Any, attributes: Iterable[str]) -> None:
     """Replaces each named attribute of `obj` that holds a dict by an `ImmutableDict` (in place, frozen
-    dataclasses included), as Kauldron's `immutabledict.freeze_dict_attrs`.
+    dataclasses included); other values (None, a reference still to be filled) are left as they are, as
+    Kauldron's `immutabledict.freeze_dict_attrs` does.
 
     Usage: in `__post_init__`: `konfig.freeze_dict_attrs(self, ["losses", "metrics"])`.
     """
@@ -178,10 +179,6 @@ def freeze_dict_attrs(obj: Any, attributes: Iterable[str]) -> None:
         value = getattr(obj, name)
         if isinstance(value, dict):
             object.__setattr__(obj, name, ImmutableDict(value))
-        elif not isinstance(value, (ImmutableDict, Mapping)):
-            raise TypeError(
-                f"freeze_dict_attrs: {type(obj).__name__}.{name} is a {type(value).__name__}, not a dict: {value!r}"
-            )
 
 
 def _unfreeze(value: Any) -> Any:

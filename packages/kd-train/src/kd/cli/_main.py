@@ -30,6 +30,7 @@ from typing import Any
 
 import konfig
 
+from kd import kauldron_alias
 from kd._evaluator_names import names_problem
 from kd._phase import during, where_raised
 from kd._run_policy import RunPolicyError, run_policy
@@ -53,7 +54,7 @@ from ._workdirs import check_workdir
 
 USAGE = """\
 usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NAME]|all] [--profile] [--force]
-                       [--allowed=MODULE[,MODULE]]
+                       [--allowed=MODULE[,MODULE]] [--track=wandb,mlflow]
                        [--coordinator_address=HOST:PORT --num_processes=N --process_id=I]
        kd-train inspect --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--interms] [--allowed=MODULE[,MODULE]]
        kd-train eval --workdir=WORKDIR [--evals=NAME[,NAME]] [--follow|--no-follow] [--poll_seconds=S]
@@ -67,7 +68,10 @@ usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NA
            (unless cfg.checkpointer=None) and writes metrics.jsonl and TensorBoard files; run again, it
            resumes from the latest checkpoint, or says the run is complete. --force starts a complete run,
            or logs without a checkpoint, over (the old files move to WORKDIR/previous/), and continues a
-           run whose config differs
+           run whose config differs. --track=wandb,mlflow also sends the run to Weights & Biases and/or
+           MLflow (kd.writers.WandbWriter, MlflowWriter; extras kd-train[wandb], kd-train[mlflow]), beside
+           the default writers: project = the config file's name (unless WANDB_PROJECT /
+           MLFLOW_EXPERIMENT_NAME say), a sweep item's overrides as its tags; a resume continues that run
   inspect  resolves the config and prints its context paths, parameter table, and the compiled
            step's FLOPs and memory, without training (nor touching any workdir); --interms lists every
            intermediate the model offers (`interms.<path>` keys), with its shape
@@ -104,6 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = list(sys.argv[1:] if argv is None else argv)
     full = os.environ.get(TRACEBACK_ENV, "").strip().lower() == "full"
+    # Kauldron configs and libraries (`from kauldron import kd`) run unchanged, unless Kauldron is installed.
+    kauldron_alias.install_if_possible()
     for arg in [a for a in args if a.startswith("--traceback")]:
         args.remove(arg)
         value = arg.partition("=")[2].strip().lower()
@@ -214,6 +220,7 @@ def _train(argv: list[str]) -> int:
     parser = _Parser(prog="kd-train", add_help=False)
     parser.add_argument("--sweep", default=None)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--track", default=None)  # trackers beside the default writers: wandb, mlflow
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--allowed", default=None)
     parser.add_argument("--workdir", default=None)  # a common slip: said what to write instead
@@ -225,6 +232,7 @@ def _train(argv: list[str]) -> int:
             f"--cfg.workdir={opts.workdir} (--workdir is eval's flag)"
         )
     allowed = _source_policy(source, opts.allowed)
+    opts.track = _parse_track(opts.track, source)
     hosts = _distributed.settings(opts)
     with during(f"loading the config {source}"):
         runs = _runs(source, args, overrides, opts.sweep)
@@ -276,6 +284,7 @@ def _train_one(
     """Trains one run (a sweep's item `index` of `count`): 0 when done or already complete, 143 when
     preempted."""
     from kd.train._hooks import CompileClock
+    from kd.writers._tracker import close_trackers
 
     compiling = CompileClock()
     workdir = base if name is None or base is None else os.path.join(base, _folder_name(name))
@@ -284,17 +293,19 @@ def _train_one(
         print(f"sweep item {index}/{count}: {name} -> {workdir or '(no workdir)'}", flush=True)
     if workdir is not None and not opts.force:
         _refuse_other_run(workdir, konfig.to_json(cfg))
-    trainer = _resolve(cfg, profile=opts.profile, allowed=allowed)
+    trainer = _resolve(cfg, profile=opts.profile, allowed=allowed, track=_tracking(opts.track, name, base))
     if workdir is not None and not _ready_to_train(workdir, trainer, force=opts.force, lead=lead):
         return 0  # already complete: nothing to do
     try:
         state, logged = trainer.train()
     except Exception as e:
+        close_trackers(trainer.writer, failed=True)  # W&B / MLflow say the run failed
         stopped = _stopped_training(e, cfg, trainer)
         if stopped is None:
             e._kd_raised_in_training = True  # type: ignore[attr-defined]
             raise
         raise stopped from None
+    close_trackers(trainer.writer)  # each run (a sweep's item) ends its tracker runs when it ends
     if int(state.step) < trainer.stop_step:
         return 143  # preempted (SIGTERM): the loop said where it stopped; 128 + SIGTERM, as if killed by it
     if lead:
@@ -408,7 +419,35 @@ def _refuse_other_run(workdir: str, config_json: str) -> None:
         )
 
 
-def _resolve(cfg: Any, *, profile: bool = False, allowed: list[str] | None = None) -> Any:
+def _parse_track(flag: str | None, source: str) -> dict[str, Any] | None:
+    """`--track=wandb,mlflow`: the trackers and the project their runs go to (the config file's name)."""
+    if flag is None:
+        return None
+    from kd.writers._tracker import parse_trackers
+
+    try:
+        trackers = parse_trackers(flag)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    return {"trackers": trackers, "project": os.path.splitext(os.path.basename(source))[0] or None}
+
+
+def _tracking(track: dict[str, Any] | None, item: str | None, base: str | None) -> dict[str, Any] | None:
+    """What `kd.writers._tracker.with_trackers` adds for this run: `--track`'s writers, and for a sweep item
+    its name, its overrides as tags and the sweep's folder as the group (also for trackers in the config)."""
+    if track is None and item is None:
+        return None
+    from kd.writers._tracker import sweep_tags
+
+    identity = {"name": item, "tags": sweep_tags(item)}
+    if item is not None and base is not None:
+        identity["group"] = os.path.basename(os.path.normpath(base))
+    return {**(track or {}), **identity}
+
+
+def _resolve(
+    cfg: Any, *, profile: bool = False, allowed: list[str] | None = None, track: dict[str, Any] | None = None
+) -> Any:
     """The checked Trainer of `cfg` (config errors surface here, before anything is written)."""
     import kd.train
 
@@ -419,6 +458,15 @@ def _resolve(cfg: Any, *, profile: bool = False, allowed: list[str] | None = Non
         import dataclasses
 
         trainer = dataclasses.replace(trainer, profiler=kd.train.Profiler())
+    if track is not None:
+        import dataclasses
+
+        from kd.writers._tracker import with_trackers
+
+        writer = with_trackers(trainer.writer, **track)
+        if writer is not trainer.writer:
+            trainer = dataclasses.replace(trainer, writer=writer)
+            trainer.__post_konfig_resolve__(cfg)  # keeps the config it was resolved from (replace drops it)
     try:
         trainer.check()  # bad keys and shapes, named, before anything is written
     except ArithmeticError as e:  # a value of the config (a size of 0, a seed of 2**70) broke the init

@@ -25,6 +25,8 @@ from kd._root_ref import ROOT_CFG_REF, RootRef
 from kd.evals._run_strategies import EveryNSteps, RunStrategy
 from kd.utils.config_util import BaseConfig, UpdateFromRootCfg
 
+DEFAULT_NAME = "eval"  # Kauldron's: an evaluator left with it is named after its key in `Trainer.evals`
+
 
 class _EvaluatorMeta(abc.ABCMeta):
     """Lets `kd.evals.Evaluator` count as an `EvaluatorBase` without inheriting its fields."""
@@ -35,12 +37,14 @@ class EvaluatorBase(BaseConfig, UpdateFromRootCfg, metaclass=_EvaluatorMeta):
 
     Usage: subclass it, declare fields as on a dataclass, implement `evaluate`; see the module docstring.
 
-    Attributes (Kauldron's): `name` (the prefix of the logged values; default: the key in `Trainer.evals`,
-    "eval" outside a Trainer), `run` (when to run), `writer` (the Trainer's, scoped to `name`), `base_cfg`
+    Attributes (Kauldron's): `name` (the prefix of the logged values; left "eval", it becomes the key in
+    `Trainer.evals`), `run` (when to run), `writer` (the Trainer's, scoped to `name`), `base_cfg`
     (the Trainer), `discard_opt` (accepted: evaluators get the state as the Trainer holds it).
     """
 
-    name: str | None = None
+    __kd_default_name__ = DEFAULT_NAME  # the Trainer renames an evaluator still holding it (no field)
+
+    name: str = DEFAULT_NAME
     run: RunStrategy = dataclasses.field(default_factory=lambda: EveryNSteps(1000))
     writer: Any = ROOT_CFG_REF.writer
     base_cfg: Any = dataclasses.field(default=ROOT_CFG_REF, repr=False)
@@ -51,9 +55,7 @@ class EvaluatorBase(BaseConfig, UpdateFromRootCfg, metaclass=_EvaluatorMeta):
         if hasattr(parent, "__post_init__"):
             parent.__post_init__()  # type: ignore[misc]
         where = type(self).__name__
-        if self.name is not None and not (
-            isinstance(self.name, str) and self.name.replace(".", "_").replace("-", "_").isidentifier()
-        ):
+        if not (isinstance(self.name, str) and self.name.replace(".", "_").replace("-", "_").isidentifier()):
             raise ValueError(
                 f"{where}.name: expected a Python identifier (it names the logged values), got {self.name!r}"
             )
@@ -62,11 +64,7 @@ class EvaluatorBase(BaseConfig, UpdateFromRootCfg, metaclass=_EvaluatorMeta):
                 f"{where}.run: expected a kd.evals run strategy (EveryNSteps(...)), got {self.run!r}"
             )
         writer = self.writer
-        if (
-            self.name is not None
-            and not isinstance(writer, RootRef)
-            and callable(getattr(writer, "collection_writer", None))
-        ):
+        if not isinstance(writer, RootRef) and callable(getattr(writer, "collection_writer", None)):
             object.__setattr__(self, "writer", writer.collection_writer(self.name))
 
     def maybe_eval(self, *, step: int, state: Any) -> Any:
@@ -75,7 +73,7 @@ class EvaluatorBase(BaseConfig, UpdateFromRootCfg, metaclass=_EvaluatorMeta):
             try:
                 return self.evaluate(state, step)
             except Exception as e:
-                e.add_note(f"in evaluator {self.name or type(self).__name__!r} at step {step}")
+                e.add_note(f"in evaluator {self.name!r} at step {step}")
                 raise
 
     def evaluate(self, state: Any, step: int) -> Any:

@@ -28,6 +28,10 @@ __all__ = [
     "with_sharding_constraint",
 ]
 
+# Made on first use (they need the devices); konfig captures them by name, so a config naming them
+# starts no JAX backend before `jax.distributed.initialize`.
+__konfig_deferred__ = ("FIRST_DIM", "REPLICATED")
+
 
 def __getattr__(name: str) -> object:
     if name in ("FIRST_DIM", "REPLICATED"):

@@ -20,9 +20,11 @@ import jax
 import numpy as np
 
 from kd._phase import during
+from kd._root_ref import INHERITED_ATTR, RootRef
 from kd.train._nonfinite import NonFiniteWatch, ready_losses
 from kd.train._plan import Call, time_capped
 from kd.train._runner import CallOutput
+from kd.writers import CollectionWriter
 
 
 class BaseHook:
@@ -277,11 +279,12 @@ def evaluate_and_write(
     for name, evaluator in evaluators.items():
         prefix = getattr(evaluator, "name", None) or name
         if not callable(getattr(evaluator, "evaluate_states", None)):
-            # Kauldron's EvaluatorBase: `evaluate` computes and writes through the evaluator's own writer.
+            # Kauldron's EvaluatorBase: `evaluate` computes and writes through the evaluator's own writer,
+            # which (unless the config gave it one) writes where this call writes, under its name.
+            _write_here(evaluator, writer, prefix)
             with during(f"evaluator {name!r} at step {step}"):
                 result = evaluator.evaluate(state, step)
-            if isinstance(result, Mapping):
-                values.update({f"{prefix}/{key}": _host(value) for key, value in result.items()})
+            values.update({f"{prefix}/{key}": _host(value) for key, value in _values_of(result).items()})
             continue
         target = _own_writer(evaluator, run_writer)
         target = writer if target is None else target
@@ -301,6 +304,34 @@ def evaluate_and_write(
         if target is not writer:
             target.flush()
     return values
+
+
+def _write_here(evaluator: Any, writer: Any, prefix: str) -> None:
+    """Points an EvaluatorBase's writer taken from the Trainer (`ROOT_CFG_REF.writer`) at `writer` (the
+    training's, or `kd-train eval`'s), scoped to `prefix`; a writer the config gave it is kept."""
+    current = getattr(evaluator, "writer", None)
+    if not isinstance(current, RootRef) and "writer" not in getattr(evaluator, INHERITED_ATTR, {}):
+        return
+    if isinstance(current, CollectionWriter) and current.writer is writer and current.collection == prefix:
+        return
+    scoped = CollectionWriter(writer=writer, collection=prefix)
+    object.__setattr__(evaluator, "writer", scoped)  # the evaluator is this run's; its caches stay
+
+
+def _values_of(result: Any) -> dict[str, Any]:
+    """What an EvaluatorBase's `evaluate` returned, as logged values: a dict, an AuxState / Kauldron's
+    AuxiliariesState (computed), an AuxiliariesOutput, or nothing."""
+    if result is None:
+        return {}
+    if callable(getattr(result, "compute", None)) and not isinstance(result, Mapping):
+        result = result.compute()
+    if hasattr(result, "metric_values"):
+        return {**result.loss_values, **result.metric_values}
+    if isinstance(result, Mapping):
+        return {
+            str(key): value for key, value in result.items() if np.ndim(value) == 0 or hasattr(value, "shape")
+        }
+    return {}
 
 
 def _own_writer(evaluator: Any, run_writer: Any) -> Any:

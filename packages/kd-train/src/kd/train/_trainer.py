@@ -376,7 +376,8 @@ def _default_writer(workdir: Any) -> Writer:
 
 
 def _named_evaluators(evals: Any) -> Any:
-    """Each evaluator whose `name` is None takes its key in `Trainer.evals`, as in Kauldron."""
+    """Each evaluator whose `name` is None (or its class's default, Kauldron's "eval") takes its key in
+    `Trainer.evals`, as in Kauldron."""
     if not isinstance(evals, Mapping):
         return evals  # `_check_fields` says what is wrong
     named = {}
@@ -385,7 +386,7 @@ def _named_evaluators(evals: Any) -> Any:
             dataclasses.is_dataclass(evaluator)
             and not isinstance(evaluator, type)
             and any(f.name == "name" for f in dataclasses.fields(evaluator))
-            and evaluator.name is None
+            and evaluator.name in (None, getattr(type(evaluator), "__kd_default_name__", None))
         ):
             evaluator = dataclasses.replace(evaluator, name=str(key))
         named[key] = evaluator

@@ -100,18 +100,20 @@ class Writer:
         """
         del timer
         scalars: dict[str, Any] = {}
+        summaries: dict[str, Any] | None = None
         if aux is not None:
             computed = aux.compute()  # a dict (AuxState), or Kauldron's AuxiliariesOutput
             if isinstance(computed, Mapping):
                 scalars.update(computed)
             else:
                 scalars.update({**computed.loss_values, **computed.metric_values})
+                summaries = computed.summary_values  # computed already: not twice
         for name, value in (schedules or {}).items():
             scalars[f"schedules/{name}"] = float(np.asarray(value))
         if scalars:
             self.write_scalars(step, scalars)
         if log_summaries and aux is not None:
-            summaries = aux.compute_summaries()
+            summaries = aux.compute_summaries() if summaries is None else summaries
             if summaries:
                 self.write_summaries(step, summaries)
 

@@ -52,8 +52,9 @@ class DataSource(_pipeline.DataSourceBase):
 
 
 class ExamplesSource:
-    """A list of examples read as a source: `source[i]` is a fresh copy of example i (dicts as plain,
-    mutable dicts, also when the list came frozen from a config), so a transform may change it in place.
+    """A list of examples read as a source: `source[i]` is example i with its dicts, lists and tuples rebuilt
+    (plain, mutable dicts, also when the list came frozen from a config), so a transform may add, remove or
+    replace its entries; arrays are shared, not copied.
 
     Usage: `kd.data.py.DataSource([{"src": "hello", "dst": "world"}, ...])` (a list is wrapped so).
     """
@@ -65,7 +66,7 @@ class ExamplesSource:
         return len(self._examples)
 
     def __getitem__(self, index: int) -> Any:
-        return copy.deepcopy(konfig.unfreeze(self._examples[index]))
+        return konfig.unfreeze(self._examples[index])  # dicts, lists and tuples rebuilt; arrays shared
 
     def __repr__(self) -> str:
         return f"ExamplesSource({len(self._examples)} examples)"

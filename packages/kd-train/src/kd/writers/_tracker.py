@@ -1,0 +1,573 @@
+"""`TrackerWriter`: what `WandbWriter` and `MlflowWriter` share: one tracker run per training run, continued on
+resume, written by process 0 only, and never a reason for training to stop.
+
+    writer = kd.writers.MultiWriter(writers=[kd.writers.KDMetricWriter(), kd.writers.WandbWriter(project="digits")])
+
+The life of a tracker run, as the Trainer drives it (`write_config`, then `resume_from`, then the values):
+
+- The run starts at `resume_from`: a fresh start (-1) opens a new tracker run; a resume continues the run whose
+  id `<workdir>/<tracker>_run.json` holds (the file is written when the run is opened and after each write).
+- That file also holds, per logged name, the last step sent. Steps a resumed run computes again (those after
+  its checkpoint that the earlier invocation had already sent) are not sent again: trackers keep what they
+  were sent and cannot take a step back, so each name has each step once.
+- On a host other than process 0 nothing is opened or sent.
+- A tracker that cannot be reached (or fails later) gets one warning; training goes on, and the values stay
+  in the workdir's own files (`metrics.jsonl`, TensorBoard). W&B then writes the run offline (see
+  `WandbWriter`).
+
+`flatten_config` gives the config as the tracker's config / params, one entry per konfig path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from etils import epath
+
+from kd._atomic import write_text_atomic
+from kd._root_ref import ROOT_CFG_REF, RootRef
+from kd.writers import _tensorboard as tb
+from kd.writers._base import MultiWriter, Writer
+
+# Lists longer than this (of numbers or strings) are one config entry, not one per item.
+_MAX_LIST_ITEMS = 32
+
+
+def import_extra(module: str, writer: str, extra: str) -> Any:
+    """`module` imported, or an ImportError saying which extra of kd-train to install."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(
+            f"kd.writers.{writer} needs {module.split('.')[0]}, which is not installed here: "
+            f"pip install 'kd-train[{extra}]'"
+        ) from e
+
+
+# ---------------------------------------------------------------- the config, flattened
+
+
+def flatten_config(config_json: str) -> dict[tuple[Any, ...], Any]:
+    """konfig JSON (what `konfig.to_json` writes) as `{keys: value}`, one entry per leaf, keys as konfig's paths.
+
+    A call node gives its target at its own path (`("model",): "flax.linen:Dense"`) and its arguments below
+    (`("model", "features"): 32`; positional arguments are int keys); a list gives its items by index; a
+    reference is shown as the path it names (`"cfg.num_train_steps"`), an operation as a call of it
+    (`"floordiv(cfg.num_train_steps, 20)"`). Values are JSON's (str, int, float, bool, None).
+
+    Usage: `format_path(keys)` names an entry as `--cfg.` takes it: `model.layers[0].features`.
+    """
+    flat: dict[tuple[Any, ...], Any] = {}
+    _flatten(json.loads(config_json), (), flat)
+    return flat
+
+
+def format_path(keys: tuple[Any, ...]) -> str:
+    """`("model", "layers", 0, "features")` -> `model.layers[0].features` (konfig's path, without `cfg.`)."""
+    text = ""
+    for key in keys:
+        if isinstance(key, str) and key.isidentifier():
+            text += f".{key}" if text else key
+        else:
+            text += f"[{key!r}]"
+    return text
+
+
+def _flatten(node: Any, keys: tuple[Any, ...], flat: dict[tuple[Any, ...], Any]) -> None:
+    if isinstance(node, list):
+        if len(node) > _MAX_LIST_ITEMS and all(_is_leaf(item) for item in node):
+            flat[keys] = json.dumps(node)
+            return
+        for index, item in enumerate(node):
+            _flatten(item, (*keys, index), flat)
+        return
+    if not isinstance(node, dict):
+        flat[keys] = node
+        return
+    if "__tuple__" in node and len(node) == 1:
+        _flatten(node["__tuple__"], keys, flat)
+        return
+    if "__ref__" in node or "__op__" in node or _is_marker(node):
+        flat[keys] = _show(node)
+        return
+    target = node.get("__qualname__", node.get("__const__"))
+    if target is not None and keys:  # the root's target is the Trainer: no entry of its own
+        flat[keys] = target
+    for key, value in node.items():
+        if isinstance(key, str) and key.startswith("__") and key.endswith("__"):
+            continue  # __qualname__, __const__, __id__, __konfig_version__
+        _flatten(value, (*keys, _key(key, call=target is not None)), flat)
+
+
+def _key(key: str, *, call: bool) -> Any:
+    if call and key.isdigit():
+        return int(key)  # a positional argument
+    if key.startswith("__raw__="):
+        import ast
+
+        try:
+            return ast.literal_eval(key[len("__raw__=") :])
+        except (ValueError, SyntaxError):
+            return key
+    return key
+
+
+def _is_leaf(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def _is_marker(node: dict[str, Any]) -> bool:
+    return any(
+        key in node
+        for key in (
+            "__set__",
+            "__frozenset__",
+            "__bytes__",
+            "__slice__",
+            "__range__",
+            "__ellipsis__",
+            "__complex__",
+            "__path__",
+            "__placeholder__",
+        )
+    )
+
+
+def _show(node: Any) -> str:
+    """A reference as `cfg.a.b`, an operation as `op(arg, ...)`, another marker as its compact JSON."""
+    if isinstance(node, dict) and "__ref__" in node:
+        return "cfg" + "".join(
+            f".{k}" if isinstance(k, str) and k.isidentifier() else f"[{k!r}]" for k in node["__ref__"]
+        )
+    if isinstance(node, dict) and "__op__" in node:
+        args = [_show(a) for a in node.get("args", [])]
+        args += [f"{k}={_show(v)}" for k, v in node.get("kwargs", {}).items()]
+        return f"{node['__op__']}({', '.join(args)})"
+    if isinstance(node, dict) and "__path__" in node:
+        return str(node["__path__"])
+    return json.dumps(node) if not isinstance(node, str) else repr(node)
+
+
+# ---------------------------------------------------------------- values
+
+
+def number(value: Any) -> float | None:
+    """The value of a one-element number or array, else None (larger arrays are left out, as in JSON lines)."""
+    return tb._number(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """One summary value as a tracker can show it: `kind` is "image" (`data`: a uint8 `(h, w, c)` grid),
+    "histogram" (`data`: finite values, `num_buckets`), "text" (`data`: a str), "texts" (a list of str),
+    "points" (`data`: `(n, 3)` points, `colors`: `(n, 3)` in [0, 255] or None) or "scalar" (a float)."""
+
+    kind: str
+    data: Any
+    num_buckets: int = 30
+    colors: Any = None
+
+
+def summary_of(value: Any, *, num_buckets: int = 30, max_image_columns: int = 8) -> Summary | None:
+    """What `value` is, by the rule of `kd.writers.TensorBoardWriter` (images are tiled the same way); None
+    for what no tracker can show (an empty batch, an empty histogram, an unknown type)."""
+    if isinstance(value, str):
+        return Summary("text", value)
+    texts = tb._texts(value)
+    if texts is not None:
+        return Summary("texts", texts) if texts else None
+    if hasattr(value, "point_clouds") and hasattr(value, "point_colors"):  # kd.summaries.PointCloud
+        points = np.asarray(value.point_clouds, np.float64).reshape(-1, 3)
+        colors = None
+        if value.point_colors is not None:
+            raw = np.asarray(value.point_colors)
+            scaled = np.clip(raw, 0.0, 1.0) * 255.0 if np.issubdtype(raw.dtype, np.floating) else raw
+            colors = np.clip(np.round(np.nan_to_num(scaled)), 0, 255).reshape(-1, 3)
+        return Summary("points", points, colors=colors) if points.shape[0] else None
+    if hasattr(value, "values") and hasattr(value, "num_buckets"):  # kd.summaries.HistogramValue
+        values = tb._finite(value.values)
+        return Summary("histogram", values, num_buckets=int(value.num_buckets)) if values.size else None
+    try:
+        array = np.asarray(value)
+    except Exception:
+        return None
+    if not tb._is_real(array.dtype):
+        return None
+    if array.ndim in (3, 4) and array.shape[-1] in tb._IMAGE_CHANNELS:
+        batch = array if array.ndim == 4 else array[None]
+        if 0 in batch.shape[:3]:
+            return None
+        return Summary("image", tb._tile(tb._to_uint8(batch), max_image_columns))
+    if array.size == 1:
+        return Summary("scalar", float(array.item()))
+    values = tb._finite(array)
+    return Summary("histogram", values, num_buckets=num_buckets) if values.size else None
+
+
+# ---------------------------------------------------------------- the writer
+
+
+TRACKERS: dict[str, type[TrackerWriter]] = {}
+"""`--track` names and their writers (each `TrackerWriter` subclass with a `FLAG` adds itself)."""
+
+
+@dataclasses.dataclass(kw_only=True)
+class TrackerWriter(Writer):
+    """A writer sending the run to an experiment tracker (see the module docstring). Subclasses implement
+    `_open`, `_send_scalars`, `_send_summaries`, `_send_config` and `_finish`.
+
+    Attributes:
+      project: the tracker's project (W&B) or experiment (MLflow); None: the tracker's own default (its
+        environment variable, `WANDB_PROJECT` / `MLFLOW_EXPERIMENT_NAME`, first).
+      name: the run's display name; None: the workdir's folder name.
+      group: a group of runs (a sweep's items share one); None: none.
+      tags: the run's tags (a "a,b" string is split); the Trainer's `setup.tags` are added.
+      workdir: the Trainer's; it keeps the tracker run's id for a resume. None: a tracker run all the same,
+        started afresh by each invocation.
+    """
+
+    TRACKER: ClassVar[str] = "tracker"  # the tracker's name in messages
+    RUN_FILE: ClassVar[str] = "tracker_run.json"  # in the workdir: the run id and the steps sent
+    FLAG: ClassVar[str | None] = None  # its name in `kd-train --track=...`
+    PROJECT_ENV: ClassVar[tuple[str, ...]] = ()  # the environment variables naming the tracker's project
+
+    project: str | None = None
+    name: str | None = None
+    group: str | None = None
+    tags: Sequence[str] | str = ()
+    workdir: Any = ROOT_CFG_REF.workdir
+    setup: Any = dataclasses.field(default=ROOT_CFG_REF.setup, repr=False)  # its `tags` join ours
+
+    # new (nothing opened yet), open, closed (by `close`; a resume opens it again), off (unreachable, not process 0)
+    _state: str = dataclasses.field(default="new", init=False, repr=False, compare=False)
+    _run_id: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _config_json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _sent: dict[str, int] = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
+    _sent_before: dict[str, int] = dataclasses.field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _warned: bool = dataclasses.field(default=False, init=False, repr=False, compare=False)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("FLAG"):
+            TRACKERS[cls.FLAG] = cls
+
+    def __post_init__(self) -> None:
+        kind = type(self).__name__
+        for field in ("project", "name", "group"):
+            value = getattr(self, field)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(
+                    f"{kind}.{field}: expected a str or None, found {value!r} ({type(value).__name__})"
+                )
+        tags = self.tags.split(",") if isinstance(self.tags, str) else self.tags
+        if not isinstance(tags, Sequence) or not all(isinstance(t, str) for t in tags):
+            raise TypeError(f"{kind}.tags: expected a list of str (or one 'a,b' str), found {self.tags!r}")
+        self.tags = tuple(dict.fromkeys(t.strip() for t in tags if t.strip()))
+
+    # ---------------------------------------------------------------- the Writer protocol
+
+    def write_config(self, config_json: str) -> None:
+        self._config_json = config_json
+        if self._state == "open":
+            self._guard("sending the config", self._send_config, flatten_config(config_json), config_json)
+
+    def resume_from(self, step: int) -> None:
+        """A fresh start (-1) opens a new tracker run; a resume continues the one the workdir names, and steps
+        it already has are not sent again."""
+        if self._state == "open":  # trained again in this process: the same run goes on
+            self._sent_before = dict(self._sent)
+            return
+        if self._state == "off":
+            return
+        self._start(*(self._recorded() if step >= 0 else (None, {})))
+
+    def write_scalars(self, step: int, scalars: Mapping[str, Any]) -> None:
+        if not self._ready():
+            return
+        values = {}
+        for name, value in scalars.items():
+            v = number(value)
+            if v is not None and self._new(name, step):
+                values[name] = v
+        if values and self._guard(
+            f"sending the values of step {step}", self._send_scalars, int(step), values
+        ):
+            self._record(step, values)
+
+    def write_summaries(self, step: int, summaries: Mapping[str, Any]) -> None:
+        if not self._ready():
+            return
+        shown = {}
+        for name, value in summaries.items():
+            summary = summary_of(value) if self._new(name, step) else None
+            if summary is not None:
+                shown[name] = summary
+        if shown and self._guard(
+            f"sending the summaries of step {step}", self._send_summaries, int(step), shown
+        ):
+            self._record(step, shown)
+
+    def close(self, *, failed: bool = False) -> None:
+        """Ends the tracker run, as finished or (`failed`) as failed; a resume continues it all the same."""
+        self.flush()
+        if self._state == "open":
+            self._state = "closed"
+            self._guard("ending the run", self._finish, failed)
+
+    @property
+    def run_id(self) -> str | None:
+        """The tracker run's id once it is open (kept in `<workdir>/<RUN_FILE>`)."""
+        return self._run_id
+
+    # ---------------------------------------------------------------- for subclasses
+
+    def _open(
+        self, run_id: str | None, flat_config: dict[tuple[Any, ...], Any] | None, config_json: str | None
+    ) -> str:
+        """Opens (`run_id` None) or continues the tracker run, with the config when known; returns its id.
+        Raises when the tracker cannot be reached."""
+        raise NotImplementedError
+
+    def _send_scalars(self, step: int, values: dict[str, float]) -> None:
+        raise NotImplementedError
+
+    def _send_summaries(self, step: int, summaries: dict[str, Summary]) -> None:
+        raise NotImplementedError
+
+    def _send_config(self, flat_config: dict[tuple[Any, ...], Any], config_json: str) -> None:
+        raise NotImplementedError
+
+    def _finish(self, failed: bool) -> None:
+        raise NotImplementedError
+
+    def _warn(self, message: str) -> None:
+        """Warns once per writer; later problems are silent (the first one said training goes on without it)."""
+        if not self._warned:
+            self._warned = True
+            warnings.warn(f"{type(self).__name__}: {message}", RuntimeWarning, stacklevel=4)
+
+    def local_workdir(self) -> str | None:
+        """The workdir when it is a local folder (trackers write their own files there), else None."""
+        folder = self._folder()
+        return None if folder is None or "://" in str(folder) else os.fspath(folder)
+
+    def run_name(self) -> str | None:
+        """`name`, else the workdir's folder name (None without a workdir: the tracker names the run)."""
+        folder = self._folder()
+        return self.name or (os.path.basename(os.fspath(folder).rstrip("/")) if folder is not None else None)
+
+    def run_tags(self) -> tuple[str, ...]:
+        """`tags` and the Trainer's `setup.tags`, each once."""
+        setup_tags = getattr(self.setup, "tags", ()) if not isinstance(self.setup, RootRef) else ()
+        return tuple(dict.fromkeys([*self.tags, *(setup_tags or ())]))
+
+    # ---------------------------------------------------------------- internals
+
+    def _folder(self) -> epath.Path | None:
+        if self.workdir is None or isinstance(self.workdir, RootRef):
+            return None
+        return epath.Path(self.workdir)
+
+    def _ready(self) -> bool:
+        """Opened (on first use when no `resume_from` came first: the workdir's run goes on)."""
+        if self._state == "new":
+            self._start(*self._recorded())
+        return self._state == "open"
+
+    def _start(self, run_id: str | None, sent_before: dict[str, int]) -> None:
+        import jax
+
+        if jax.process_index() != 0:  # one host writes; the others compute
+            self._state = "off"
+            return
+        flat = flatten_config(self._config_json) if self._config_json is not None else None
+        try:
+            self._run_id = self._open(run_id, flat, self._config_json)
+        except Exception as e:
+            self._state = "off"
+            self._warn(
+                f"{self.TRACKER} cannot be reached ({_short_error(e)}); training goes on without it, "
+                "and the values are still written to the workdir's files (metrics.jsonl, TensorBoard)."
+            )
+            return
+        self._state = "open"
+        self._sent_before = sent_before if run_id is not None and run_id == self._run_id else {}
+        self._sent = dict(self._sent_before)
+        self._write_record()
+
+    def _guard(self, what: str, send: Any, *args: Any) -> bool:
+        """`send(*args)`; on an error, one warning and the tracker is left alone for the rest of this run."""
+        if self._state not in ("open", "closed"):
+            return False
+        try:
+            send(*args)
+        except Exception as e:
+            self._state = "off"
+            self._warn(
+                f"{self.TRACKER} failed while {what} ({_short_error(e)}); nothing more is sent to it in "
+                "this invocation, and the values are still written to the workdir's files "
+                "(metrics.jsonl, TensorBoard). Running the same command again continues the tracker run."
+            )
+            return False
+        return True
+
+    def _new(self, name: str, step: int) -> bool:
+        """Whether the tracker lacks `name` at `step` (a resumed run computes steps the last one had sent)."""
+        return step > self._sent_before.get(name, -(2**62))
+
+    def _record(self, step: int, names: Mapping[str, Any]) -> None:
+        for name in names:
+            self._sent[name] = max(int(step), self._sent.get(name, int(step)))
+        self._write_record()
+
+    def _recorded(self) -> tuple[str | None, dict[str, int]]:
+        """`(run id, {name: last step sent})` from `<workdir>/<RUN_FILE>`; `(None, {})` without one."""
+        folder = self._folder()
+        path = None if folder is None else folder / self.RUN_FILE
+        if path is None or not path.exists():
+            return None, {}
+        try:
+            record = json.loads(path.read_text())
+            steps = {str(k): int(v) for k, v in dict(record.get("steps") or {}).items()}
+        except (OSError, ValueError, TypeError, AttributeError):
+            return None, {}  # unreadable: a new tracker run rather than a stopped training run
+        run_id = record.get("run_id")
+        return (run_id, steps) if isinstance(run_id, str) and run_id else (None, {})
+
+    def _write_record(self) -> None:
+        folder = self._folder()
+        if folder is None or self._run_id is None:
+            return
+        record = {"tracker": self.TRACKER, "run_id": self._run_id, "steps": self._sent}
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(folder / self.RUN_FILE, json.dumps(record, indent=1, sort_keys=True))
+        except OSError as e:  # the workdir's own writers say a full or read-only disk; the tracker goes on
+            self._warn(
+                f"cannot write {folder / self.RUN_FILE} ({e}); a resumed run will start a new "
+                f"{self.TRACKER} run."
+            )
+
+
+def unreachable(url: str, timeout: float) -> str | None:
+    """Why an http(s) `url`'s host does not accept a TCP connection within `timeout` seconds, or None when it
+    does (or when it cannot be told: another scheme, or a proxy in the environment, which the client uses)."""
+    import socket
+    import urllib.parse
+
+    parsed = urllib.parse.urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        return None
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")):
+        return None
+    try:
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        socket.create_connection((parsed.hostname, port), timeout=timeout).close()
+    except (OSError, ValueError) as e:
+        return f"no connection to {parsed.hostname}:{parsed.port or parsed.scheme} ({e})"
+    return None
+
+
+def _short_error(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    text = text if len(text) <= 300 else text[:297] + "..."
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+# ---------------------------------------------------------------- the CLI's `--track`
+
+
+def parse_trackers(flag: str) -> list[str]:
+    """`"wandb,mlflow"` -> `["wandb", "mlflow"]`; a ValueError naming what is accepted for anything else."""
+    import difflib
+
+    known = sorted(TRACKERS)
+    names = [n.strip().lower() for n in flag.split(",") if n.strip()]
+    if not names:
+        raise ValueError(
+            f"--track: expected tracker names ({', '.join(known)}, comma-separated), found {flag!r}"
+        )
+    for name in names:
+        if name not in TRACKERS:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"--track: expected {' or '.join(known)} (comma-separated), found {name!r}{hint}"
+            )
+    return list(dict.fromkeys(names))
+
+
+def sweep_tags(item_name: str | None) -> list[str]:
+    """A sweep item's overrides as tags: `"lr=0.001,seed=1"` -> `["lr=0.001", "seed=1"]`."""
+    if not item_name:
+        return []
+    return [part for part in re.split(r",(?=[A-Za-z_][\w]*=)", item_name) if part]
+
+
+def with_trackers(
+    writer: Writer,
+    trackers: Sequence[str] = (),
+    *,
+    project: str | None = None,
+    name: str | None = None,
+    group: str | None = None,
+    tags: Sequence[str] = (),
+) -> Writer:
+    """`writer` with a tracker writer per name of `trackers` beside it (a `MultiWriter`), and the tracker
+    writers already in it given `name` / `group` where they have none and `tags` added: what `kd-train
+    --track=...` (and a sweep item) does. `project` applies to the new ones, unless the tracker's environment
+    variable names one. Returns `writer` itself when nothing changes.
+
+    Usage: `trainer = dataclasses.replace(trainer, writer=with_trackers(trainer.writer, ["wandb"], project="digits"))`.
+    """
+
+    def identified(w: Writer) -> Writer:
+        if isinstance(w, TrackerWriter):
+            merged = tuple(dict.fromkeys([*w.tags, *tags]))
+            changes = {"name": w.name or name, "group": w.group or group, "tags": merged}
+            if any(getattr(w, k) != v for k, v in changes.items()):
+                return dataclasses.replace(w, **changes)
+            return w
+        if isinstance(w, MultiWriter) and not getattr(w, "default_set", False):
+            inner = [identified(i) for i in w.writers]
+            if any(a is not b for a, b in zip(inner, w.writers, strict=True)):
+                return dataclasses.replace(w, writers=inner)
+        return w
+
+    result = identified(writer)
+    added = []
+    for tracker in trackers:
+        cls = TRACKERS[tracker]
+        if _contains(result, cls):
+            continue  # the config has one already
+        own_project = None if any(os.environ.get(v) for v in cls.PROJECT_ENV) else project
+        added.append(cls(project=own_project, name=name, group=group, tags=tuple(tags)))
+    if not added:
+        return result
+    return MultiWriter(writers=[result, *added])
+
+
+def close_trackers(writer: Writer, *, failed: bool = False) -> None:
+    """Ends the tracker runs of the tracker writers in `writer` (`kd-train` does after each run; the Trainer
+    only flushes its writer, and the trackers end their runs when the process exits)."""
+    if isinstance(writer, TrackerWriter):
+        writer.close(failed=failed)
+    for inner in getattr(writer, "writers", None) or ():
+        close_trackers(inner, failed=failed)
+
+
+def _contains(writer: Writer, cls: type) -> bool:
+    if isinstance(writer, cls):
+        return True
+    return any(_contains(w, cls) for w in getattr(writer, "writers", None) or ())
