@@ -43,8 +43,8 @@ def device_put(arrays: _T, sharding: Any) -> _T:
     def put(leaf: Any) -> Any:
         if isinstance(leaf, (bool, int, float, complex)):
             leaf = np.asarray(leaf)
-        if jax.process_count() == 1:
-            return jax.device_put(leaf, resolved)
+        if jax.process_count() == 1 or (isinstance(leaf, jax.Array) and not leaf.is_fully_addressable):
+            return jax.device_put(leaf, resolved)  # one host, or already a global array: JAX lays it out
         with jax.transfer_guard("allow"):
             return jax.make_array_from_process_local_data(resolved, np.asarray(leaf))
 
