@@ -13,8 +13,10 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -99,7 +101,7 @@ def _config(folder: Path) -> Path:
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WANDB_", "MLFLOW_"))}
-    return {**env, "JAX_PLATFORMS": "cpu", "WANDB_SILENT": "true", **extra}
+    return {**env, "JAX_PLATFORMS": "cpu", "WANDB_SILENT": "true", "WANDB_ERROR_REPORTING": "false", **extra}
 
 
 def _train(config: Path, workdir: Path, *flags: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -266,3 +268,40 @@ def test_an_unknown_tracker_is_a_usage_error_naming_the_choices(tmp_path):
     )
     assert proc.returncode == 2
     assert "--track: expected mlflow or wandb (comma-separated), found 'comet'" in proc.stderr
+
+
+def test_an_abbreviated_track_flag_is_refused(tmp_path):
+    command = [sys.executable, "-m", "kd", f"--cfg={_config(tmp_path)}", "--trac=wandb"]
+    proc = subprocess.run(
+        command, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 2
+    assert "--trac: unknown flag; did you mean --track" in proc.stderr
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_run_stopped_by_ctrl_c_or_a_preemption_is_killed_in_mlflow(tmp_path, monkeypatch, sig, code):
+    store = (tmp_path / "mlruns").as_uri()
+    env = _env(MLFLOW_TRACKING_URI=store, MLFLOW_ALLOW_FILE_STORE="true")
+    workdir = tmp_path / "run"
+    command = [
+        sys.executable, "-m", "kd", f"--cfg={_config(tmp_path)}", f"--cfg.workdir={workdir}",
+        "--cfg.num_train_steps=1000000", "--track=mlflow",
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not ((workdir / "metrics.jsonl").exists() and rows(workdir)):  # training, the run open
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode in (code, -sig, 1), stderr[-3000:]
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    run_id = json.loads((workdir / "mlflow_run.json").read_text())["run_id"]
+    assert _client(store).get_run(run_id).info.status == "KILLED", stderr[-3000:]

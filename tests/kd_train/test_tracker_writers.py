@@ -155,6 +155,7 @@ def file_store(tmp_path, monkeypatch) -> str:
 @pytest.fixture(autouse=True)
 def _quiet_wandb(monkeypatch):
     monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.setenv("WANDB_ERROR_REPORTING", "false")
     monkeypatch.delenv("WANDB_PROJECT", raising=False)
     monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
@@ -552,3 +553,357 @@ def test_with_trackers_adds_writers_beside_the_default_and_names_those_of_the_co
     assert _tracker.with_trackers(default) is default
     monkeypatch.setenv("WANDB_PROJECT", "from-env")
     assert _tracker.with_trackers(default, ["wandb"], project="digits").writers[1].project is None
+
+
+# ---------------------------------------------------------------------------------------------- review of issue 30
+
+_NO_KEY_CHILD = """
+import json, os, socket, sys, time, warnings
+import kd
+listening = socket.socket()  # takes connections (its backlog does), answers nothing: W&B would go on to log in
+listening.bind(("127.0.0.1", 0))
+listening.listen(8)
+writer = kd.writers.WandbWriter(
+    workdir=sys.argv[1], mode="online", init_timeout=5,
+    settings={"base_url": f"http://127.0.0.1:{listening.getsockname()[1]}"},
+)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    writer.resume_from(-1)
+    writer.write_scalars(1, {"losses/total": 1.0})
+    writer.close()
+print("WARNINGS", json.dumps([str(w.message) for w in caught if w.category is RuntimeWarning]), flush=True)
+"""
+
+
+def test_wandb_without_an_api_key_never_prompts_and_writes_the_run_offline(tmp_path):
+    """At a terminal (stdin and stderr a pty) W&B would ask for a key and wait; the writer must not let it."""
+    import os
+    import pty
+    import threading
+
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine example.org login user password " + "k" * 40 + "\n")  # none for 127.0.0.1
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
+    env.update(  # not WANDB_SILENT: a silent W&B does not ask
+        WANDB_ERROR_REPORTING="false",
+        WANDB_CONFIG_DIR=str(tmp_path / "config"),
+        NETRC=str(netrc),
+        HOME=str(tmp_path),
+        JAX_PLATFORMS="cpu",
+        TERM="xterm",  # W&B asks only at a terminal that is not "dumb"
+    )
+    leader, follower = pty.openpty()
+    terminal = []
+    drain = threading.Thread(target=lambda: _drain(leader, terminal), daemon=True)
+    drain.start()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _NO_KEY_CHILD, str(tmp_path / "run")],
+            stdin=follower,
+            stderr=follower,
+            stdout=subprocess.PIPE,
+            env=env,
+            cwd="/tmp",
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the writer waited at W&B's prompt: {b''.join(terminal)[-2000:]!r}")
+    finally:
+        os.close(follower)
+    assert proc.returncode == 0, b"".join(terminal)[-3000:]
+    (line,) = [x for x in proc.stdout.splitlines() if x.startswith("WARNINGS ")]
+    (message,) = json.loads(line[len("WARNINGS ") :])
+    assert "W&B has no API key (no API key for 127.0.0.1" in message and "written offline" in message
+    (run,) = wandb_runs(tmp_path / "run")
+    assert run.steps("losses/total") == [(1, 1.0)]
+
+
+def _drain(fd: int, into: list[bytes]) -> None:
+    import os
+
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            return
+        if not chunk:
+            return
+        into.append(chunk)
+
+
+def test_wandb_finds_the_key_of_the_netrc_entry_for_its_host(tmp_path, monkeypatch):
+    from kd.writers import _wandb
+
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1:9 login user password " + "k" * 40 + "\n")  # W&B's: host:port
+    netrc.chmod(0o600)
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.setenv("NETRC", str(netrc))
+    assert _wandb._no_api_key("http://127.0.0.1:9", {}) is None
+    assert "no API key for 10.0.0.1" in _wandb._no_api_key("http://10.0.0.1:9", {})
+    assert _wandb._no_api_key("http://10.0.0.1:9", {"api_key": "k" * 40}) is None
+
+
+def test_mlflow_server_that_never_answers_costs_one_timeout_not_minutes(tmp_path, monkeypatch):
+    import os
+    import threading
+
+    monkeypatch.delenv("MLFLOW_HTTP_REQUEST_TIMEOUT", raising=False)
+    monkeypatch.delenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", raising=False)
+    with socket.socket() as silent:  # accepts connections (the backlog does), answers nothing
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        writer = _mlflow(tmp_path, f"http://127.0.0.1:{silent.getsockname()[1]}", connect_timeout=1)
+        caught: list[Any] = []
+
+        def session() -> None:
+            with pytest.warns(RuntimeWarning, match="MLflow cannot be reached") as got:
+                _session(writer, -1, range(1, 3))
+            caught.extend(got)
+
+        started = time.monotonic()
+        thread = threading.Thread(target=session, daemon=True)
+        thread.start()
+        thread.join(30)
+        seconds = time.monotonic() - started
+    assert not thread.is_alive(), "MLflow's own timeout (120 s) and retries (7) held the training loop"
+    assert seconds < 20 and len(caught) == 1, (seconds, caught)
+    assert "MLFLOW_HTTP_REQUEST_TIMEOUT" not in os.environ  # set for the writer's calls only
+    assert "MLFLOW_HTTP_REQUEST_MAX_RETRIES" not in os.environ
+
+
+_KILLED_CHILD = """
+import os, signal, sys
+import kd
+writer = kd.writers.WandbWriter(workdir=sys.argv[1], mode="offline")
+writer.resume_from(-1)
+for step in range(1, 201):
+    writer.write_scalars(step, {"loss": 1.0 / step, **{f"m{i}": float(i) for i in range(50)}})
+    if step == 150:
+        writer.flush()  # what the Trainer does before it saves the checkpoint of step 150
+os.kill(os.getpid(), signal.SIGKILL)  # preempted without grace, OOM-killed
+"""
+
+
+def test_wandb_killed_after_its_checkpoint_resumes_without_a_gap(tmp_path):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}  # not this process's service
+    env.update(JAX_PLATFORMS="cpu", WANDB_SILENT="true", WANDB_ERROR_REPORTING="false")
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED_CHILD, str(tmp_path)],
+        env=env,
+        cwd="/tmp",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    # the file says what W&B had at the flush (the checkpoint), not what `log` was given after it
+    assert json.loads((tmp_path / "wandb_run.json").read_text())["steps"]["loss"] == 150
+    time.sleep(2)  # W&B's service process writes what it got, then ends (its parent is gone)
+    writer = _wandb(tmp_path)
+    writer.resume_from(150)  # the last checkpoint before the kill
+    for step in range(151, 211):
+        writer.write_scalars(step, {"loss": 1.0 / step})
+    writer.close()
+    steps = set()
+    deadline = time.monotonic() + 30  # W&B's service process may still be writing the resumed run's file
+    while len(logs := sorted((tmp_path / "wandb").glob("offline-run-*/run-*.wandb"))) < 2:
+        assert time.monotonic() < deadline, "\n".join(map(str, sorted((tmp_path / "wandb").rglob("*"))))
+        time.sleep(0.1)
+    killed, resumed = logs  # by their start time
+    for records in (_wandb_records(killed), _finished_records(resumed)):
+        for record in records:
+            if record.WhichOneof("record_type") == "history":
+                row = {i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in record.history.item}
+                if "loss" in row:
+                    steps.add(row["step"])
+    assert sorted(set(range(1, 211)) - steps) == []
+
+
+def test_the_run_file_is_written_at_flush_not_at_each_step_and_its_errors_only_warn(
+    tmp_path, file_store, monkeypatch
+):
+    """A cloud workdir's rate limit (a RuntimeError from its client) cannot be made locally: the run file's
+    writer is replaced by one raising it (the tracker client itself is real)."""
+    writes = []
+    real = _tracker.write_text_atomic
+    monkeypatch.setattr(
+        _tracker, "write_text_atomic", lambda path, text: writes.append(path) or real(path, text)
+    )
+    writer = _mlflow(tmp_path, file_store)
+    writer.resume_from(-1)
+    for step in range(1, 21):
+        writer.write_scalars(step, {"losses/total": 1.0 / step})
+    assert len(writes) == 1  # the run's id, when it was opened
+    writer.flush()
+    assert len(writes) == 2 and json.loads((tmp_path / "mlflow_run.json").read_text())["steps"] == {
+        "losses/total": 20
+    }
+
+    def refuse(path, text):
+        raise RuntimeError("google.api_core.exceptions.TooManyRequests: 429 rate limit on object")
+
+    monkeypatch.setattr(_tracker, "write_text_atomic", refuse)
+    writer.write_scalars(21, {"losses/total": 0.1})
+    with pytest.warns(RuntimeWarning, match="cannot write .*mlflow_run.json .*TooManyRequests") as caught:
+        writer.flush()
+        writer.write_scalars(22, {"losses/total": 0.1})
+        writer.close()
+    assert len(caught) == 1
+    assert [s for s, _ in _history(file_store, writer.run_id, "losses/total")] == list(range(1, 23))
+
+
+@pytest.mark.parametrize("tracker", ["wandb", "mlflow"])
+def test_training_again_from_the_start_in_one_process_opens_a_new_run(tmp_path, file_store, tracker):
+    writer = _wandb(tmp_path) if tracker == "wandb" else _mlflow(tmp_path, file_store)
+    ids = []
+    for attempt in range(2):  # trainer.train() twice, no checkpoint: each starts at step 1
+        writer.write_config(CONFIG_JSON)
+        writer.resume_from(-1)
+        for step in (1, 2, 3):
+            writer.write_scalars(step, {"loss": float(10 * attempt + step)})
+        writer.flush()
+        ids.append(writer.run_id)
+    writer.close()
+    assert ids[0] != ids[1]
+    if tracker == "wandb":
+        runs = {run.run_id: run for run in wandb_runs(tmp_path)}  # started in one second: any order
+        assert sorted(runs) == sorted(ids)
+        assert runs[ids[0]].steps("loss") == [(1, 1.0), (2, 2.0), (3, 3.0)]
+        assert runs[ids[1]].steps("loss") == [(1, 11.0), (2, 12.0), (3, 13.0)]
+    else:
+        assert _history(file_store, ids[0], "loss") == [(1, 1.0), (2, 2.0), (3, 3.0)]
+        assert _history(file_store, ids[1], "loss") == [(1, 11.0), (2, 12.0), (3, 13.0)]
+        assert {_client(file_store).get_run(i).info.status for i in ids} == {"FINISHED"}
+
+
+def test_wandb_tags_over_64_characters_are_cut_and_w_and_b_stays_on(tmp_path):
+    tag = "name='google/gemma-3-1b-it-finetuned-on-some-dataset-v2-with-lora'"  # 66 characters
+    writer = _wandb(tmp_path, tags=[tag, "seed=1"])
+    with pytest.warns(RuntimeWarning, match="tags of up to 64 characters") as caught:
+        _session(writer, -1, range(1, 3))
+    assert len(caught) == 1 and "cannot be reached" not in str(caught[0].message)
+    (run,) = wandb_runs(tmp_path)
+    assert run.tags == [tag[:61] + "...", "seed=1"]
+    assert [s for s, _ in run.steps("losses/total")] == [1, 2]
+
+
+def test_a_misspelled_wandb_setting_is_a_config_error_naming_it():
+    with pytest.raises(
+        ValueError,
+        match=r"WandbWriter.settings: 'consle' is not a wandb.Settings field; did you mean 'console'",
+    ):
+        kd.writers.WandbWriter(settings={"consle": "off"})
+    with pytest.raises(ValueError, match=r"WandbWriter.settings: .*init_timeout"):
+        kd.writers.WandbWriter(settings={"init_timeout": "soon"})
+
+
+def test_a_value_wandb_cannot_take_is_left_out_and_the_rest_goes_on(tmp_path):
+    writer = _wandb(tmp_path)
+    writer.resume_from(-1)
+    with pytest.warns(RuntimeWarning, match="is left out of W&B") as caught:
+        writer.write_summaries(
+            2,
+            {
+                "summaries/w": np.array([-1e308, 1e308, 0.0]),  # a diverging weight: no 30 finite bins
+                "summaries/pc": kd.summaries.PointCloud(point_clouds=np.zeros((5, 2))),  # not (n, 3)
+                "summaries/pc2": kd.summaries.PointCloud(
+                    point_clouds=np.zeros((4, 3)), point_colors=np.zeros((3, 3))
+                ),
+                "summaries/ok": kd.summaries.HistogramValue(values=np.arange(10.0), num_buckets=5),
+            },
+        )
+        writer.write_summaries(3, {"summaries/w": np.array([-1e308, 1e308])})  # said once per name
+    assert sorted(str(c.message).split("'")[1] for c in caught) == [
+        "summaries/pc",
+        "summaries/pc2",
+        "summaries/w",
+    ]
+    writer.write_scalars(3, {"losses/total": 0.5})
+    writer.close()
+    (run,) = wandb_runs(tmp_path)
+    assert run.steps("losses/total") == [(3, 0.5)]
+    assert [row["step"] for row in run.rows if "summaries/ok/_type" in row] == [2]
+
+
+def test_a_value_mlflow_refuses_is_left_out_and_long_names_are_cut(tmp_path, file_store):
+    writer = _mlflow(tmp_path, file_store)
+    writer.resume_from(-1)
+    long = "a" * 251
+    with pytest.warns(RuntimeWarning, match=r"'a/../b' is left out of MLflow") as caught:
+        writer.write_scalars(1, {"losses/total": 1.0, long: 1.0, "a/../b": 2.0})
+        writer.write_scalars(2, {"losses/total": 0.5, "a/../b": 2.0})
+    assert len(caught) == 1
+    writer.close()
+    client = _client(file_store)
+    assert _history(file_store, writer.run_id, "losses/total") == [(1, 1.0), (2, 0.5)]
+    (cut,) = [k for k in client.get_run(writer.run_id).data.metrics if k.startswith("aaa")]
+    assert len(cut) == 250 and cut.startswith("a" * 241 + "-")
+    assert client.get_run(writer.run_id).info.status == "FINISHED"
+
+
+def test_mlflow_params_colliding_once_flattened_are_both_kept(tmp_path, file_store):
+    config = json.dumps({"__qualname__": "kd.train:Trainer", "aux": {"a.b": 1, "a": {"b": 2}}})
+    writer = _mlflow(tmp_path, file_store)
+    _session(writer, -1, range(1, 2), config=config)
+    params = {
+        k: v for k, v in _client(file_store).get_run(writer.run_id).data.params.items() if k.startswith("aux")
+    }
+    assert params["aux.a.b"] == "1" and sorted(params.values()) == ["1", "2"] and len(params) == 2
+
+
+def test_bfloat16_scalars_and_images_reach_the_tracker(tmp_path):
+    import jax.numpy as jnp
+
+    assert _tracker.number(jnp.bfloat16(1.5)) == 1.5
+    assert _tracker.summary_of(jnp.ones((2, 4, 4, 3), jnp.bfloat16)).kind == "image"
+    writer = _wandb(tmp_path)
+    writer.resume_from(-1)
+    writer.write_scalars(1, {"losses/total": jnp.bfloat16(1.5)})
+    writer.write_summaries(1, {"summaries/images": jnp.ones((2, 4, 4, 3), jnp.bfloat16)})
+    writer.close()
+    (run,) = wandb_runs(tmp_path)
+    assert run.steps("losses/total") == [(1, 1.5)]
+    assert any(row.get("summaries/images/_type") == "image-file" for row in run.rows)
+
+
+def test_trackers_behind_a_collection_writer_are_closed_and_killed_says_so(tmp_path, file_store):
+    writer = _mlflow(tmp_path, file_store)
+    writer.resume_from(-1)
+    writer.write_scalars(1, {"losses/total": 1.0})
+    wrapped = kd.writers.CollectionWriter(writer=writer, collection="val")
+    assert _tracker._contains(wrapped, kd.writers.MlflowWriter)
+    _tracker.close_trackers(wrapped, killed=True)  # Ctrl-C or preempted: not FINISHED
+    assert _client(file_store).get_run(writer.run_id).info.status == "KILLED"
+    wandb_writer = _wandb(tmp_path / "w")
+    wandb_writer.resume_from(-1)
+    _tracker.close_trackers(kd.writers.MultiWriter(writers=[wandb_writer]), killed=True)
+    (run,) = wandb_runs(tmp_path / "w")
+    (exit_record,) = [
+        r for r in _finished_records(next(run.folder.glob("run-*.wandb"))) if r.HasField("exit")
+    ]
+    assert exit_record.exit.exit_code == 143
+
+
+def test_cli_track_project_of_a_module_config_is_its_last_part():
+    from kd.cli import _main
+
+    assert _main._parse_track("wandb", "pkg.configs.mnist")["project"] == "mnist"
+    assert _main._parse_track("wandb", "configs/mnist.py")["project"] == "mnist"
+
+
+@pytest.mark.parametrize(
+    ("flag", "shown"), [("--trac=wandb", "--trac"), ("--tracks=wandb", "--tracks"), ("--t", "--t")]
+)
+def test_cli_track_abbreviations_and_slips_are_refused_with_the_flag(flag, shown):
+    from kd.cli import _main
+
+    with pytest.raises(_main.CliError, match=f"{shown}: unknown flag; did you mean --track"):
+        _main._refuse_track_slips(["--profile", flag])
+    _main._refuse_track_slips(["--track=wandb", "--profile"])

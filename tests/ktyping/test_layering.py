@@ -31,7 +31,11 @@ LAYERS = (
     ("_dataclasses", "_wrappers", "_in_scope"),  # @typechecked on dataclasses, functions; check_type, dim
     ("_blocks",),  # `with typechecked():` blocks
     ("_decorator",),  # typechecked: a function wrapper, or a block
-    ("static", ""),  # ktyping.static and ktyping/__init__.py: the public API
+    (
+        "static",
+        "array_type_meta",
+        "",
+    ),  # ktyping.static, Kauldron's array_type_meta path, __init__.py: the public API
 )
 ORDER = layer_order("ktyping", LAYERS)
 # The one import that goes up, on the error path: a failing dataclass field is explained by `_explain`,

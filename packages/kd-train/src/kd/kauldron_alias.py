@@ -66,12 +66,15 @@ MODULES: dict[str, str] = {
     "kauldron.utils.train_property": "kd.nn",
     "kauldron.utils.interms_property": "kd.nn",
 }
+"""Kauldron's module paths and the kd module (or namespace) each is given as: the very module for
+`kauldron.kd` / `konfig` / `kontext` / `ktyping`, a view onto the namespace for the others."""
 
 # Kauldron packages with no counterpart, and why.
 REFUSED: dict[str, str] = {
     "kauldron.contrib": "kd has no kd.contrib (Kauldron's unsupported research code)",
     "kauldron.cli": "kd's command line is `kd-train` (kd.cli); Kauldron's absl-flags CLI is not ported",
 }
+"""Kauldron packages with no counterpart in kd, and why: importing them is a ModuleNotFoundError saying so."""
 
 
 class KauldronInstalledError(RuntimeError):

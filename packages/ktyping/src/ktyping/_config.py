@@ -83,6 +83,7 @@ class Config:
 
 
 CONFIG = Config(typechecking_enabled=True)
+"""The global switch (Kauldron's): `ktyping.CONFIG.typechecking_enabled = False` turns every check off."""
 
 # id -> (compiled module regex, config); insertion ordered, later overrides win.
 _OVERRIDES: dict[int, tuple[Any, Config]] = {}

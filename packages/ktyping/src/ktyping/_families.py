@@ -119,3 +119,37 @@ XInt8, XInt16, XInt32, XInt64 = Int8, Int16, Int32, Int64
 XUInt8, XUInt16, XUInt32, XUInt64 = UInt8, UInt16, UInt32, UInt64
 XFloat16, XFloat32, XFloat64 = Float16, Float32, Float64
 XComplex64, XComplex128 = Complex64, Complex128
+
+# What each annotation takes, as its docstring (the API reference and `help()` show it).
+Array.__doc__ = (
+    "`Array['b n']`: an array of any dtype (numpy, jax, torch, ...: anything with `.shape` and `.dtype`)."
+)
+Num.__doc__ = "`Num['b n']`: an array of numbers: integers, floats or complex numbers (not bool)."
+Bool.__doc__ = "`Bool['b n']`: an array of booleans."
+Int.__doc__ = (
+    "`Int['b n']`: an array of signed or unsigned integers (`int8` ... `int64`, `uint8` ... `uint64`)."
+)
+SInt.__doc__ = "`SInt['b n']`: an array of signed integers (`int8` ... `int64`)."
+UInt.__doc__ = "`UInt['b n']`: an array of unsigned integers (`uint8` ... `uint64`)."
+Float.__doc__ = (
+    "`Float['b n']`: an array of floats (`bfloat16`, `float16`, `float32`, `float64`, the float8 formats)."
+)
+Complex.__doc__ = "`Complex['b n']`: an array of complex numbers (`complex64`, `complex128`)."
+IntOrBool.__doc__ = "`IntOrBool['b n']`: an array of integers or booleans."
+for _name in (
+    "BFloat16", "Float16", "Float32", "Float64", "Int8", "Int16", "Int32", "Int64",
+    "UInt8", "UInt16", "UInt32", "UInt64", "Complex64", "Complex128",
+):  # fmt: skip
+    globals()[_name].__doc__ = f"`{_name}['b n']`: an array of dtype {_name.lower()}."
+del _name
+Scalar.__doc__ = (
+    "`Scalar`: a Python number (bool, int, float, complex) or a 0-d array of numbers or booleans."
+)
+ScalarBool.__doc__ = "`ScalarBool`: a Python bool or a 0-d boolean array."
+ScalarInt.__doc__ = "`ScalarInt`: a Python int or a 0-d integer array."
+ScalarFloat.__doc__ = "`ScalarFloat`: a Python float (or int) or a 0-d float array."
+ScalarComplex.__doc__ = "`ScalarComplex`: a Python complex (or float, int) or a 0-d complex array."
+PRNGKey.__doc__ = "`PRNGKey`: one JAX random key, typed (`key<fry>`, shape `()`) or raw (`uint32[2]`); `PRNGKey['n']`: a batch."
+PRNGKeyArray.__doc__ = (
+    "`PRNGKeyArray`: any number of JAX random keys (`jax.random.split(key, 4)`), one included."
+)

@@ -157,6 +157,7 @@ def _set_active_cands(cands: list[dict[str, Any]]) -> None:
 # `ktyping.dim["n"]`: the dims of the active scope, read, set (`dim["n"] = 3`, only while unbound)
 # and tested (`"n" in dim`) from the scope's own function or block.
 dim = DimView(_active_cands, _set_active_cands)
+"""The dims of the active scope: `ktyping.dim["n"]` reads one axis, `dim["*b"]` a tuple; assigning sets one not yet bound."""
 
 
 def shape(spec: str, *, stacklevel: int = 0) -> tuple[int, ...]:

@@ -7,6 +7,7 @@ import difflib
 import functools
 import json
 import math
+import os
 import time
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -126,7 +127,10 @@ class Checkpointer(_base.BaseCheckpointer):
                 f"Checkpointer.workdir is still {self.workdir!r}: build the Checkpointer inside a "
                 "kd.train.Trainer (which fills it with trainer.workdir) or pass workdir=..."
             )
-        return epath.Path(self.workdir) / CHECKPOINT_FOLDER_NAME
+        workdir = str(self.workdir)
+        if "://" not in workdir:  # a local path: orbax takes absolute ones only (`--cfg.workdir=runs/a`)
+            workdir = os.path.abspath(workdir)
+        return epath.Path(workdir) / CHECKPOINT_FOLDER_NAME
 
     @functools.cached_property
     def _manager(self) -> Any:
@@ -218,11 +222,7 @@ class Checkpointer(_base.BaseCheckpointer):
         OSError, MemoryError, `CheckpointReadError` of an unknown cause) as they are.
         """
         kauldron_form = (
-            items.is_checkpoint_item(state)
-            or state is None
-            or step == -1
-            or noop_if_missing
-            or donate
+            items.is_checkpoint_item(state) or state is None or step == -1 or noop_if_missing or donate
         )
         if not kauldron_form:
             return self._restore_step(state, step=step)

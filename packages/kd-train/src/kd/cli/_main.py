@@ -225,6 +225,7 @@ def _train(argv: list[str]) -> int:
     parser.add_argument("--allowed", default=None)
     parser.add_argument("--workdir", default=None)  # a common slip: said what to write instead
     _distributed.add_flags(parser)
+    _refuse_track_slips(rest)  # before argparse, which takes `--trac` for `--track`
     opts = parser.parse_args(rest)
     if opts.workdir is not None:
         raise CliError(
@@ -298,6 +299,9 @@ def _train_one(
         return 0  # already complete: nothing to do
     try:
         state, logged = trainer.train()
+    except KeyboardInterrupt:
+        close_trackers(trainer.writer, killed=True)  # Ctrl-C: W&B / MLflow say the run was killed
+        raise
     except Exception as e:
         close_trackers(trainer.writer, failed=True)  # W&B / MLflow say the run failed
         stopped = _stopped_training(e, cfg, trainer)
@@ -305,8 +309,9 @@ def _train_one(
             e._kd_raised_in_training = True  # type: ignore[attr-defined]
             raise
         raise stopped from None
-    close_trackers(trainer.writer)  # each run (a sweep's item) ends its tracker runs when it ends
-    if int(state.step) < trainer.stop_step:
+    preempted = int(state.step) < trainer.stop_step
+    close_trackers(trainer.writer, killed=preempted)  # each run (a sweep's item) ends its tracker runs
+    if preempted:
         return 143  # preempted (SIGTERM): the loop said where it stopped; 128 + SIGTERM, as if killed by it
     if lead:
         seconds = time.perf_counter() - started
@@ -429,7 +434,32 @@ def _parse_track(flag: str | None, source: str) -> dict[str, Any] | None:
         trackers = parse_trackers(flag)
     except ValueError as e:
         raise CliError(str(e)) from None
-    return {"trackers": trackers, "project": os.path.splitext(os.path.basename(source))[0] or None}
+    return {"trackers": trackers, "project": _project_of(source)}
+
+
+def _project_of(source: str) -> str | None:
+    """The config's name: a file's name without `.py` (`configs/mnist.py`), a module's last part
+    (`pkg.configs.mnist`), as konfig tells the two apart."""
+    if source.endswith(".py") or os.sep in source or "/" in source:
+        return os.path.splitext(os.path.basename(source))[0] or None
+    return source.rpartition(".")[2] or None
+
+
+def _refuse_track_slips(rest: list[str]) -> None:
+    """`--trac=wandb` (argparse would take a prefix for `--track`) and `--tracks=wandb`: a usage error
+    saying `--track`."""
+    import difflib
+
+    for arg in rest:
+        if not arg.startswith("--") or arg == "--":
+            continue
+        name = arg[2:].partition("=")[0]
+        if name == "track":
+            continue
+        if (name and "track".startswith(name)) or difflib.get_close_matches(name, ["track"], cutoff=0.8):
+            raise CliError(
+                f"--{name}: unknown flag; did you mean --track (e.g. --track=wandb,mlflow)?\n\n{USAGE}"
+            )
 
 
 def _tracking(track: dict[str, Any] | None, item: str | None, base: str | None) -> dict[str, Any] | None:

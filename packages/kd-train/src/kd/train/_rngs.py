@@ -72,7 +72,7 @@ class RngStreams:
 
     @functools.cached_property
     def streams(self) -> Mapping[str, RngStream]:
-        """`{name: RngStream}`: the defaults merged with `stream_overwrites`."""
+        """The streams by name (a dict of `RngStream`), the defaults merged with `stream_overwrites`."""
         return {**{s.name: s for s in _DEFAULT_STREAMS}, **{s.name: s for s in self.stream_overwrites}}
 
     def _seed_key(self) -> jax.Array:

@@ -7,7 +7,8 @@
         return x.reshape(Shape("b h//2") + (2, -1, 2, Shape("c")[0])).mean((2, 4))
 
 The array annotations, `check_type`, `typechecked`, `PRNGKey`, `DType`, `Axes` and `PyTree` are ktyping's
-own objects; the `Tf*` names raise `NoTensorFlowError`, naming the ktyping annotation to use instead.
+own objects (`Integer` is `ktyping.Int`, `TypeCheckError` is `ktyping.KTypeCheckError`); the `Tf*` names
+raise `NoTensorFlowError`, naming the ktyping annotation to use instead.
 """
 
 from ktyping import Array as Array

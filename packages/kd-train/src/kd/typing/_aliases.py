@@ -25,16 +25,16 @@ __all__ = [
     "enable_kd_type_checking",
 ]
 
-# Anything `kd.random.PRNGKey(...)` / `jax.random.PRNGKey` turns into a key: a seed or key data.
 PRNGKeyLike = Union[int, Sequence[int], np.ndarray, ktyping.PRNGKey]  # noqa: UP007 (a runtime union of an annotation)
-# A parameter initialiser: (key, shape, dtype) -> array.
+"""Anything `kd.random.PRNGKey(...)` / `jax.random.PRNGKey` turns into a key: a seed or key data."""
 Initializer = Callable[[ktyping.PRNGKey, Shape, ktyping.DType], ktyping.Array]
-# A mesh axis name (`jax.lax.psum(x, axis_name="batch")`).
+"""A parameter initialiser: (key, shape, dtype) -> array."""
 AxisName = Hashable
-# A learning-rate (or any) schedule: step -> value.
+"""A mesh axis name (`jax.lax.psum(x, axis_name="batch")`)."""
 Schedule = Callable[[int], Union[float, ktyping.Float[""]]]  # noqa: UP007
-# The spec of a batch: a tree of `ArraySpec`s (anything with `.shape` and `.dtype`).
+"""A learning-rate (or any) schedule: step -> value."""
 ElementSpec = ktyping.PyTree[ktyping.ArraySpec]
+"""The spec of a batch: a tree of `ArraySpec`s (anything with `.shape` and `.dtype`)."""
 
 
 def enable_kd_type_checking() -> None:

@@ -10,10 +10,14 @@ The client is mlflow-skinny (no server, no SQL store), imported when the writer 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
+import hashlib
+import math
 import os
 import re
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from kd.writers._tracker import Summary, TrackerWriter, import_extra, unreachable
@@ -43,20 +47,27 @@ class MlflowWriter(TrackerWriter):
     `kd-train ... --track=mlflow` beside the default writers (`MLFLOW_TRACKING_URI` names the server).
 
     The run's status: RUNNING, then FINISHED at `close()` (`kd-train` closes it when training ends, FAILED if
-    training raised) or when the process exits. A resume continues the MLflow run whose id
-    `<workdir>/mlflow_run.json` holds (RUNNING again), without logging a step twice; params it already has are kept (MLflow's
-    params cannot change). The tags: each `key=value` tag (a sweep item's override) becomes the MLflow tag
+    training raised, KILLED on Ctrl-C or a preemption) or when the process exits. A resume continues the
+    MLflow run whose id `<workdir>/mlflow_run.json` holds (RUNNING again), without logging a step twice;
+    params it already has are kept (MLflow's params cannot change); two konfig paths that give one param name
+    (`aux["a.b"]` and `aux.a.b`) are both kept, the second with a hash of its path at its end. The tags: each `key=value` tag (a sweep item's override) becomes the MLflow tag
     `key` with that value, another tag `t` the tag `t` with an empty value, `group` the tag `group`.
 
     A server that cannot be reached: before the run is created, a connection to it is tried for
     `connect_timeout` seconds; failing that (or any MLflow call later) one warning, and training goes on
-    without MLflow (the values stay in the workdir's files). MLflow's own retries of a request that fails
-    mid-run follow `MLFLOW_HTTP_REQUEST_MAX_RETRIES` and `MLFLOW_HTTP_REQUEST_TIMEOUT`.
+    without MLflow (the values stay in the workdir's files). This writer's requests wait at most
+    `connect_timeout` seconds for an answer and are not retried (`MLFLOW_HTTP_REQUEST_TIMEOUT` and
+    `MLFLOW_HTTP_REQUEST_MAX_RETRIES` are set to that and 0 during its calls, unless the environment sets
+    them already: then MLflow's own timeout and retries apply), so a server that takes connections and never
+    answers costs one `connect_timeout`, not MLflow's minutes of retries. A value MLflow refuses (a name
+    that MLflow's rules reject) is left out with one warning per name; names over MLflow's 250 characters are
+    cut, with a hash of the whole name at their end.
 
     Attributes (and those of `TrackerWriter`: project, name, group, tags, workdir):
       tracking_uri: the server (`http://host:5000`), `databricks`, or a local store `file:/path` (MLflow 3
         wants `MLFLOW_ALLOW_FILE_STORE=true` for that); None: `MLFLOW_TRACKING_URI`, else MLflow's default.
-      connect_timeout: seconds to wait for an http(s) server to accept a connection before the run starts.
+      connect_timeout: seconds to wait for an http(s) server to accept a connection before the run starts,
+        and for each of this writer's requests to be answered.
     """
 
     TRACKER = "MLflow"
@@ -90,6 +101,16 @@ class MlflowWriter(TrackerWriter):
 
         client = MlflowClient(tracking_uri=self.tracking_uri)
         _check_reachable(client.tracking_uri, self.connect_timeout)
+        with self._bounded():
+            return self._open_run(client, run_id, flat_config, config_json)
+
+    def _open_run(
+        self,
+        client: Any,
+        run_id: str | None,
+        flat_config: dict[tuple[Any, ...], Any] | None,
+        config_json: str | None,
+    ) -> str:
         run = _existing_run(client, run_id)
         if run is None:
             run = client.create_run(
@@ -107,30 +128,76 @@ class MlflowWriter(TrackerWriter):
         from mlflow.entities import Metric
 
         now = int(time.time() * 1000)
-        metrics = [Metric(_name(k), v, now, step) for k, v in values.items()]
-        for start in range(0, len(metrics), _METRICS_PER_BATCH):
-            self._client.log_batch(self._run_id, metrics=metrics[start : start + _METRICS_PER_BATCH])
+        metrics = {k: Metric(_key(k), v, now, step) for k, v in values.items()}
+        names = list(metrics)
+        with self._bounded():
+            for start in range(0, len(names), _METRICS_PER_BATCH):
+                batch = names[start : start + _METRICS_PER_BATCH]
+                try:
+                    self._client.log_batch(self._run_id, metrics=[metrics[n] for n in batch])
+                except Exception as e:
+                    if not (_refused_value(e) and self._takes_values()):
+                        raise
+                    for name in batch:  # which one: each on its own, the refused ones left out
+                        try:
+                            self._client.log_batch(self._run_id, metrics=[metrics[name]])
+                        except Exception as one:
+                            if not _refused_value(one):
+                                raise
+                            self._drop(name, one)
 
     def _send_summaries(self, step: int, summaries: dict[str, Summary]) -> None:
         numbers = {}
-        for name, summary in summaries.items():
-            if summary.kind == "image":
-                image = summary.data[..., 0] if summary.data.shape[-1] == 1 else summary.data
-                self._client.log_image(self._run_id, image, key=_name(name), step=step)
-            elif summary.kind in ("text", "texts"):
-                text = summary.data if summary.kind == "text" else "\n".join(summary.data)
-                self._client.log_text(self._run_id, text, f"summaries/{_name(name)}/step_{step}.txt")
-            elif summary.kind == "scalar":
-                numbers[name] = summary.data
+        with self._bounded():
+            for name, summary in summaries.items():
+                try:
+                    if summary.kind == "image":
+                        image = summary.data[..., 0] if summary.data.shape[-1] == 1 else summary.data
+                        self._client.log_image(self._run_id, image, key=_key(name), step=step)
+                    elif summary.kind in ("text", "texts"):
+                        text = summary.data if summary.kind == "text" else "\n".join(summary.data)
+                        self._client.log_text(self._run_id, text, f"summaries/{_key(name)}/step_{step}.txt")
+                    elif summary.kind == "scalar":
+                        numbers[name] = summary.data
+                except Exception as e:
+                    if not (_refused_value(e) and self._takes_values()):
+                        raise
+                    self._drop(name, e)
         if numbers:
             self._send_scalars(step, numbers)
 
     def _send_config(self, flat_config: dict[tuple[Any, ...], Any], config_json: str) -> None:
-        self._log_config(self._client.get_run(self._run_id), flat_config, config_json)
+        with self._bounded():
+            self._log_config(self._client.get_run(self._run_id), flat_config, config_json)
 
-    def _finish(self, failed: bool) -> None:
+    def _finish(self, status: str) -> None:
         atexit.unregister(self.close)
-        self._client.set_terminated(self._run_id, "FAILED" if failed else "FINISHED")
+        with self._bounded():
+            self._client.set_terminated(self._run_id, status.upper())  # FINISHED, FAILED, KILLED
+
+    def _takes_values(self) -> bool:
+        """Whether the run still takes values (MLflow says INVALID_PARAMETER_VALUE for a deleted run too)."""
+        try:
+            return self._client.get_run(self._run_id).info.lifecycle_stage == "active"
+        except Exception:
+            return False
+
+    @contextlib.contextmanager
+    def _bounded(self) -> Iterator[None]:
+        """MLflow's HTTP timeout `connect_timeout` and no retries, for this writer's calls, unless the
+        environment names its own (MLflow reads both at each request)."""
+        bounds = {
+            "MLFLOW_HTTP_REQUEST_TIMEOUT": str(max(1, math.ceil(self.connect_timeout))),
+            "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0",
+        }
+        set_here = [k for k in bounds if k not in os.environ]
+        for k in set_here:
+            os.environ[k] = bounds[k]
+        try:
+            yield
+        finally:
+            for k in set_here:
+                os.environ.pop(k, None)
 
     # ---------------------------------------------------------------- internals
 
@@ -138,7 +205,7 @@ class MlflowWriter(TrackerWriter):
         tags = {}
         for tag in self.run_tags():
             key, _, value = tag.partition("=")
-            tags[_name(key.strip())] = value.strip()[:_MAX_TAG_VALUE]
+            tags[_key(key.strip())] = value.strip()[:_MAX_TAG_VALUE]
         if self.group is not None:
             tags["group"] = self.group
         return tags
@@ -148,10 +215,14 @@ class MlflowWriter(TrackerWriter):
         from mlflow.entities import Param
 
         have = set(run.data.params)
-        params = {}
+        params, paths = {}, {}
         for keys, value in flat_config.items():
             key = _name(".".join(str(k) for k in keys))
-            if key and key not in have and len(key) <= _MAX_KEY:
+            if key in paths and paths[key] != keys:  # `a["b.c"]` and `a.b.c`: both, the second one marked
+                key = _name(f"{key}-{hashlib.sha1(repr(keys).encode()).hexdigest()[:8]}")
+            paths.setdefault(key, keys)
+            key = _cut(key)
+            if key and key not in have:
                 text = value if isinstance(value, str) else _json(value)
                 params[key] = text if len(text) <= _MAX_PARAM_VALUE else text[: _MAX_PARAM_VALUE - 3] + "..."
         items = [Param(k, v) for k, v in params.items()]
@@ -170,6 +241,25 @@ def _json(value: Any) -> str:
 def _name(name: str) -> str:
     """`name` with the characters MLflow refuses in names replaced by `_`."""
     return _BAD_NAME_CHARACTERS.sub("_", name)
+
+
+def _cut(name: str) -> str:
+    """`name`, or over MLflow's 250 characters its start and a hash of the whole (names stay distinct)."""
+    if len(name) <= _MAX_KEY:
+        return name
+    return f"{name[: _MAX_KEY - 9]}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
+
+
+def _key(name: str) -> str:
+    """A logged name as MLflow's metric / image key."""
+    return _cut(_name(name))
+
+
+def _refused_value(error: BaseException) -> bool:
+    """Whether MLflow refused one value (a bad name or value), rather than failing as a whole."""
+    if type(error).__name__ == "MlflowException" or hasattr(error, "error_code"):
+        return getattr(error, "error_code", "") == "INVALID_PARAMETER_VALUE"
+    return isinstance(error, (ValueError, TypeError))
 
 
 def _existing_run(client: Any, run_id: str | None) -> Any:

@@ -5,11 +5,20 @@ resume, written by process 0 only, and never a reason for training to stop.
 
 The life of a tracker run, as the Trainer drives it (`write_config`, then `resume_from`, then the values):
 
-- The run starts at `resume_from`: a fresh start (-1) opens a new tracker run; a resume continues the run whose
-  id `<workdir>/<tracker>_run.json` holds (the file is written when the run is opened and after each write).
+- The run starts at `resume_from`: a fresh start (-1) opens a new tracker run (also on a writer whose run is
+  open: `trainer.train()` again in one process ends it and starts another); a resume continues the run whose
+  id `<workdir>/<tracker>_run.json` holds (the file is written when the run is opened, at each `flush` and
+  at `close`).
 - That file also holds, per logged name, the last step sent. Steps a resumed run computes again (those after
   its checkpoint that the earlier invocation had already sent) are not sent again: trackers keep what they
   were sent and cannot take a step back, so each name has each step once.
+- The steps are written to that file only at `flush` (the Trainer flushes its writer before each checkpoint
+  save) and at `close`, once the tracker's client has what was sent (W&B's `log` is asynchronous). The
+  trade-off: a process killed without warning (SIGKILL, OOM) after its last checkpoint leaves the steps
+  sent since that flush out of the file, so its resume sends them once more (a step may be twice in the
+  tracker) rather than leaving them out.
+- A value the tracker cannot take (a histogram of an overflowing range, a malformed point cloud, a name too
+  long) is left out, with one warning per name; the tracker is turned off only when it fails as a whole.
 - On a host other than process 0 nothing is opened or sent.
 - A tracker that cannot be reached (or fails later) gets one warning; training goes on, and the values stay
   in the workdir's own files (`metrics.jsonl`, TensorBoard). W&B then writes the run offline (see
@@ -161,8 +170,28 @@ def _show(node: Any) -> str:
 
 
 def number(value: Any) -> float | None:
-    """The value of a one-element number or array, else None (larger arrays are left out, as in JSON lines)."""
-    return tb._number(value)
+    """The value of a one-element number or array, else None (larger arrays are left out, as in JSON lines).
+    bfloat16 and the other ml_dtypes floats count as numbers."""
+    try:
+        array = _real(np.asarray(value))
+    except Exception:
+        return None
+    if array.size != 1 or not tb._is_real(array.dtype):
+        return None
+    return float(array.item())
+
+
+def _real(array: np.ndarray) -> np.ndarray:
+    """`array`, an ml_dtypes float one (bfloat16, float8_*: numpy does not call them floating) as float32."""
+    if tb._is_real(array.dtype) or array.dtype.kind != "V":
+        return array
+    try:
+        import ml_dtypes
+
+        ml_dtypes.finfo(array.dtype)  # raises for what is not an ml_dtypes float
+    except Exception:
+        return array
+    return array.astype(np.float32)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,7 +226,7 @@ def summary_of(value: Any, *, num_buckets: int = 30, max_image_columns: int = 8)
         values = tb._finite(value.values)
         return Summary("histogram", values, num_buckets=int(value.num_buckets)) if values.size else None
     try:
-        array = np.asarray(value)
+        array = _real(np.asarray(value))
     except Exception:
         return None
     if not tb._is_real(array.dtype):
@@ -223,7 +252,8 @@ TRACKERS: dict[str, type[TrackerWriter]] = {}
 @dataclasses.dataclass(kw_only=True)
 class TrackerWriter(Writer):
     """A writer sending the run to an experiment tracker (see the module docstring). Subclasses implement
-    `_open`, `_send_scalars`, `_send_summaries`, `_send_config` and `_finish`.
+    `_open`, `_send_scalars`, `_send_summaries`, `_send_config` and `_finish` (and, where it helps, `_prepare`:
+    a summary converted on its own, and `_flush_client`: the client has what was sent).
 
     Attributes:
       project: the tracker's project (W&B) or experiment (MLflow); None: the tracker's own default (its
@@ -256,6 +286,9 @@ class TrackerWriter(Writer):
         default_factory=dict, init=False, repr=False, compare=False
     )
     _warned: bool = dataclasses.field(default=False, init=False, repr=False, compare=False)
+    _dropped: set[str] = dataclasses.field(default_factory=set, init=False, repr=False, compare=False)
+    # `_sent` moved on since the run file was written
+    _unsaved: bool = dataclasses.field(default=False, init=False, repr=False, compare=False)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -285,9 +318,13 @@ class TrackerWriter(Writer):
     def resume_from(self, step: int) -> None:
         """A fresh start (-1) opens a new tracker run; a resume continues the one the workdir names, and steps
         it already has are not sent again."""
-        if self._state == "open":  # trained again in this process: the same run goes on
+        if self._state == "open" and step >= 0:  # trained again in this process, from a checkpoint
             self._sent_before = dict(self._sent)
             return
+        if self._state == "open":  # trained again from step 0: this run ends, another starts
+            self.flush()
+            self._state = "closed"
+            self._guard("ending the run", self._finish, "finished")
         if self._state == "off":
             return
         self._start(*(self._recorded() if step >= 0 else (None, {})))
@@ -297,8 +334,8 @@ class TrackerWriter(Writer):
             return
         values = {}
         for name, value in scalars.items():
-            v = number(value)
-            if v is not None and self._new(name, step):
+            v = number(value) if self._new(name, step) else None
+            if v is not None:
                 values[name] = v
         if values and self._guard(
             f"sending the values of step {step}", self._send_scalars, int(step), values
@@ -310,20 +347,42 @@ class TrackerWriter(Writer):
             return
         shown = {}
         for name, value in summaries.items():
-            summary = summary_of(value) if self._new(name, step) else None
-            if summary is not None:
-                shown[name] = summary
+            if not self._new(name, step):
+                continue
+            try:  # each value on its own: one the tracker cannot take is left out, not the tracker
+                summary = summary_of(value)
+                item = None if summary is None else self._prepare(name, summary)
+            except Exception as e:
+                self._drop(name, e)
+                continue
+            if item is not None:
+                shown[name] = item
         if shown and self._guard(
             f"sending the summaries of step {step}", self._send_summaries, int(step), shown
         ):
             self._record(step, shown)
 
-    def close(self, *, failed: bool = False) -> None:
-        """Ends the tracker run, as finished or (`failed`) as failed; a resume continues it all the same."""
+    def flush(self) -> None:
+        """Records, in `<workdir>/<RUN_FILE>`, the steps the tracker has (see the module docstring): once its
+        client has what was sent (`_flush_client`); a client that cannot say so leaves the file as it was."""
+        if self._state != "open" or not self._unsaved:
+            return
+        try:
+            confirmed = self._flush_client()
+        except Exception:
+            confirmed = False  # steps since the last flush are sent again by a resume, not lost
+        if confirmed:
+            self._write_record()
+
+    def close(self, *, failed: bool = False, killed: bool = False) -> None:
+        """Ends the tracker run, as finished, as failed (`failed`: training raised) or as killed (`killed`:
+        Ctrl-C, preempted); a resume continues it all the same."""
         self.flush()
         if self._state == "open":
             self._state = "closed"
-            self._guard("ending the run", self._finish, failed)
+            self._guard(
+                "ending the run", self._finish, "failed" if failed else "killed" if killed else "finished"
+            )
 
     @property
     def run_id(self) -> str | None:
@@ -342,14 +401,35 @@ class TrackerWriter(Writer):
     def _send_scalars(self, step: int, values: dict[str, float]) -> None:
         raise NotImplementedError
 
-    def _send_summaries(self, step: int, summaries: dict[str, Summary]) -> None:
+    def _prepare(self, name: str, summary: Summary) -> Any:
+        """`summary` as `_send_summaries` takes it (W&B: its media object); raising leaves this value out."""
+        return summary
+
+    def _send_summaries(self, step: int, summaries: dict[str, Any]) -> None:
         raise NotImplementedError
 
     def _send_config(self, flat_config: dict[tuple[Any, ...], Any], config_json: str) -> None:
         raise NotImplementedError
 
-    def _finish(self, failed: bool) -> None:
+    def _flush_client(self) -> bool:
+        """Waits until the client has what was sent; False when it cannot tell (the steps are not recorded)."""
+        return True
+
+    def _finish(self, status: str) -> None:
+        """Ends the tracker run; `status`: "finished", "failed" or "killed"."""
         raise NotImplementedError
+
+    def _drop(self, name: str, error: BaseException) -> None:
+        """One value left out (the tracker cannot take it): one warning per name, the tracker goes on."""
+        if name not in self._dropped:
+            self._dropped.add(name)
+            warnings.warn(
+                f"{type(self).__name__}: {name!r} is left out of {self.TRACKER} ({_short_error(error)}); "
+                "the other values are still sent, and this one is still in the workdir's files "
+                "(metrics.jsonl, TensorBoard).",
+                RuntimeWarning,
+                stacklevel=4,
+            )
 
     def _warn(self, message: str) -> None:
         """Warns once per writer; later problems are silent (the first one said training goes on without it)."""
@@ -397,7 +477,7 @@ class TrackerWriter(Writer):
         except Exception as e:
             self._state = "off"
             self._warn(
-                f"{self.TRACKER} cannot be reached ({_short_error(e)}); training goes on without it, "
+                f"{self.TRACKER} {_trouble(e)} ({_short_error(e)}); training goes on without it, "
                 "and the values are still written to the workdir's files (metrics.jsonl, TensorBoard)."
             )
             return
@@ -427,9 +507,10 @@ class TrackerWriter(Writer):
         return step > self._sent_before.get(name, -(2**62))
 
     def _record(self, step: int, names: Mapping[str, Any]) -> None:
+        """The steps sent, in memory: `flush` writes them to the run file once the tracker has them."""
         for name in names:
             self._sent[name] = max(int(step), self._sent.get(name, int(step)))
-        self._write_record()
+        self._unsaved = True
 
     def _recorded(self) -> tuple[str | None, dict[str, int]]:
         """`(run id, {name: last step sent})` from `<workdir>/<RUN_FILE>`; `(None, {})` without one."""
@@ -453,11 +534,13 @@ class TrackerWriter(Writer):
         try:
             folder.mkdir(parents=True, exist_ok=True)
             write_text_atomic(folder / self.RUN_FILE, json.dumps(record, indent=1, sort_keys=True))
-        except OSError as e:  # the workdir's own writers say a full or read-only disk; the tracker goes on
+        except Exception as e:  # a full or read-only disk, a cloud store's error: the tracker goes on
             self._warn(
-                f"cannot write {folder / self.RUN_FILE} ({e}); a resumed run will start a new "
-                f"{self.TRACKER} run."
+                f"cannot write {folder / self.RUN_FILE} ({_short_error(e)}); a resumed run may start a new "
+                f"{self.TRACKER} run or send steps again."
             )
+            return
+        self._unsaved = False
 
 
 def unreachable(url: str, timeout: float) -> str | None:
@@ -477,6 +560,32 @@ def unreachable(url: str, timeout: float) -> str | None:
     except (OSError, ValueError) as e:
         return f"no connection to {parsed.hostname}:{parsed.port or parsed.scheme} ({e})"
     return None
+
+
+def is_connection_error(error: BaseException) -> bool:
+    """Whether `error` (or what it was raised from) says the tracker could not be reached or did not answer."""
+    seen: BaseException | None = error
+    for _ in range(8):
+        if seen is None:
+            break
+        if isinstance(seen, (ConnectionError, TimeoutError)) or type(seen).__name__ in (
+            "ConnectionError",
+            "ConnectTimeout",
+            "ReadTimeout",
+            "Timeout",
+            "CommError",
+            "MaxRetryError",
+        ):
+            return True
+        text = str(seen).lower()
+        if any(w in text for w in ("connection refused", "timed out", "failed to establish", "max retries")):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _trouble(error: BaseException) -> str:
+    return "cannot be reached" if is_connection_error(error) else "could not start the run"
 
 
 def _short_error(error: BaseException) -> str:
@@ -558,16 +667,31 @@ def with_trackers(
     return MultiWriter(writers=[result, *added])
 
 
-def close_trackers(writer: Writer, *, failed: bool = False) -> None:
+def close_trackers(writer: Writer, *, failed: bool = False, killed: bool = False) -> None:
     """Ends the tracker runs of the tracker writers in `writer` (`kd-train` does after each run; the Trainer
-    only flushes its writer, and the trackers end their runs when the process exits)."""
+    only flushes its writer, and the trackers end their runs when the process exits): as failed (`failed`:
+    training raised), as killed (`killed`: Ctrl-C, preempted) or as finished."""
+    _close(writer, failed=failed, killed=killed, seen=set())
+
+
+def _close(writer: Any, *, failed: bool, killed: bool, seen: set[int]) -> None:
+    if id(writer) in seen:
+        return
+    seen.add(id(writer))
     if isinstance(writer, TrackerWriter):
-        writer.close(failed=failed)
-    for inner in getattr(writer, "writers", None) or ():
-        close_trackers(inner, failed=failed)
+        writer.close(failed=failed, killed=killed)
+    for inner in _inner(writer):
+        _close(inner, failed=failed, killed=killed, seen=seen)
+
+
+def _inner(writer: Any) -> list[Any]:
+    """The writers `writer` writes to: a MultiWriter's `writers`, a CollectionWriter's `writer`."""
+    inner = list(getattr(writer, "writers", None) or ())
+    one = getattr(writer, "writer", None)
+    return [*inner, one] if isinstance(one, Writer) else inner
 
 
 def _contains(writer: Writer, cls: type) -> bool:
     if isinstance(writer, cls):
         return True
-    return any(_contains(w, cls) for w in getattr(writer, "writers", None) or ())
+    return any(_contains(w, cls) for w in _inner(writer))

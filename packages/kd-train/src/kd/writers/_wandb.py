@@ -18,10 +18,19 @@ from typing import Any
 
 import numpy as np
 
-from kd.writers._tracker import Summary, TrackerWriter, format_path, import_extra, unreachable
+from kd.writers._tracker import (
+    Summary,
+    TrackerWriter,
+    format_path,
+    import_extra,
+    is_connection_error,
+    unreachable,
+)
 
 STEP = "step"
 """The metric every value is plotted against: the training step (W&B's own `_step` counts `log` calls)."""
+
+_MAX_TAG = 64  # W&B's limit of a tag's length
 
 
 def import_wandb() -> Any:
@@ -43,15 +52,19 @@ class WandbWriter(TrackerWriter):
     The W&B files go to `<workdir>/wandb/` (W&B's default folder without a workdir). A resume continues the
     W&B run whose id `<workdir>/wandb_run.json` holds, without sending a step twice. W&B that cannot be
     reached gets one warning and the run is written offline to `<workdir>/wandb/offline-run-*` instead, for
-    `wandb sync` to upload later: a server that refuses connections (tried for 5 s first) under the run's
-    own id; one that fails to start the run (no API key, `init_timeout` passed) under a new id, as W&B
-    holds the failed one. With `WANDB_MODE=offline` (or `mode="offline"`) nothing goes over the network.
+    `wandb sync` to upload later: a server that refuses connections (tried for 5 s first), or no API key
+    for the server (`WANDB_API_KEY`, `settings={"api_key": ...}`, the netrc entry of its host or `wandb
+    login`: W&B never prompts for one), under the run's own id; one that fails to start the run
+    (`init_timeout` passed) under a new id, as W&B holds the failed one. With `WANDB_MODE=offline` (or
+    `mode="offline"`) nothing goes over the network. Tags longer than W&B's 64 characters are cut (with a
+    warning). A run ended by Ctrl-C or a preemption (`close(killed=True)`) exits with code 143, a failed one
+    with 1.
 
     Attributes (and those of `TrackerWriter`: project, name, group, tags, workdir):
       entity: the W&B team or user; None: the API key's default.
       mode: "online", "offline" or "disabled"; None: `WANDB_MODE`, else online.
       init_timeout: seconds `wandb.init` may wait for the server; None: W&B's own (`WANDB_INIT_TIMEOUT`, 90).
-      settings: more `wandb.Settings` fields, e.g. `{"console": "off"}`.
+      settings: more `wandb.Settings` fields, e.g. `{"console": "off"}` (checked when the writer is made).
     """
 
     TRACKER = "W&B"
@@ -82,7 +95,9 @@ class WandbWriter(TrackerWriter):
             raise TypeError(
                 f"WandbWriter.settings: expected a mapping of wandb.Settings fields, found {self.settings!r}"
             )
-        import_wandb()  # fails when the run is configured, not at its first logging step
+        wandb = import_wandb()  # fails when the run is configured, not at its first logging step
+        if self.settings:
+            _check_settings(wandb, dict(self.settings))
 
     def _open(
         self, run_id: str | None, flat_config: dict[tuple[Any, ...], Any] | None, config_json: str | None
@@ -98,7 +113,7 @@ class WandbWriter(TrackerWriter):
             "entity": self.entity,
             "name": self.run_name(),
             "group": self.group,
-            "tags": list(self.run_tags()) or None,
+            "tags": _cut_tags(self.run_tags()) or None,
             "dir": self.local_workdir(),
             "id": run_id or _new_id(),  # known before W&B answers: the offline fallback keeps it
             "resume": "allow" if run_id is not None else None,
@@ -107,10 +122,13 @@ class WandbWriter(TrackerWriter):
         mode = self.mode or os.environ.get("WANDB_MODE") or "online"
         if kwargs["dir"] is not None:
             os.makedirs(kwargs["dir"], exist_ok=True)
-        problem = None
+        problem, trouble = None, "cannot be reached"
         if mode == "online":
             base_url = options.get("base_url") or os.environ.get("WANDB_BASE_URL") or "https://api.wandb.ai"
             problem = unreachable(str(base_url), timeout=5.0)  # W&B itself retries for `init_timeout`
+            if problem is None:  # without a key W&B would prompt for one (and wait at the terminal)
+                problem = _no_api_key(str(base_url), options)
+                trouble = "has no API key" if problem is not None else trouble
         run = None
         if problem is None:
             try:
@@ -119,6 +137,7 @@ class WandbWriter(TrackerWriter):
                 if mode != "online":
                     raise
                 problem = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
+                trouble = "cannot be reached" if is_connection_error(e) else "could not start the run online"
                 kwargs["id"] = _new_id()  # the failed start holds its id in W&B's service process
         if run is None:
             run = wandb.init(
@@ -126,7 +145,7 @@ class WandbWriter(TrackerWriter):
             )
             where = os.path.join(kwargs["dir"] or os.getcwd(), "wandb", f"offline-run-*-{run.id}")
             warnings.warn(
-                f"WandbWriter: W&B cannot be reached ({problem}); the run is written offline instead, to "
+                f"WandbWriter: W&B {trouble} ({problem}); the run is written offline instead, to "
                 f"{where}: upload it with `wandb sync {where}` once W&B can be reached.",
                 RuntimeWarning,
                 stacklevel=5,
@@ -141,20 +160,24 @@ class WandbWriter(TrackerWriter):
     def _send_scalars(self, step: int, values: dict[str, float]) -> None:
         self._run.log({STEP: step, **values})
 
-    def _send_summaries(self, step: int, summaries: dict[str, Summary]) -> None:
-        wandb = import_wandb()
-        row: dict[str, Any] = {STEP: step}
-        for name, summary in summaries.items():
-            row[name] = _media(wandb, summary)
-        self._run.log(row)
+    def _prepare(self, name: str, summary: Summary) -> Any:
+        return _media(import_wandb(), summary)
+
+    def _send_summaries(self, step: int, summaries: dict[str, Any]) -> None:
+        self._run.log({STEP: step, **summaries})
 
     def _send_config(self, flat_config: dict[tuple[Any, ...], Any], config_json: str) -> None:
         self._run.config.update({format_path(k): v for k, v in flat_config.items()}, allow_val_change=True)
 
-    def _finish(self, failed: bool) -> None:
+    def _flush_client(self) -> bool:
+        """`run.log` is asynchronous: reading the run's summary is a round trip to W&B's service process,
+        answered once it has taken every `log` before it (an empty answer: it did not answer in time)."""
+        return self._run is not None and self._run.summary.get(STEP) is not None
+
+    def _finish(self, status: str) -> None:
         run, self._run = self._run, None
         if run is not None:
-            run.finish(exit_code=1 if failed else 0)
+            run.finish(exit_code={"finished": 0, "failed": 1}.get(status, 143))
 
 
 def _new_id() -> str:
@@ -163,18 +186,91 @@ def _new_id() -> str:
     return "".join(secrets.choice(alphabet) for _ in range(8))
 
 
+def _check_settings(wandb: Any, settings: dict[str, Any]) -> None:
+    """A ValueError naming a `settings` key that `wandb.Settings` lacks (and its near miss), or a bad value."""
+    import difflib
+
+    fields = getattr(wandb.Settings, "model_fields", None)  # pydantic's
+    if fields:
+        for key in settings:
+            if key not in fields:
+                close = difflib.get_close_matches(str(key), list(fields), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ValueError(f"WandbWriter.settings: {key!r} is not a wandb.Settings field{hint}")
+    try:
+        wandb.Settings(**settings)
+    except Exception as e:
+        raise ValueError(f"WandbWriter.settings: {' '.join(str(e).split())[:500]}") from None
+
+
+def _cut_tags(tags: Any) -> list[str]:
+    """`tags`, each cut to W&B's 64 characters (a sweep's override can be longer), with one warning."""
+    cut = [t if len(t) <= _MAX_TAG else t[: _MAX_TAG - 3] + "..." for t in tags]
+    if cut != list(tags):
+        long = [t for t in tags if len(t) > _MAX_TAG]
+        warnings.warn(
+            f"WandbWriter: W&B takes tags of up to {_MAX_TAG} characters; cut: {long!r}",
+            RuntimeWarning,
+            stacklevel=6,
+        )
+    return list(dict.fromkeys(cut))
+
+
+def _no_api_key(base_url: str, options: Mapping[str, Any]) -> str | None:
+    """None when W&B has credentials for `base_url` without asking (the environment, the netrc entry of its
+    host, `wandb login`'s settings); else why not, for the warning (W&B itself would prompt at a terminal)."""
+    import urllib.parse
+
+    if (
+        options.get("api_key")
+        or os.environ.get("WANDB_API_KEY")
+        or os.environ.get("WANDB_IDENTITY_TOKEN_FILE")
+    ):
+        return None
+    host = urllib.parse.urlparse(base_url).netloc or base_url  # W&B's netrc entry: "host" or "host:port"
+    try:
+        from wandb.sdk.lib import wbauth  # W&B's own lookup, without its prompt
+
+        auth = wbauth.authenticate_session(
+            host=base_url, source="kd.writers.WandbWriter", prompt=False, update_session=False
+        )
+        found = auth is not None and (not hasattr(auth, "host") or auth.host.is_same_url(base_url))
+    except (ImportError, AttributeError, TypeError):  # another W&B version: the netrc entry of the host
+        found = _netrc_has(host)
+    except Exception as e:  # a key of a bad format
+        return f"its credentials for {host} cannot be used: {' '.join(str(e).split())[:200]}"
+    if found:
+        return None
+    return f"no API key for {host}: set WANDB_API_KEY, or run `wandb login --host={base_url}`"
+
+
+def _netrc_has(host: str) -> bool:
+    import netrc
+
+    path = os.environ.get("NETRC") or os.path.expanduser("~/.netrc")
+    try:
+        entries = netrc.netrc(path)
+        entry = entries.authenticators(host) or entries.authenticators(host.partition(":")[0])
+    except Exception:
+        return False
+    return bool(entry and entry[2])
+
+
 def _media(wandb: Any, summary: Summary) -> Any:
     if summary.kind == "image":
         image = summary.data[..., 0] if summary.data.shape[-1] == 1 else summary.data  # grey: (h, w)
         return wandb.Image(image)
     if summary.kind == "histogram":
         bins = max(1, min(int(summary.num_buckets), 512))  # W&B's limit
-        return wandb.Histogram(np_histogram=np.histogram(summary.data, bins=bins))
+        with np.errstate(over="ignore", invalid="ignore"):  # a range too wide raises below, said once
+            return wandb.Histogram(np_histogram=np.histogram(summary.data, bins=bins))
     if summary.kind == "text":
         return wandb.Table(columns=["text"], data=[[summary.data]])
     if summary.kind == "texts":
         return wandb.Table(columns=["text"], data=[[t] for t in summary.data])
     if summary.kind == "points":
+        if summary.colors is not None and len(summary.colors) != len(summary.data):
+            raise ValueError(f"{len(summary.data)} points but {len(summary.colors)} colours")
         points = summary.data if summary.colors is None else np.concatenate([summary.data, summary.colors], 1)
         return wandb.Object3D(points)
     return summary.data  # a scalar

@@ -1,0 +1,293 @@
+"""Writes the API reference's pages: one per namespace, one per public name of it (from its `__all__`).
+
+Each page is autodoc directives (the signature and docstring of the name); a namespace's page is its module
+docstring and a table of its names, each with its docstring's first sentence (written here rather than by
+autosummary, whose first-sentence cut falls inside inline code such as `... H W C`).
+
+The namespaces are the five packages and kd's namespaces (`NAMESPACES`). A name's page documents it with
+autodoc under the namespace that lists it; an object that several namespaces list (`kd.typing.Float` is
+`ktyping.Float`) is documented in full under each and says where else it lives. `resolve_private_paths`
+links an annotation that names an object by its defining module (`kd.losses._base.Loss`) to the page of
+the public name it is.
+
+The pages go to docs/api/generated/ (ignored by git): rewritten only when their text changes, so a rebuild
+reads only what changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import pathlib
+import typing
+from typing import Any
+
+import kd_docstrings
+
+NAMESPACES = (
+    "konfig",
+    "kontext",
+    "ktyping",
+    "kd_compat",
+    "kd",
+    "kd.train",
+    "kd.data",
+    "kd.data.py",
+    "kd.losses",
+    "kd.metrics",
+    "kd.summaries",
+    "kd.ckpts",
+    "kd.evals",
+    "kd.optim",
+    "kd.nn",
+    "kd.sharding",
+    "kd.writers",
+    "kd.random",
+    "kd.typing",
+    "kd.inspect",
+    "kd.export",
+    "kd.xm",
+    "kd.utils",
+    "kd.kdash",
+    "kd.kauldron_alias",
+    "kd.cli",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Name:
+    namespace: str
+    name: str
+    obj: Any
+
+    @property
+    def full(self) -> str:
+        return f"{self.namespace}.{self.name}"
+
+    @property
+    def kind(self) -> str:
+        if inspect.ismodule(self.obj):
+            return "module"
+        if inspect.isclass(self.obj):
+            return "class"
+        if inspect.isroutine(self.obj) or (callable(self.obj) and not _is_typing_construct(self.obj)):
+            return "function"
+        return "data"
+
+
+def _is_typing_construct(obj: Any) -> bool:
+    """A type alias (`Annotated[Any, ...]`, `Callable[..., X]`) or a TypeVar: documented as data."""
+    return isinstance(obj, typing.TypeVar) or type(obj).__module__ == "typing"
+
+
+def public_names(namespace: str) -> list[Name]:
+    """The names in `namespace.__all__`, in that order."""
+    module = importlib.import_module(namespace)
+    return [Name(namespace, name, getattr(module, name)) for name in module.__all__]
+
+
+def all_names() -> list[Name]:
+    return [name for namespace in NAMESPACES for name in public_names(namespace)]
+
+
+def canonical_names() -> dict[int, str]:
+    """id(object) -> the first public name it has (in `NAMESPACES` order): classes, functions, type aliases."""
+    found: dict[int, str] = {}
+    for name in all_names():
+        if name.kind in ("class", "function") or _is_typing_construct(name.obj):
+            found.setdefault(id(name.obj), name.full)
+    return found
+
+
+def _first_line(obj: Any) -> str:
+    doc = inspect.getdoc(obj) or ""
+    return doc.strip().split("\n\n")[0].replace("\n", " ")
+
+
+def summary(obj: Any) -> str:
+    """The first sentence of `obj`'s docstring, for a namespace's table (a constant: none of its own).
+
+    Cut at the first ". " outside inline code (autosummary's cut falls inside `... H W C`).
+    """
+    if not (inspect.isclass(obj) or inspect.isroutine(obj) or inspect.ismodule(obj) or callable(obj)):
+        return ""
+    text = kd_docstrings.joined_suffixes(_first_line(obj))
+    in_code = False
+    for i, char in enumerate(text):
+        if char == "`":
+            in_code = not in_code
+        elif not in_code and text.startswith(". ", i):
+            return text[: i + 1]
+    return text
+
+
+def _title(text: str) -> str:
+    return f"{text}\n{'=' * len(text)}\n"
+
+
+def _name_page(name: Name, canonical: dict[int, str], everywhere: dict[int, list[str]]) -> str:
+    lines = [_title(name.full), f".. currentmodule:: {name.namespace}\n"]
+    others = [full for full in everywhere.get(id(name.obj), []) if full != name.full]
+    if name.kind == "module":
+        module = name.obj.__name__
+        if module in NAMESPACES:  # documented as a namespace of its own
+            lines.append(f"``{name.full}`` is the namespace :py:mod:`{module}`.\n")
+        else:
+            # Members public under a namespace are documented there; here they are links.
+            elsewhere = {
+                attr: canonical[id(value)]
+                for attr, value in vars(name.obj).items()
+                if not attr.startswith("_")
+                and id(value) in canonical
+                and canonical[id(value)] != f"{module}.{attr}"
+            }
+            exclude = f"\n   :exclude-members: {', '.join(sorted(elsewhere))}" if elsewhere else ""
+            lines.append(f".. automodule:: {module}\n   :members:{exclude}\n")
+            if elsewhere:
+                links = ", ".join(f":py:obj:`{attr} <{full}>`" for attr, full in sorted(elsewhere.items()))
+                lines.append(f"Also here, documented under their public names: {links}.\n")
+        return "\n".join(lines)
+    directive = {"class": "autoclass", "function": "autofunction", "data": "autodata"}[name.kind]
+    options = {"class": ["   :members:", "   :show-inheritance:"], "data": ["   :no-value:"]}.get(
+        name.kind, []
+    )
+    first = canonical.get(id(name.obj), name.full)
+    if first != name.full:
+        # Documented in full under its first public name; here a target of its own (so links to this
+        # name work) and the same docs unindexed (autodoc would describe the defining path twice).
+        kind = {"function": "function", "class": "class"}.get(name.kind, "data")
+        lines.append(f".. py:{kind}:: {name.name}\n   :no-contents-entry:\n")
+        lines.append(f"   The same object as :py:obj:`{first}`, documented there in full.\n")
+        options = [*options, "   :no-index:"]
+    elif others:
+        links = ", ".join(f":py:obj:`{full}`" for full in others)
+        lines.append(f"The same object is also public as {links}.\n")
+    lines.append("\n".join([f".. {directive}:: {name.name}", *options]) + "\n")
+    return "\n".join(lines)
+
+
+def _namespace_page(namespace: str, names: list[Name]) -> str:
+    module = importlib.import_module(namespace)
+    lines = [
+        _title(namespace),
+        f".. automodule:: {namespace}\n   :no-members:\n",
+        f".. currentmodule:: {namespace}\n",
+    ]
+    modules = [name for name in names if name.kind == "module"]
+    objects = [name for name in names if name.kind != "module"]
+    if modules:
+        lines.append(".. list-table:: Modules\n   :widths: 30 70\n")
+        for name in modules:
+            target = name.obj.__name__
+            link = f":py:mod:`{name.full} <{target}>`" if target in NAMESPACES else f":doc:`{name.full}`"
+            lines.append(f"   * - {link}\n     - {summary(name.obj) or ' '}")
+        lines.append("")
+    if objects:
+        lines.append(".. list-table::\n   :widths: 30 70\n")
+        for name in objects:
+            lines.append(f"   * - :py:obj:`{name.name} <{name.full}>`\n     - {summary(name.obj) or ' '}")
+        lines.append("")
+    pages = [name.full for name in names if not (name.kind == "module" and name.obj.__name__ in NAMESPACES)]
+    if pages:
+        lines.append(".. toctree::\n   :hidden:\n")
+        lines.extend(f"   {page}" for page in pages)
+        lines.append("")
+    del module
+    return "\n".join(lines)
+
+
+def _write(path: pathlib.Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def write_pages(folder: pathlib.Path) -> int:
+    """Writes the namespace and name pages into `folder`; returns how many pages it holds."""
+    folder.mkdir(parents=True, exist_ok=True)
+    names = all_names()
+    canonical = canonical_names()
+    everywhere: dict[int, list[str]] = {}
+    for name in names:
+        if name.kind in ("class", "function"):
+            everywhere.setdefault(id(name.obj), []).append(name.full)
+    wanted = set()
+    for namespace in NAMESPACES:
+        in_namespace = [name for name in names if name.namespace == namespace]
+        _write(folder / f"{namespace}.rst", _namespace_page(namespace, in_namespace))
+        wanted.add(f"{namespace}.rst")
+        for name in in_namespace:
+            if name.kind == "module" and name.obj.__name__ in NAMESPACES:
+                continue
+            _write(folder / f"{name.full}.rst", _name_page(name, canonical, everywhere))
+            wanted.add(f"{name.full}.rst")
+    for stale in folder.glob("*.rst"):
+        if stale.name not in wanted:
+            stale.unlink()
+    return len(wanted)
+
+
+def resolve_private_paths(app: Any, env: Any, node: Any, contnode: Any) -> Any:
+    """`missing-reference`: a path in an annotation -> the page of the public name of that object.
+
+    `kd.losses._base.Loss` (where the class is defined) links to `kd.losses.Loss`, `kontext.Key` (a type
+    alias, documented as data) to its page. A TypeVar, or one of kd's private types (`kd._interfaces.Writer`)
+    that no namespace lists, stays plain text: there is no page to link to.
+    """
+    if node.get("refdomain") != "py":
+        return None
+    target = node["reftarget"]
+    obj = _import_path(target)
+    if obj is None:
+        return None
+    canonical = _CANONICAL.get(id(obj))
+    if canonical is None:
+        private = target.split(".")[0] in _PACKAGES and any(
+            part.startswith("_") for part in target.split(".")
+        )
+        return contnode if isinstance(obj, typing.TypeVar) or private else None
+    domain = env.get_domain("py")
+    return domain.resolve_xref(env, node["refdoc"], app.builder, "obj", canonical, node, contnode)
+
+
+_PACKAGES = frozenset({"konfig", "kontext", "ktyping", "kd_compat", "kd"})
+
+
+def _import_path(path: str) -> Any:
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for part in parts[cut:]:
+                obj = getattr(obj, part)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+_CANONICAL: dict[int, str] = {}
+
+
+def skip_aliased_members(app: Any, what: str, name: str, obj: Any, skip: bool, options: Any) -> bool | None:
+    """A class attribute that is a class defined elsewhere (`Metric.State = State`) is that class's page."""
+    if what == "class" and inspect.isclass(obj) and "." not in getattr(obj, "__qualname__", "."):
+        return True
+    return None
+
+
+def setup(app: Any) -> dict[str, Any]:
+    folder = pathlib.Path(app.srcdir) / "api" / "generated"
+
+    def generate(app: Any) -> None:
+        write_pages(folder)
+        _CANONICAL.clear()
+        _CANONICAL.update(canonical_names())
+
+    app.connect("builder-inited", generate)
+    app.connect("missing-reference", resolve_private_paths)
+    app.connect("autodoc-skip-member", skip_aliased_members)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
