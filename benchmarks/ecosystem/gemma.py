@@ -11,8 +11,7 @@ An on-demand check (not in CI: it installs gemma's dependencies and takes ~10 mi
      (to read the text summaries back);
   2. runs gemma's own unit tests of `gm/` and `peft/` (from the repository at the tag of the PyPI version),
      each file in its own process, with `kd.kauldron_alias.install()` in a conftest.py; tests that need
-     the network (gemma's tokenizer files on Google Cloud Storage) or TensorFlow (a mock of TFDS's mtnt
-     dataset, whose builder TFDS registers only with TensorFlow) are listed by name;
+     the network (gemma's tokenizer files on Google Cloud Storage) are listed by name;
   3. trains `gm.testing.DummyGemma` on synthetic tokens through `kd-train` (gemma_driver/dummy_gemma.py, a
      Kauldron-spelled config: the alias is on by default inside kd-train);
   4. trains gemma's examples/seq2seq.py and examples/lora.py with only the downloads replaced (weights,
@@ -37,12 +36,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).resolve().parent / "gemma_driver"
 PACKAGES = ["konfig", "kontext", "ktyping", "kd-compat", "kd-train"]
-# gemma imports chex itself but gets it through Kauldron; tensorboard reads the SamplerEvaluator's texts.
-EXTRA = ["chex", "pytest", "tensorboard"]
+# gemma imports chex itself but gets it through Kauldron; tensorboard reads the SamplerEvaluator's texts;
+# gemma's examples_test mocks TFDS's mtnt dataset (tensorflow-datasets without TensorFlow).
+EXTRA = ["chex", "pytest", "tensorboard", "tensorflow-datasets>=4.9.10"]
 CONFTEST = '''\
-"""The kauldron alias for gemma's tests; gemma.examples from the repository's examples/ folder."""
+"""The kauldron alias for gemma's tests; gemma.examples from the repository's examples/ folder; TFDS's mtnt
+builder registered (without TensorFlow, TFDS registers a builder only once its module is imported)."""
 import gemma
 import kd
+import tensorflow_datasets.translate.mtnt  # noqa: F401
 
 kd.kauldron_alias.install()
 gemma.__path__.append({ext!r})
@@ -80,7 +82,7 @@ def make_env(python: str, venv: Path, version: str) -> Path:
     """The environment, made once per gemma version (a marker file says which)."""
     exe = venv / "bin" / "python"
     marker = venv / "kd-gemma-check.json"
-    wanted = {"gemma": version, "python": python}
+    wanted = {"gemma": version, "python": python, "extra": EXTRA}
     if marker.exists() and json.loads(marker.read_text()) == wanted:
         _run([*uv(), "pip", "install", "-q", "-p", str(exe), *_ours()])  # our checkout may have changed
         return exe
