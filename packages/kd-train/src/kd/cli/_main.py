@@ -488,6 +488,7 @@ def _resolve(
         import dataclasses
 
         trainer = dataclasses.replace(trainer, profiler=kd.train.Profiler())
+        trainer.__post_konfig_resolve__(cfg)  # keeps the config it was resolved from (replace drops it)
     if track is not None:
         import dataclasses
 
