@@ -186,3 +186,15 @@ def test_standalone_evaluation_writes_an_evaluator_base_to_its_own_writer_once(t
     assert [row["step"] for row in rows if "counting/metrics/mean_x" in row] == [2, 4]
     assert not [name for name in training_writer.scalars if name.startswith("counting/")]
     assert kd.evals.evaluate_checkpoints(trainer, follow=False) == {}  # both found done: not evaluated again
+
+
+def test_what_evaluate_returns_is_logged_when_numeric_and_texts_are_left_out() -> None:
+    from kd.train._hooks import evaluate_and_write
+
+    class Returns(kd.evals.EvaluatorBase):
+        def evaluate(self, state: Any, step: int) -> Any:
+            return {"count": 3, "ratio": np.float32(0.5), "note": "sampled 3 prompts"}
+
+    writer = kd.writers.InMemoryWriter()
+    values = evaluate_and_write({"returns": Returns(name="returns")}, None, 7, writer)
+    assert values == {"returns/count": 3.0, "returns/ratio": 0.5}

@@ -6,7 +6,6 @@ x = kd.sharding.with_sharding_constraint(x, {"a": kd.sharding.replicated(), "b":
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 import jax
@@ -102,13 +101,9 @@ def _is_none(node: Any) -> bool:
 def _as_sharding(value: Any) -> jax.sharding.Sharding | PartitionSpec:
     if isinstance(value, (jax.sharding.Sharding, PartitionSpec)):
         return value
-    named: dict[str, Callable[[], jax.sharding.Sharding]] = {
-        _strategy.FIRST_DIM: _strategy.first_dim,
-        _strategy.REPLICATED: _strategy.replicated,
-    }
-    if isinstance(value, str) and value in named:
+    if _strategy.name_of(value) is not None:
         return _strategy.named_sharding(value)
-    near = difflib.get_close_matches(value, list(named), n=1) if isinstance(value, str) else []
+    near = difflib.get_close_matches(value, list(_strategy._NAMED), n=1) if isinstance(value, str) else []
     hint = f"; did you mean {near[0]!r}?" if near else ""
     raise TypeError(
         "with_sharding_constraint: a sharding tree leaf must be None, a jax.sharding.Sharding, a "

@@ -328,10 +328,17 @@ def _values_of(result: Any) -> dict[str, Any]:
     if hasattr(result, "metric_values"):
         return {**result.loss_values, **result.metric_values}
     if isinstance(result, Mapping):
-        return {
-            str(key): value for key, value in result.items() if np.ndim(value) == 0 or hasattr(value, "shape")
-        }
+        return {str(key): value for key, value in result.items() if _is_numeric(value)}
     return {}
+
+
+def _is_numeric(value: Any) -> bool:
+    """A number or an array of numbers (what is logged); a text or another object is left out."""
+    try:
+        dtype = np.asarray(value).dtype
+    except (TypeError, ValueError):
+        return False
+    return np.issubdtype(dtype, np.number) or dtype == np.bool_
 
 
 def _own_writer(evaluator: Any, run_writer: Any) -> Any:

@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from etils import epath
+from konfig._json_format import MARKERS, RAW_PREFIX  # the JSON format's own markers
 
 from kd._atomic import write_text_atomic
 from kd._root_ref import ROOT_CFG_REF, RootRef
@@ -105,7 +106,7 @@ def _flatten(node: Any, keys: tuple[Any, ...], flat: dict[tuple[Any, ...], Any])
     if "__tuple__" in node and len(node) == 1:
         _flatten(node["__tuple__"], keys, flat)
         return
-    if "__ref__" in node or "__op__" in node or _is_marker(node):
+    if MARKERS & node.keys():  # konfig's JSON markers (a reference, a set, bytes, ...): shown as they are
         flat[keys] = _show(node)
         return
     target = node.get("__qualname__", node.get("__const__"))
@@ -120,11 +121,11 @@ def _flatten(node: Any, keys: tuple[Any, ...], flat: dict[tuple[Any, ...], Any])
 def _key(key: str, *, call: bool) -> Any:
     if call and key.isdigit():
         return int(key)  # a positional argument
-    if key.startswith("__raw__="):
+    if key.startswith(RAW_PREFIX):
         import ast
 
         try:
-            return ast.literal_eval(key[len("__raw__=") :])
+            return ast.literal_eval(key[len(RAW_PREFIX) :])
         except (ValueError, SyntaxError):
             return key
     return key
@@ -132,23 +133,6 @@ def _key(key: str, *, call: bool) -> Any:
 
 def _is_leaf(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
-
-
-def _is_marker(node: dict[str, Any]) -> bool:
-    return any(
-        key in node
-        for key in (
-            "__set__",
-            "__frozenset__",
-            "__bytes__",
-            "__slice__",
-            "__range__",
-            "__ellipsis__",
-            "__complex__",
-            "__path__",
-            "__placeholder__",
-        )
-    )
 
 
 def _show(node: Any) -> str:
