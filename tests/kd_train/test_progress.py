@@ -75,6 +75,28 @@ def test_the_bar_leaves_compile_time_out_of_its_rate(monkeypatch):
     bar.close()
 
 
+def test_after_a_compiling_first_step_the_rate_is_that_of_the_later_steps(monkeypatch):
+    # A first call of 1.4 s (mostly compiling), then 100 steps every 0.2 s: the bar must not keep showing
+    # 1.4 s/step (and an ETA of minutes) for the rest of the run.
+    import time as time_module
+
+    terminal = FakeTerminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    bar = kd.train.Progress().start(total=1000, initial=0)
+    clock = [bar.bar._time()]
+    bar.bar._time = lambda: clock[0]
+    monkeypatch.setattr(time_module, "time", lambda: clock[0])
+    clock[0] += 1.4
+    bar.step(1)
+    bar.exclude(1.3)
+    for _ in range(5):  # 1 s: less than the compile time left out
+        clock[0] += 0.2
+        bar.step(100)
+    rate = bar.bar.format_dict["rate"]
+    assert rate is not None and rate > 100, rate  # 500 steps/s measured, not 1 step per 1.4 s
+    bar.close()
+
+
 def test_nothing_is_profiled_unless_asked(tmp_path):
     make_trainer(workdir=str(tmp_path)).train()
     assert not (tmp_path / "profile").exists()

@@ -76,8 +76,14 @@ class Progress:
         def exclude(self, seconds: float) -> None:
             """Leaves `seconds` (spent compiling) out of the bar's elapsed time and rate."""
             if self.bar is not None and seconds > 0:
-                self.bar.start_t += seconds
-                self.bar.last_print_t += seconds
+                from tqdm.std import EMA
+
+                bar = self.bar
+                bar.start_t += seconds
+                # The rate (and so the ETA) is measured afresh from now: the compiling call's time per step,
+                # already averaged in, would otherwise be shown for the rest of a short run.
+                bar.last_print_t, bar.last_print_n = bar._time(), bar.n
+                bar._ema_dn, bar._ema_dt = EMA(bar.smoothing), EMA(bar.smoothing)
 
         def losses(self, values: Mapping[str, float]) -> None:
             """An update's losses by name (`{"xent": 0.31}`): shown as the chosen one, the one, or the total."""
