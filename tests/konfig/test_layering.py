@@ -26,11 +26,14 @@ LAYERS = (
         "_immutable_dict",
         "_layers_above",
         "_policy",
+        "_surfaces",  # what packages declare a config may build from them
+        "_admission",  # matching names, modules and objects against a policy
         "_hash_spread",
         "_leaf_types",
         "_json_format",
     ),
     ("_errors",),  # every exception type and the helpers that word messages
+    ("_audit",),  # the audit hook of a safe resolve
     ("_signature", "_targets"),
     ("_node_path",),  # how errors name a node
     ("_refs", "_ref_value"),  # references; a reference's current value
@@ -50,7 +53,7 @@ LAYERS = (
 ORDER = layer_order("konfig", LAYERS)
 # Loaded on first use, not by `import konfig`: safe mode (`resolve(..., allowed=[...])`) and copies
 # (`copy.deepcopy(cfg)`, `cfg | other`, which load `copy` too).
-LAZY_MODULES = {"konfig._safe_mode", "konfig._config_copy"}
+LAZY_MODULES = {"konfig._safe_mode", "konfig._config_copy", "konfig._audit", "konfig._admission"}
 
 
 def test_import_graph_has_no_cycle():

@@ -62,6 +62,9 @@ from ._ref_copy import ref_copy as ref_copy
 from ._refs import ref_fn as ref_fn
 from ._repr import register_aliases as register_aliases
 from ._resolve import resolve as resolve
+from ._surfaces import SurfaceError as SurfaceError
+from ._surfaces import declare_surface as declare_surface
+from ._surfaces import declared_surface as declared_surface
 from ._targets import import_object as import_object
 
 __version__ = "0.1.0"
@@ -83,6 +86,9 @@ __all__ = [
     "TargetNotFoundError",
     "WithRef",
     "get_by_path",
+    "SurfaceError",
+    "declare_surface",
+    "declared_surface",
     "import_object",
     "imports",
     "mock_modules",

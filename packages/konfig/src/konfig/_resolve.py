@@ -201,6 +201,11 @@ class _Resolver:
                 f"building {display_name(qualname)}(...) raised {type(e).__name__}: {e}", e, v._origin
             ) from None
         if guard is not None:  # what an allowed callable returns is judged like everything else
+            refused = _audit_refusal()
+            if refused is not None:  # the audit hook refused an event the callable caught and went on
+                f = _Failure(f"building {display_name(qualname)}(...): safe mode refused {refused}", None, v._origin)
+                f.error_type = DisallowedTargetError
+                raise f
             self.guarded(guard.admit_built, obj)
         post = getattr(type(obj), "__post_konfig_resolve__", None)
         if post is not None:
@@ -344,6 +349,12 @@ class _Resolver:
             raise f from None
 
 
+def _audit_refusal() -> str | None:
+    from ._audit import take_refusal
+
+    return take_refusal()
+
+
 def _arg_key(key: Any) -> Any:
     return int(key) if is_positional_key(key) else key
 
@@ -374,14 +385,17 @@ def resolve(cfg: Any, *, freeze: bool = True, allowed: Iterable[str] | None = No
         register_pytree_if_jax_imported()
     if allowed is None and in_force is None:
         return _resolve(cfg, freeze, None)
+    from . import _audit
     from ._safe_mode import Guard, check_allowed, enter, leave
 
     patterns = check_allowed(cfg, allowed, within=in_force)
     guard = Guard(patterns, parent=in_force) if allowed is not None else in_force
     token = enter(guard)  # nested resolves (targets', kd's model building) inherit it
+    audit = _audit.enter()  # and the audit hook refuses processes, writes, sockets, code from data
     try:
         return _resolve(cfg, freeze, guard)
     finally:
+        _audit.leave(audit)
         leave(token)
 
 

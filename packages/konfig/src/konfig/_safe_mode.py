@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextvars
 import encodings
 import encodings.aliases
-import fnmatch
 import functools
 import inspect
 import itertools
@@ -40,12 +39,14 @@ import types
 import weakref
 
 from . import _policy
+from ._admission import IdentityIndex, enclosing_function, module_admitted, name_admitted, target_admitted
 from ._config_dict import CONST, QUALNAME, UNION_QUALNAME, ConfigDict, is_config_value
-from ._errors import DisallowedTargetError, linked_path, shorten_path
+from ._errors import DisallowedTargetError, TargetNotFoundError, linked_path, shorten_path
 from ._hash_spread import MAX_SAME_HASH, crowded_hash
 from ._placeholder import Placeholder
 from ._refs import OpRef, PathRef
-from ._targets import load_target
+from ._surfaces import expand_patterns
+from ._targets import import_module, load_target, walk_attrs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -119,31 +120,17 @@ def unsafe_target_segment(qualname: str) -> str | None:
 
 
 def is_allowed(qualname: str, patterns: Iterable[str]) -> bool:
-    """`"optax"` allows `optax` and its submodules; `"mylib.*"` is a glob on
-    the dotted name; `"optax:adam"` allows exactly that target; a pattern
-    after `!` refuses what it matches even where another allows it
-    (`["kd", "!kd.cli"]`)."""
+    """Is the target `"module:Attr.sub"` (or a module name) admitted by `patterns`?
+
+    Entries of declared surfaces (`"optax:*"`, `"kd.nn:Vit"`, `"!kd.xm:*"`) match names as a config
+    imports them; older module patterns trust a whole module: `"mylib"` mylib and its submodules,
+    `"mylib.*"` a glob on the dotted name; a pattern after `!` refuses what it matches even where
+    another admits it (`["mylib", "!mylib.io"]`). Bare names of packages that declare a surface must
+    have been expanded first (`_surfaces.expand_patterns`).
+    """
     if qualname in _BUILTIN_ALLOWED:
         return True
-    module = qualname.partition(":")[0]
-    allowed = False
-    for pattern in patterns:
-        if pattern.startswith("!"):
-            if _matches(pattern[1:], qualname, module):
-                return False
-        elif not allowed and _matches(pattern, qualname, module):
-            allowed = True
-    return allowed
-
-
-def _matches(pattern: str, qualname: str, module: str) -> bool:
-    if any(c in pattern for c in "*?["):
-        return fnmatch.fnmatchcase(qualname.replace(":", "."), pattern) or fnmatch.fnmatchcase(
-            module, pattern
-        )
-    if ":" in pattern:
-        return qualname == pattern
-    return module == pattern or module.startswith(pattern + ".")
+    return target_admitted(qualname, tuple(patterns))
 
 
 def object_name(obj: Any) -> str:
@@ -196,28 +183,35 @@ def _refused_one(obj: Any, patterns: tuple[str, ...], pending: list[Any]) -> str
     if t in _PLAIN_TYPES:
         return None
     if isinstance(obj, types.ModuleType):
-        name = object_name(obj)
-        return None if is_allowed(name, patterns) else name
-    if t is types.MethodType:  # a Python function bound to an instance or class: both must be allowed
-        pending.append(obj.__func__)  # `Box().evil`: the function stored on an allowed class
+        names = module_names(obj)
+        return None if any(module_admitted(n, patterns) for n in names) else names[0]
+    if t is types.MethodType:  # only a method the policy names, or one a whole-module pattern trusts
+        if IdentityIndex.of(patterns).admits(obj):
+            return None
         owner = obj.__self__
-        return _refused_named(owner if isinstance(owner, type) else type(owner), patterns)
+        return _refused_named(owner if isinstance(owner, type) else type(owner), patterns) or _refused_named(
+            obj.__func__, patterns
+        )
     if isinstance(obj, _METHOD_TYPES):
         owner = getattr(obj, "__self__", None)
         if owner is None:
             return _refused_named(obj, patterns)
         if isinstance(owner, types.ModuleType):  # A C function (`os.system` is `posix:system`).
             name = f"{object_name(owner)}:{getattr(obj, '__qualname__', '?')}"
-            return None if is_allowed(name, patterns) else name
+            if IdentityIndex.of(patterns).admits(obj) or is_allowed(name, patterns):
+                return None
+            return name
         owner_type = owner if isinstance(owner, type) else type(owner)
         if owner_type in _PLAIN_TYPES:
             return _refused_format(obj, owner_type)
-        return _refused_named(owner_type, patterns)
+        module, _, qualname = object_name(owner_type).partition(":")
+        name = f"{module}:{qualname}.{getattr(obj, '__name__', '?')}"
+        return None if name_admitted(module, name.partition(":")[2], patterns) else name
     if isinstance(obj, _DESCRIPTOR_TYPES):
         owner_type = getattr(obj, "__objclass__", None)
         if owner_type in _PLAIN_TYPES:
             return _refused_format(obj, owner_type)
-        return _refused_named(owner_type if owner_type is not None else obj, patterns)
+        return _refused_named(obj, patterns)
     if isinstance(obj, type):
         return _refused_named(obj, patterns)
     if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)):
@@ -230,7 +224,9 @@ def _refused_one(obj: Any, patterns: tuple[str, ...], pending: list[Any]) -> str
         return None
     if not callable(obj):
         return None  # data: may be read; what is read from it is checked
-    refused = _refused_named(t, patterns)
+    if IdentityIndex.of(patterns).admits(obj):
+        return None  # named by the policy (`jax.nn:relu` is a custom_jvp object)
+    refused = _refused_named(t, patterns)  # an instance of an admitted class: its `__call__`
     if refused is None:
         return None
     if str(getattr(t, "__module__", "")).partition(".")[0] in _WRAPPER_MODULES:
@@ -246,9 +242,31 @@ def _refused_one(obj: Any, patterns: tuple[str, ...], pending: list[Any]) -> str
 _WRAPPER_MODULES = frozenset({"functools", "jax", "jaxlib"})
 
 
+def module_names(module: types.ModuleType) -> tuple[str, ...]:
+    """The names a module is judged by: its own, and the module it stands for where it is an alias's view
+    (`__konfig_alias_of__` in its own dict: `kauldron.modules` is a view of `kd.nn`)."""
+    own = vars(module)
+    name = own.get("__name__")
+    alias_of = own.get("__konfig_alias_of__")
+    names = tuple(n for n in (name, alias_of) if type(n) is str)
+    return names or ("?",)
+
+
+def _by_name(obj: Any, patterns: tuple[str, ...]) -> bool:
+    module, _, qualname = object_name(obj).partition(":")
+    return name_admitted(module, qualname, patterns)
+
+
 def _refused_named(obj: Any, patterns: tuple[str, ...]) -> str | None:
-    name = object_name(obj)
-    return None if is_allowed(name, patterns) else name
+    """None where `obj` is named by the policy (by identity), admitted by where it is defined, or a closure
+    made by such a function; else its `module:qualname`."""
+    if IdentityIndex.of(patterns).admits(obj) or _by_name(obj, patterns):
+        return None
+    if isinstance(obj, types.FunctionType):
+        outer = enclosing_function(obj)  # `optax.linear_schedule(...)` returns a function it made
+        if outer is not None and outer is not obj and _refused_named(outer, patterns) is None:
+            return None
+    return object_name(obj)
 
 
 def _refused_format(method: Any, owner_type: type) -> str | None:
@@ -262,7 +280,7 @@ class Guard:
 
     A guard created while another is in force (`parent`) must be satisfied together with it: a
     nested resolve can narrow the policy, never widen it. All guards of one resolve share one budget
-    of plain values created (`MAX_TOTAL_BYTES`).
+    of plain values created (`MAX_TOTAL_BYTES`) and one of the work done on them (`MAX_TOTAL_WORK`).
 
     Usage:
         guard = Guard(("optax",))
@@ -270,7 +288,7 @@ class Guard:
         args, kwargs = guard.admit_call(adam, (1e-3,), {})
     """
 
-    __slots__ = ("exact", "parent", "patterns", "spent")
+    __slots__ = ("exact", "parent", "patterns", "spent", "worked")
 
     def __init__(self, patterns: tuple[str, ...], parent: Guard | None = None) -> None:
         self.patterns = patterns
@@ -278,9 +296,10 @@ class Guard:
         # Objects imported by a target named exactly by an `"module:attr"` pattern: trusted as named.
         self.exact: dict[int, Any] = {}
         self.spent = 0  # estimated bytes of plain values created by operations and plain calls
+        self.worked = 0  # bytes of plain values read by operations and plain calls (`read_size`)
 
     def refuse(self, what: str) -> DisallowedTargetError:
-        return DisallowedTargetError(f"safe mode refused {what} (outside allowed={list(self.patterns)!r})")
+        return DisallowedTargetError(f"safe mode refused {what} (outside allowed={shown(self.patterns)!r})")
 
     @staticmethod
     def limit(what: str) -> DisallowedTargetError:
@@ -363,17 +382,58 @@ class Guard:
         if qualname in _BUILTIN_ALLOWED or any(":" in p and p == qualname for p in self.patterns):
             # Named exactly: the module and the target are trusted as named, the way to it unchecked.
             return self._trust(load_target(qualname, self._trust))
-        module_name = qualname.partition(":")[0]
-        if not is_allowed(module_name, self.patterns):
+        if not is_allowed(qualname, self.patterns):
+            raise self.refuse(repr(qualname))
+        return self._walk(qualname)
+
+    def _walk(self, qualname: str) -> Any:
+        """Imports the longest admitted module of `qualname`, then walks its attributes: into a submodule
+        only where the policy admits that module, to an object only where the policy names what is left
+        (`kd:nn.Vit` walks into `kd.nn`, then takes `Vit`: named by `kd.nn:*`). Nothing outside the
+        policy is imported or read."""
+        module_name, _, attrs = qualname.partition(":")
+        names = module_name.split(".")
+        rest = attrs.split(".") if attrs else []
+        module = None
+        for cut in range(len(names), 0, -1):
+            candidate = ".".join(names[:cut])
+            if not module_admitted(candidate, self.patterns):
+                continue
+            try:
+                module = import_module(candidate)
+            except TargetNotFoundError as e:
+                if getattr(e.__cause__, "name", None) == candidate and cut > 1:
+                    continue  # no such module: the rest of the name is attributes
+                raise
+            rest = names[cut:] + rest
+            break
+        if module is None:
             raise self.refuse(f"the module {module_name!r} of the target {qualname!r}")
+        entries = tuple(p for p in self.patterns if ":" in p)
+        whole = tuple(p for p in self.patterns if ":" not in p or p.startswith("!"))
+        current, current_names = module, module_names(module)
+        for i, attr in enumerate(rest):
+            remaining = ".".join(rest[i:])
+            if any(name_admitted(n, remaining, entries) for n in current_names):
+                return self._trust(walk_attrs(current, current_names[0], remaining))
+            if any(module_admitted(f"{n}.{attr}", self.patterns) for n in current_names):
+                value = walk_attrs(current, current_names[0], attr)
+                if isinstance(value, types.ModuleType):
+                    if not any(module_admitted(n, self.patterns) for n in module_names(value)):
+                        raise self.refuse(f"{module_names(value)[0]!r}, which the target {qualname!r} leads to")
+                    current, current_names = value, module_names(value)
+                    continue
+            if not any(module_admitted(n, whole) for n in current_names):
+                raise self.refuse(f"{current_names[0]}:{remaining}, which the target {qualname!r} names")
 
-        def admit_step(obj: Any) -> Any:
-            name = refused_object(obj, self.patterns)
-            if name is not None:
-                raise self.refuse(f"{name!r}, which the target {qualname!r} leads to")
-            return obj
+            def admit_step(obj: Any) -> Any:  # a module trusted whole: every object on the way judged
+                name = refused_object(obj, self.patterns)
+                if name is not None:
+                    raise self.refuse(f"{name!r}, which the target {qualname!r} leads to")
+                return obj
 
-        return load_target(qualname, self.admit, admit_step)
+            return self.admit(walk_attrs(current, current_names[0], remaining, admit_step))
+        return self.admit(current)
 
     def _trust(self, obj: Any) -> Any:
         self.exact[id(obj)] = obj
@@ -405,32 +465,39 @@ class Guard:
         return list(args), dict(kwargs)
 
     def admit_op(self, op: str, args: list[Any]) -> None:
-        """Before an operator on values: the result's size computed from the operands."""
+        """Before an operator on values: the work it reads charged, the result's size computed from the operands."""
         if len(args) != 2:
             return
         a, b = args
         ta, tb = type(a), type(b)
+        # `==`, `<`, `%` read both operands whole; `x[key]` only hashes and compares the key.
+        self.charge_read((b,) if op == "getitem" else args, f"`{op}` of a {ta.__name__} and a {tb.__name__}")
         if op == "mul":
             if (tb is int and ta in _SEQUENCES) or (ta is int and tb in _SEQUENCES):
                 seq, n = (a, b) if tb is int else (b, a)
-                self.expect(type(seq), len(seq) * max(n, 0), f"{type(seq).__name__} * {n}")
+                self.expect(type(seq), len(seq) * max(n, 0), f"{type(seq).__name__} * {n}", _char_width(seq))
             elif ta is int and tb is int:
                 _check_bits(a.bit_length() + b.bit_length(), "int * int", self)
         elif op == "add" and ta is tb and ta in _SEQUENCES:
-            self.expect(ta, len(a) + len(b), f"{ta.__name__} + {ta.__name__}")
+            self.expect(ta, len(a) + len(b), f"{ta.__name__} + {ta.__name__}", _char_width(a, b))
         elif op in ("or", "xor", "sub", "and") and ta in _SETS_AND_DICTS and tb in _SETS_AND_DICTS:
             self.expect(ta, len(a) + len(b), f"{ta.__name__} {op} {tb.__name__}")
         elif op == "pow":
             if ta is int and tb is int and b > 0 and abs(a) > 1:
                 _check_bits(a.bit_length() * b, f"{a} ** {b}", self)
         elif op == "mod" and ta in (str, bytes):
-            self.expect(ta, _percent_format_size(a, b, self), f"a %-format of a {ta.__name__}")
+            values = b.values() if tb is dict else b if tb is tuple else (b,)
+            width = _char_width(a, *values)  # wider characters inside nested reprs: counted once built
+            self.expect(ta, _percent_format_size(a, b, self), f"a %-format of a {ta.__name__}", width)
 
-    def expect(self, kind: type, items: int, what: str) -> None:
-        """Refuses, before it is built, a result of `items` items, or one the resolve's budget cannot hold."""
+    def expect(self, kind: type, items: int, what: str, width: int = 1) -> None:
+        """Refuses, before it is built, a result of `items` items, or one the resolve's budget cannot hold.
+
+        A str's characters cost `width` bytes each (1, 2 or 4: its widest character's, as Python stores it).
+        """
         if items > MAX_ITEMS:
             raise self.limit(f"{what}: it would hold {items:,} items (limit {MAX_ITEMS:,})")
-        cost = items * _BYTES_PER_ITEM.get(kind, 8)
+        cost = items * _BYTES_PER_ITEM.get(kind, 8) * (width if kind is str else 1)
         guard: Guard | None = self
         while guard is not None:
             if guard.spent + cost > MAX_TOTAL_BYTES:
@@ -448,12 +515,33 @@ class Guard:
                 raise self.limit(f"an int of {value.bit_length():,} bits (limit {MAX_INT_BITS:,})")
         elif t in _SIZED:
             size = len(value)
-            self.expect(t, size, f"a {t.__name__} result")
+            width = _char_width(value) if t is str else 1
+            self.expect(t, size, f"a {t.__name__} result", width)
             guard: Guard | None = self
             while guard is not None:
-                guard.spent += size * _BYTES_PER_ITEM.get(t, 8)
+                guard.spent += size * _BYTES_PER_ITEM.get(t, 8) * width
                 guard = guard.parent
         return self.admit(value)
+
+    def charge_read(self, values: Any, what: str, times: int = 1) -> None:
+        """Before an operation that reads `values` (`times` over: a sort's comparisons): their `read_size`
+        counted in the resolve's work budget, refused past `MAX_TOTAL_WORK` (a thousand `big.count("ab")`)."""
+        guard: Guard | None = self
+        done = 0
+        while guard is not None:
+            done = max(done, guard.worked)
+            guard = guard.parent
+        work = read_size(values, (MAX_TOTAL_WORK - done) // times + 1) * times
+        if done + work > MAX_TOTAL_WORK:
+            raise self.limit(
+                f"{what}: the operations of this resolve would read more than {MAX_TOTAL_WORK >> 20:,} MB of"
+                f" plain values in all ({done / 2**20:,.1f} MB so far; this one reads {work / 2**20:,.1f} MB"
+                " or more)"
+            )
+        guard = self
+        while guard is not None:
+            guard.worked += work
+            guard = guard.parent
 
 
 _policy.install(contextvars.ContextVar("konfig_safe_mode_policy", default=None))
@@ -496,6 +584,102 @@ _BYTES_PER_ITEM: dict[type, int] = {
 }
 # Estimated bytes of plain values one resolve may create by operations and plain calls.
 MAX_TOTAL_BYTES = 256 * 1024 * 1024
+# Bytes of plain values one resolve's operations and plain calls may read in all (`read_size`): about a
+# a few seconds of scanning at worst (`str.count("ab")` reads ~2.5 ns a byte): ~100 reads of a 10 MB text.
+MAX_TOTAL_WORK = 1024 * 1024 * 1024
+
+# Values `read_size` takes at `sys.getsizeof` (the builtins' own, exact types only): a str at its width.
+_READ_LEAVES = frozenset({bool, int, float, complex, str, bytes, bytearray, type(None)})
+_OTHER_READ = 64  # an object that is not a plain value: what it reads is its own methods' business
+# Methods that read their arguments but not their owner (`d.get(key)` hashes the key only).
+_OWNER_NOT_READ = frozenset(
+    "append add get pop popitem setdefault discard keys values items insert clear".split()
+)
+# The header of a str that is not ASCII (its characters take 1, 2 or 4 bytes, and one more for the end).
+_WIDE_STR_HEADER = sys.getsizeof("\xe9") - 2
+
+
+def _char_width(*values: Any) -> int:
+    """The bytes per character of a str holding the characters of the strs among `values`: 1, 2 or 4."""
+    width = 1
+    for value in values:
+        if type(value) is str and not value.isascii():  # both O(1): the kind is read off its size
+            kind = (sys.getsizeof(value) - _WIDE_STR_HEADER) // (len(value) + 1)
+            width = max(width, kind if kind in (1, 2, 4) else 4)
+    return width
+
+
+def read_size(values: Any, limit: int) -> int:
+    """Bytes a full read of `values` goes through, as `==`, `in`, `count`, hashing or sorting read them.
+
+    Each plain value counts its own size (`sys.getsizeof`: a str's characters at their width), a container
+    that and everything in it, a part shared by several places every time it is reached (a comparison of
+    two copies reads it each time: `[x] * 1000 == [y] * 1000`); a `range` 8 bytes an item. Each distinct
+    container is measured once (a chain of shared nodes with 2**30 paths takes 30 steps), and counting
+    stops past `limit`.
+
+    Usage: `read_size(("a" * 100, [1, 2]), 10**9)` is about 150 + 56 + 2 * 28.
+    """
+    total = 0
+    memo: dict[int, int] = {}  # id of a container -> its size; -1 while its items are measured (a cycle)
+    for value in values:
+        t = type(value)
+        if t in _READ_LEAVES:
+            total += sys.getsizeof(value)
+        elif t in _CONTAINERS:
+            total += _container_read_size(value, memo, limit - total)
+        elif t is range:  # `range(10**20).count(0.5)` iterates it
+            n = _length(value)
+            total += 8 * n if n <= MAX_ITEMS else limit + 1
+        else:
+            total += _OTHER_READ
+        if total > limit:
+            break
+    return total
+
+
+def _container_read_size(root: Any, memo: dict[int, int], limit: int) -> int:
+    """`read_size` of one container: its containers measured first (a stack of its own), then added up."""
+    stack = [root]
+    while stack:
+        item = stack[-1]
+        key = id(item)
+        if key not in memo:
+            memo[key] = -1
+            inner = [
+                child
+                for group in ((item, item.values()) if type(item) is dict else (item,))
+                if not set(map(type, group)) <= _READ_LEAVES
+                for child in group
+                if type(child) in _CONTAINERS and id(child) not in memo
+            ]
+            if inner:
+                stack.extend(inner)
+                continue
+        stack.pop()
+        if memo[key] == -1:
+            memo[key] = _items_read_size(item, memo, limit)
+    return max(memo[id(root)], 0)
+
+
+def _items_read_size(item: Any, memo: dict[int, int], limit: int) -> int:
+    """`read_size` of a container whose inner containers are measured already (`memo`)."""
+    total = sys.getsizeof(item)
+    for group in (item, item.values()) if type(item) is dict else (item,):
+        if set(map(type, group)) <= _READ_LEAVES:  # the common case, at C speed
+            total += sum(map(sys.getsizeof, group))
+        else:
+            for child in group:
+                t = type(child)
+                if t in _READ_LEAVES:
+                    total += sys.getsizeof(child)
+                elif t in _CONTAINERS:
+                    total += max(memo.get(id(child), 0), 0)  # 0: a cycle back (comparing it raises)
+                else:
+                    total += read_size((child,), limit)
+                if total > limit:
+                    return total
+    return total
 
 
 def _length(value: Any) -> int:
@@ -555,6 +739,13 @@ def _plain_call(
                 raise guard.limit(
                     f"{name}() of a {type(arg).__name__}: it holds {size:,} items (limit {MAX_ITEMS:,})"
                 )
+    what = f"{type(owner).__name__}.{name}()" if owner is not None else f"{name}()"
+    read = [*args, *kwargs.values()]
+    if owner is not None and name not in _OWNER_NOT_READ:
+        read.append(owner)
+    # A sort compares each item ~log2(n) times; any other method reads its operands about once.
+    times = max(_length(owner), 1).bit_length() if name == "sort" and type(owner) is list else 1
+    guard.charge_read(read, what, times)
     if constructor:
         _expect_constructed(fn, args, kwargs, guard)
     elif type(owner) in (str, bytes):
@@ -633,28 +824,30 @@ def _expect_text_method(
         items = args[0]
         k = len(items)
         if type(items) in (str, bytes):  # the items are its characters (bytes.join of bytes raises itself)
-            joined = k
+            joined, width = k, _char_width(owner, items)
         else:
-            joined = sum(
-                len(x) for x in (items.keys() if type(items) is dict else items) if type(x) in (str, bytes)
-            )
-        guard.expect(kind, n * max(k - 1, 0) + joined, what)
+            texts = [x for x in (items.keys() if type(items) is dict else items) if type(x) in (str, bytes)]
+            joined, width = sum(map(len, texts)), _char_width(owner, *texts)
+        guard.expect(kind, n * max(k - 1, 0) + joined, what, width)
     elif name == "replace" and len(args) >= 2 and type(args[0]) is kind and type(args[1]) is kind:
         old, new = args[0], args[1]
         count = owner.count(old) if old else n + 1
         if len(args) > 2 and type(args[2]) is int and args[2] >= 0:
             count = min(count, args[2])
-        guard.expect(kind, n + count * max(len(new) - len(old), 0), what)
+        guard.expect(kind, n + count * max(len(new) - len(old), 0), what, _char_width(owner, new))
     elif name == "translate" and args:
-        guard.expect(kind, n * _largest_replacement(args[0], what, guard), what)
+        width = 4 if kind is str and type(args[0]) is not str else _char_width(owner, args[0])
+        guard.expect(kind, n * _largest_replacement(args[0], what, guard), what, width)
     elif name == "expandtabs":
         tab = args[0] if args and type(args[0]) is int else kwargs.get("tabsize", 8)
         tabs = owner.count("\t" if kind is str else b"\t")
-        guard.expect(kind, n + tabs * max(tab if type(tab) is int else 8, 0), f"{what}({tab})")
+        grown = n + tabs * max(tab if type(tab) is int else 8, 0)
+        guard.expect(kind, grown, f"{what}({tab})", _char_width(owner))
     elif name in _WIDTH_METHODS and args and type(args[0]) is int:
-        guard.expect(kind, max(n, args[0]), what)
-    elif name in _CASE_METHODS:
-        guard.expect(kind, 3 * n, what)
+        guard.expect(kind, max(n, args[0]), what, _char_width(owner, *args[1:2]))
+    elif name in _CASE_METHODS:  # only Latin-1 characters change width, to 2 bytes (`"ÿ".upper()` is `"Ÿ"`)
+        width = _char_width(owner)
+        guard.expect(kind, 3 * n, what, width if width > 1 or kind is not str or owner.isascii() else 2)
     elif name in _SPLIT_METHODS:
         guard.expect(list, n + 1, what)
     elif name in ("encode", "decode"):
@@ -782,6 +975,15 @@ def _check_codec(encoding: Any, guard: Guard) -> None:
         )
 
 
+# The patterns as the caller gave them (`["kd", "optax"]`), by their expansion: what messages show.
+_SHOWN: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def shown(patterns: tuple[str, ...]) -> list[str]:
+    """`allowed=` as given (bare package names, not their surfaces' entries), for messages."""
+    return list(_SHOWN.get(patterns, patterns))
+
+
 def check_allowed(cfg: Any, allowed: Iterable[str] | None, within: Guard | None = None) -> tuple[str, ...]:
     """Raises `DisallowedTargetError` listing every target outside `allowed` (and outside `within`'s
     patterns, the policy already in force), before anything is imported or called.
@@ -796,10 +998,14 @@ def check_allowed(cfg: Any, allowed: Iterable[str] | None, within: Guard | None 
     else:
         if isinstance(allowed, str):
             raise TypeError("allowed= expects a list of module patterns, not a str")
-        patterns = tuple(allowed)
-        for pattern in patterns:
+        given = tuple(allowed)
+        for pattern in given:
             if type(pattern) is not str:
                 raise TypeError(f"allowed= expects module pattern strings, found {pattern!r}")
+        patterns = expand_patterns(given)
+        if len(_SHOWN) > 64:
+            _SHOWN.clear()
+        _SHOWN[patterns] = given
     policies = [patterns]
     guard = within
     while guard is not None:
@@ -871,11 +1077,11 @@ def check_allowed(cfg: Any, allowed: Iterable[str] | None, within: Guard | None 
     if refused:
         lines = []
         for name, places in sorted(refused.items()):
-            shown = [shorten_path(linked_path(link)) + suffix for link, suffix in places[:3]]
-            lines.append(f"  {name}  (at {', '.join(shown)}{', ...' if len(places) > 3 else ''})")
-        outer = f" and the policy in force ({list(policies[1])!r})" if len(policies) > 1 else ""
+            where = [shorten_path(linked_path(link)) + suffix for link, suffix in places[:3]]
+            lines.append(f"  {name}  (at {', '.join(where)}{', ...' if len(places) > 3 else ''})")
+        outer = f" and the policy in force ({shown(policies[1])!r})" if len(policies) > 1 else ""
         raise DisallowedTargetError(
-            f"Safe mode refused {len(refused)} target(s) outside allowed={list(patterns)!r}{outer};"
+            f"Safe mode refused {len(refused)} target(s) outside allowed={shown(patterns)!r}{outer};"
             " nothing was imported or called:\n" + "\n".join(lines)
         )
     return patterns
