@@ -64,17 +64,18 @@ def test_eval_allows_the_recorded_imports_by_default_and_says_so(run_copy):
     result = kd_train("eval", f"--workdir={run_copy}")
     assert result.returncode == 0, result.stderr
     assert (
-        "safe mode: allowed=['flax', 'kd', 'optax', '!kd.cli', '!konfig', '!kd.kauldron_alias'] (the run's recorded imports)"
-        in result.stdout
+        "safe mode: allowed=['flax', 'kd', 'optax', '!kd.cli', '!konfig', '!kd.kauldron_alias'] (this user's own run"
+        " (signed): its recorded imports)" in result.stdout
     )
     assert "eval: 2 checkpoint(s) evaluated" in result.stdout
 
 
-def test_eval_with_an_explicit_allowed_list_uses_exactly_it(run_copy, capsys):
+def test_eval_with_an_explicit_allowed_list_adds_it_to_the_runs_policy(run_copy, capsys):
     code = kd.cli.main(["eval", f"--workdir={run_copy}", "--allowed=kd,optax,flax.linen"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "safe mode: allowed=['kd', 'optax', 'flax.linen'] (--allowed)" in out
+    assert "safe mode: allowed=['flax', 'kd', 'optax', 'flax.linen', '!kd.cli'" in out
+    assert "with --allowed=kd,optax,flax.linen" in out
 
 
 @pytest.mark.parametrize("where", ["model", "evaluator field"])
@@ -98,8 +99,9 @@ def test_a_config_json_that_names_os_system_is_refused_and_runs_nothing(where, r
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr, result.stderr
     assert "os:system" in result.stderr and len(result.stderr.splitlines()) <= 5, result.stderr
+    assert "not signed by this user's kd-train" in result.stdout  # edited since: foreign
     if recorded_os:
-        assert "left out as they run code: os" in result.stdout
+        assert "left out: os (trust one with --allowed=NAME)" in result.stdout
     assert not canary.exists()
 
 
@@ -160,7 +162,7 @@ def test_training_from_a_run_folders_config_json_uses_the_runs_policy(run_copy):
 
     assert result.returncode == 2, result.stderr
     assert "os:system" in result.stderr and "Traceback" not in result.stderr, result.stderr
-    assert "left out as they run code: os" in result.stdout
+    assert "left out: os" in result.stdout
     assert not canary.exists() and not (run_copy.parent / "again").exists()
 
 
@@ -170,7 +172,8 @@ def test_inspect_of_a_run_folders_config_json_resolves_it_in_safe_mode(run_copy,
     out = capsys.readouterr().out
     assert code == 0
     assert out.startswith(
-        f"resolving {run_copy / 'config.json'} in safe mode: allowed=['flax', 'kd', 'optax', '!kd.cli', '!konfig', '!kd.kauldron_alias']"
+        f"resolving {run_copy / 'config.json'} in safe mode: allowed=['flax', 'kd', 'optax', '!kd.cli', '!konfig',"
+        " '!kd.kauldron_alias'] (this user's own run (signed)"
     )
 
 

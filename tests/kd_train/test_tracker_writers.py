@@ -307,9 +307,8 @@ def test_wandb_fresh_start_opens_a_new_run(tmp_path):
 
 def test_wandb_that_cannot_be_reached_writes_the_run_offline_with_one_warning(tmp_path, monkeypatch):
     monkeypatch.setenv("WANDB_API_KEY", "k" * 40)
-    writer = _wandb(
-        tmp_path, mode="online", init_timeout=2, settings={"base_url": f"http://127.0.0.1:{closed_port()}"}
-    )
+    monkeypatch.setenv("WANDB_BASE_URL", f"http://127.0.0.1:{closed_port()}")  # the key's own server
+    writer = _wandb(tmp_path, mode="online", init_timeout=2)
     with pytest.warns(
         RuntimeWarning, match=r"W&B cannot be reached .*Connection refused.* written offline"
     ) as caught:
@@ -327,12 +326,8 @@ def test_wandb_that_never_answers_is_given_up_after_init_timeout_and_the_run_is_
     with socket.socket() as silent:  # accepts connections (the backlog does), answers nothing
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
-        writer = _wandb(
-            tmp_path,
-            mode="online",
-            init_timeout=2,
-            settings={"base_url": f"http://127.0.0.1:{silent.getsockname()[1]}"},
-        )
+        monkeypatch.setenv("WANDB_BASE_URL", f"http://127.0.0.1:{silent.getsockname()[1]}")
+        writer = _wandb(tmp_path, mode="online", init_timeout=2)
         with pytest.warns(RuntimeWarning, match=r"W&B cannot be reached .* written offline") as caught:
             _session(writer, 4, range(5, 7))
     assert len(caught) == 1

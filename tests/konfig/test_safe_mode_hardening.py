@@ -298,14 +298,73 @@ def run_limited(body: str) -> subprocess.CompletedProcess[str]:
             """,
             "list * 100000000",
         ),
+        (  # 7 results of 10M four-byte characters: 280 MB, though only 70M characters
+            """
+            cfg = konfig.ConfigDict(one="\\U0001F600")
+            for i in range(7):
+                cfg[f"s{i}"] = PathRef(cfg, ("one",)) * 10_000_000
+            konfig.resolve(cfg, allowed=[])
+            """,
+            "this resolve creates would pass",
+        ),
     ],
-    ids=["join", "translate", "percent-values", "percent-widths", "budget", "replace", "extend-range", "mul"],
+    ids=[
+        "join",
+        "translate",
+        "percent-values",
+        "percent-widths",
+        "budget",
+        "replace",
+        "extend-range",
+        "mul",
+        "wide-characters",
+    ],
 )
 def test_operations_on_plain_values_are_refused_before_they_run(body, phrase):
     result = run_limited(body)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("KONFIG DisallowedTargetError"), result.stdout + result.stderr
     assert phrase in result.stdout
+
+
+def test_many_reads_of_a_big_text_are_refused_by_the_work_budget():
+    # ~95 KB of JSON: one 10M-character text, then 1,800 calls of its `count` (45 s of scanning).
+    doc = {"__konfig_version__": 1, "one": "a", "big": {"__op__": "mul", "args": [{"__ref__": ["one"]}, 10**7]}}
+    for i in range(1800):
+        doc[f"c{i}"] = {"__op__": "call", "args": [{"__ref__": ["big", "count"]}, "ab"]}
+    cfg = konfig.from_json(json.dumps(doc, separators=(",", ":")))
+    message = refused(cfg, allowed=(), match="would read more than 1,024 MB of plain values in all")
+    assert "str.count()" in message
+    counted = int(message.partition("In cfg.c")[2].partition(" ")[0])  # the call refused, by its index
+    assert counted < 120  # ~1 GB of reading: about a hundred full reads of the 10 MB text ran
+
+
+def test_comparing_shared_plain_values_counts_every_path_without_walking_them():
+    # Two distinct nests of tuples, each level twice the one below: `==` reads 2**25 tuples.
+    cfg = konfig.ConfigDict(a0=(1,), b0=(1,))
+    for i in range(1, 26):
+        for side in "ab":
+            below = PathRef(cfg, (f"{side}{i - 1}",))
+            cfg[f"{side}{i}"] = (below, below)  # resolved once: both items are the same tuple
+    cfg.same = PathRef(cfg, ("a25",)) == PathRef(cfg, ("b25",))
+    refused(cfg, match=r"tuple == tuple: .* would read more than 1,024 MB")
+    from konfig._safe_mode import read_size
+
+    nest: tuple = (1,)
+    for _ in range(60):  # 2**60 paths, measured in 60 steps
+        nest = (nest, nest)
+    assert read_size((nest,), 10**9) > 10**9
+
+
+def test_a_plain_method_that_reads_nothing_of_its_owner_is_not_charged_for_it():
+    from konfig import _safe_mode
+
+    guard = _safe_mode.Guard(())
+    big = {i: i for i in range(100_000)}
+    guard.admit_call(big.get, [5], {})
+    assert guard.worked < 100  # the key only, not the 100,000 entries
+    guard.admit_call(big.copy, [], {})
+    assert guard.worked > 100_000 * 2 * 28
 
 
 def test_operations_within_the_bounds_still_work():

@@ -1,11 +1,15 @@
-"""What a run folder's config.json may build when it is resolved again: the run's recorded imports.
+"""What a run folder's config.json may build when it is resolved again, and from where it may import.
 
-    allowed, how = run_policy("/tmp/run", None)  # (["kd", "optax", ..., "!kd.cli", "!konfig"], "the run's ...")
+    allowed, how = run_policy("/tmp/run", None)  # (["kd", "optax", ..., "!kd.cli", "!konfig"], "...")
     trainer = konfig.resolve(konfig.from_json(text), allowed=allowed)
 
-A run folder is untrusted input (anyone may have written it): its config.json is resolved in konfig's safe
-mode, allowing only the top-level modules its run.json recorded, less those that run code. No JAX here:
-the command line asks before it imports anything heavy.
+A run folder is untrusted input (anyone may have written it, or edited it since), so it never widens its
+own policy: for a foreign run, the policy is the *declared surfaces* (konfig's `konfig.surfaces`: kd,
+optax, flax, jax, functools.partial, ...) of the top-level modules its run.json recorded, nothing else,
+plus what the user passes with `--allowed`; nothing it names goes on `sys.path`. A run this user's own
+kd-train wrote, unchanged since (its run.json signed with the user's key: `kd._run_signature`), is
+trusted as it was for training: its recorded imports, the user's own modules among them, and its
+config's folder (last on `sys.path`). No JAX here: the command line asks before it imports anything heavy.
 """
 
 from __future__ import annotations
@@ -14,6 +18,10 @@ import json
 import os
 import re
 import sys
+
+import konfig
+
+from kd._run_signature import is_signed
 
 
 class RunPolicyError(ValueError):
@@ -41,16 +49,15 @@ NEVER_FROM_KAULDRON = ("!kauldron.konfig", "!kauldron.cli")
 
 
 def run_policy(workdir: str, flag: str | None) -> tuple[list[str], str]:
-    """`(allowed patterns, how they were chosen)`: `--allowed` as given, else the modules the run recorded
-    in run.json less `RUNS_CODE`; an old run without a record is refused (RunPolicyError: pass --allowed)."""
-    if flag is not None:
-        return [p.strip() for p in flag.split(",") if p.strip()], "--allowed"
-    try:
-        with open(os.path.join(workdir, "run.json")) as f:
-            recorded = json.load(f).get("imports")
-    except (OSError, ValueError, AttributeError):
-        recorded = None
+    """`(allowed patterns, how they were chosen)`: the run's recorded imports (this user's own signed run),
+    or only their declared surfaces (any other run), plus `--allowed`'s patterns; a run without a record
+    and no `--allowed` is refused (RunPolicyError)."""
+    given = [p.strip() for p in flag.split(",") if p.strip()] if flag is not None else []
+    record, config_json = _read(workdir)
+    recorded = record.get("imports") if isinstance(record, dict) else None
     if not isinstance(recorded, list) or not all(isinstance(n, str) for n in recorded):
+        if flag is not None:
+            return given, "--allowed"
         raise RunPolicyError(
             f"{os.path.join(workdir, 'run.json')} records no imports (a run from an older kd-train, or "
             "not started by it), so there is no default for what its config.json may build; a run folder is "
@@ -63,24 +70,54 @@ def run_policy(workdir: str, flag: str | None) -> tuple[list[str], str]:
             "was not written by kd-train as it is; a run folder is untrusted input: read config.json and pass "
             "the modules it may use, e.g. --allowed=kd,optax,flax"
         )
-    left_out = sorted(n for n in recorded if n in RUNS_CODE)
-    # kd's command line and konfig's loaders run Python files by name (`kd.cli:main(["--cfg=x.py"])`):
-    # never built from a run folder's config unless --allowed says so.
+    own = config_json is not None and is_signed(record, config_json)
+    if own:  # this user's kd-train wrote it, unchanged: as trusted as for training, less what runs code
+        left_out = sorted(n for n in recorded if n in RUNS_CODE)
+        how = "this user's own run (signed): its recorded imports"
+    else:  # foreign or edited: only what the recorded packages declare a config may build
+        declared = set(konfig.declared_packages())
+        left_out = sorted(n for n in recorded if n not in declared)
+        how = "not signed by this user's kd-train (a foreign or edited run): the declared surfaces of its imports"
     allowed = [n for n in recorded if n not in left_out]
-    kauldron = "kauldron" in allowed  # Kauldron's names are kd's modules under the alias (kd.kauldron_alias)
-    if kauldron:
+    if "kauldron" in allowed:  # Kauldron's names are kd's modules under the alias (kd.kauldron_alias)
         allowed += [n for n in KAULDRON_ALIAS_TARGETS if n not in allowed]
-    allowed += list(NEVER_FROM_RUN_FOLDERS) + (list(NEVER_FROM_KAULDRON) if kauldron else [])
-    note = (
-        f"; left out as they run code: {', '.join(left_out)} (allow them with --allowed)" if left_out else ""
-    )
-    return allowed, f"the run's recorded imports{note}"
+    allowed += [p for p in given if p not in allowed]
+    allowed += list(NEVER_FROM_RUN_FOLDERS) + (list(NEVER_FROM_KAULDRON) if "kauldron" in allowed else [])
+    if left_out:
+        how += f"; left out: {', '.join(left_out)} (trust one with --allowed=NAME)"
+    if given:
+        how += f"; with --allowed={','.join(given)}"
+    return allowed, how
+
+
+def is_own_run(workdir: str) -> bool:
+    """Was the run in `workdir` written by this user's kd-train, and is it unchanged since?"""
+    record, config_json = _read(workdir)
+    return config_json is not None and is_signed(record, config_json)
+
+
+def _read(workdir: str) -> tuple[object, str | None]:
+    """run.json's record (None where unreadable) and config.json's text (None where missing)."""
+    try:
+        with open(os.path.join(workdir, "run.json")) as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        record = None
+    try:
+        with open(os.path.join(workdir, "config.json"), encoding="utf-8") as f:
+            config_json: str | None = f.read()
+    except (OSError, ValueError):
+        config_json = None
+    return record, config_json
 
 
 def config_folder_on_path(workdir: str) -> None:
-    """The folder of the config file the run trained from goes on `sys.path`, as it did for the training
-    (`kd-train --cfg=examples/digits.py` names modules beside it); read from `run.json`, best effort. A
-    folder inside the run folder is skipped, and the folder goes last: it never shadows a module."""
+    """For this user's own run only (`is_own_run`): the folder of the config file it trained from goes on
+    `sys.path`, as it did for the training (`kd-train --cfg=examples/digits.py` names modules beside it);
+    read from `run.json`, best effort. A foreign run's folders never go there. A folder inside the run
+    folder is skipped, and the folder goes last: it never shadows a module."""
+    if not is_own_run(workdir):
+        return
     try:
         with open(os.path.join(workdir, "run.json")) as f:
             record = json.load(f)

@@ -64,6 +64,7 @@ from ._repr import register_aliases as register_aliases
 from ._resolve import resolve as resolve
 from ._surfaces import SurfaceError as SurfaceError
 from ._surfaces import declare_surface as declare_surface
+from ._surfaces import declared_packages as declared_packages
 from ._surfaces import declared_surface as declared_surface
 from ._targets import import_object as import_object
 
@@ -88,6 +89,7 @@ __all__ = [
     "get_by_path",
     "SurfaceError",
     "declare_surface",
+    "declared_packages",
     "declared_surface",
     "import_object",
     "imports",

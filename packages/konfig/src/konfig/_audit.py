@@ -117,8 +117,9 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _ALWAYS_READABLE = frozenset(
     {os.devnull, "/dev/urandom", "/dev/random", "/proc/stat", "/proc/cpuinfo", "/proc/meminfo", "/proc/self/cgroup"}
 )
-# The machine's CPU and memory limits, which numerical libraries read to size their thread pools.
-_SYSTEM_INFO_FOLDERS = ("/sys/fs/cgroup/", "/sys/devices/system/cpu/")
+# The machine's hardware, CPU and memory limits, which numerical libraries read to find accelerators and
+# size their thread pools (no secrets there, unlike /proc/<pid>/environ).
+_SYSTEM_INFO_FOLDERS = ("/sys/",)
 
 
 class _Scope:
@@ -195,6 +196,8 @@ def _judge(event: str, args: tuple[Any, ...], scope: _Scope) -> str | None:
         return None if _importing() else f"running code from data ({event})"
     if event in _ENV_EVENTS:
         return None if _importing() else f"{event} (safe mode changes no environment variable)"
+    if event.startswith("ctypes.") and _importing():
+        return None  # a library loading its C parts (numpy, jax) while it is imported
     if event in _PROCESS_EVENTS or event.startswith("socket."):
         return f"{event} (safe mode starts no program, thread or connection)"
     if event in _WRITE_EVENTS:

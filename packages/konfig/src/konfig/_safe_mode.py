@@ -44,7 +44,7 @@ from ._config_dict import CONST, QUALNAME, UNION_QUALNAME, ConfigDict, is_config
 from ._errors import DisallowedTargetError, TargetNotFoundError, linked_path, shorten_path
 from ._hash_spread import MAX_SAME_HASH, crowded_hash
 from ._placeholder import Placeholder
-from ._refs import OpRef, PathRef
+from ._refs import BINARY_SYMBOLS, OpRef, PathRef
 from ._surfaces import expand_patterns
 from ._targets import import_module, load_target, walk_attrs
 
@@ -471,7 +471,11 @@ class Guard:
         a, b = args
         ta, tb = type(a), type(b)
         # `==`, `<`, `%` read both operands whole; `x[key]` only hashes and compares the key.
-        self.charge_read((b,) if op == "getitem" else args, f"`{op}` of a {ta.__name__} and a {tb.__name__}")
+        if op == "mod" and ta in (str, bytes):
+            what = f"a %-format of a {ta.__name__}"
+        else:
+            what = f"{ta.__name__} {BINARY_SYMBOLS.get(op, op)} {tb.__name__}"
+        self.charge_read((b,) if op == "getitem" else args, what)
         if op == "mul":
             if (tb is int and ta in _SEQUENCES) or (ta is int and tb in _SEQUENCES):
                 seq, n = (a, b) if tb is int else (b, a)

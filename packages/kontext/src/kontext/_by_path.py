@@ -108,21 +108,36 @@ def filter_by_path(obj: Context, path: Any) -> Context:
     """
     parts = to_parts(path, glob_ok=True)
     trie: dict[Any, Any] = {}  # (type, part) -> (part, sub-trie or _WHOLE): the kept paths.
-    for concrete, _ in match_nodes(obj, parts, strict=True):
-        if not concrete:
+    # id of a link (a path, as `match_nodes` names it unspelled) -> its sub-trie, None inside a kept node:
+    # each step of the paths is taken once, however deep the matches and however many share it.
+    at: dict[int, Any] = {}
+    for link, _ in match_nodes(obj, parts, strict=True, spelled=False):
+        if link is None:
             return obj
-        node = trie
-        for part in concrete[:-1]:
+        parent, part = link
+        node = _sub_trie(parent, trie, at)
+        if node is not None:
+            node[_trie_key(part)] = (part, _WHOLE)
+    return _rebuild(obj, trie)
+
+
+def _sub_trie(link: Any, trie: dict[Any, Any], at: dict[int, Any]) -> dict[Any, Any] | None:
+    """The sub-trie of the path ``link`` names (made as needed), or None inside a node kept whole."""
+    pending = []
+    while link is not None and id(link) not in at:
+        pending.append(link)
+        link = link[0]
+    node = trie if link is None else at[id(link)]
+    for link in reversed(pending):
+        if node is not None:
+            part = link[1]
             key = _trie_key(part)
             entry = node.get(key)
             if entry is None:
                 entry = node[key] = (part, {})
-            elif entry[1] is _WHOLE:
-                break
-            node = entry[1]
-        else:
-            node[_trie_key(concrete[-1])] = (concrete[-1], _WHOLE)
-    return _rebuild(obj, trie)
+            node = None if entry[1] is _WHOLE else entry[1]
+        at[id(link)] = node
+    return node
 
 
 def _trie_key(part: object) -> object:

@@ -2,6 +2,10 @@
 
 Usage: ``match_nodes({"a": {"w": 1}}, ("a", Wildcard.STAR))`` gives ``[(("a", "w"), 1)]``;
 ``set_parts(tree, ("a", "b"), 0, "a.b")`` writes ``tree["a"]["b"] = 0`` and returns ``["a.b"]``.
+
+The walk names the node it is at by a link ``(link to the parent, part)`` (``None`` for the root), not by
+a tuple of parts: a step costs the same at any depth, and a path is spelled out (``spell``) only for a
+match, so that a ``**`` down a chain 20,000 deep takes linear time and memory.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ def match_nodes(
     suffix: tuple[object, ...] = (),
     containers_only: bool = False,
     strict: bool = False,
+    spelled: bool = True,
 ) -> list[Match]:
     """Every ``(concrete parts, node)`` of ``root`` matching ``parts``, in tree order, without duplicates.
 
@@ -33,7 +38,8 @@ def match_nodes(
     ``optional_steps`` marks (after a ``**``, up to the first concrete step): any other step must exist
     wherever it is reached, and a ``*`` must find a container. ``suffix`` completes the path named in
     errors (the part ``set_by_path`` is about to write); ``containers_only`` leaves out scalars and
-    arrays reached through a wildcard.
+    arrays reached through a wildcard. ``spelled=False`` gives each match's path as a link (``spell``
+    makes it the tuple): callers that keep few of many matches spell out only those.
 
     The walk keeps its own stack (trees of any depth) and takes each (path, pattern position) once, so
     the work stays polynomial in the sizes of the tree and of the pattern, whatever the number of ``**``.
@@ -58,7 +64,7 @@ def match_nodes(
                 raise not_found(root, (*parts, *suffix), node, i)
         node = child
     if first == n:
-        return [(parts, node)]
+        return [(parts if spelled else _link(parts), node)]
     pattern = parts
     if sum(p is DOUBLE_STAR for p in parts) > 1:
         pattern = _merge_double_stars(parts)
@@ -67,7 +73,29 @@ def match_nodes(
     found = _expand(node, pattern, first, containers_only, memo, checked)
     if found is None:
         raise _star_on_leaf((*parts, *suffix), parts[:first], node)
+    if spelled:
+        return [(spell(link), match) for link, match in found]
     return found
+
+
+Link = tuple  # (the parent's link, part), or None for the root
+
+
+def spell(link: Link | None) -> tuple[object, ...]:
+    """The parts of the path a link names: ``spell(((None, "a"), 0)) == ("a", 0)``."""
+    parts = []
+    while link is not None:
+        link, part = link
+        parts.append(part)
+    parts.reverse()
+    return tuple(parts)
+
+
+def _link(parts: tuple[object, ...]) -> Link | None:
+    link = None
+    for part in parts:
+        link = (link, part)
+    return link
 
 
 def optional_steps(parts: tuple[object, ...]) -> tuple[bool, ...]:
@@ -136,15 +164,16 @@ def _expand(
 ) -> list[Match] | None:
     """``match_nodes`` from the first wildcard on: a depth-first walk with its own stack, in tree order.
 
-    A task ``(node, i, prefix, prefix id)`` matches ``pattern[i:]`` at ``node``, reached by ``prefix``;
-    ``i < 0`` is the expansion of the ``**`` at ``~i``, done after its zero-level match, and a ``prefix``
-    of ``None`` ends the expansion of ``node`` (for cycles). With two ``**`` or more (``memo``), many
-    routes reach the same task (``**.a.**`` on ``a.a.a``): ids number the prefixes so that each task is
-    done once, which also keeps each path out of the result twice. (With fewer, a path has one route.)
+    A task ``(node, i, prefix, prefix id)`` matches ``pattern[i:]`` at ``node``, reached by ``prefix`` (a
+    link); ``i < 0`` is the expansion of the ``**`` at ``~i``, done after its zero-level match, and a
+    ``prefix`` of ``_LEAVE`` ends the expansion of ``node`` (for cycles). With two ``**`` or more
+    (``memo``), many routes reach the same task (``**.a.**`` on ``a.a.a``): ids number the prefixes so that
+    each task is done once, which also keeps each path out of the result twice. (With fewer, a path has one
+    route.)
 
     ``checked``, ``(root, suffix, optional_steps(pattern))``, applies ``match_nodes``' strict rules: a
     step that is not optional raises where it is missing. Returns ``None`` when the first wildcard is a
-    ``*`` on a leaf.
+    ``*`` on a leaf; else the matches, each path a link.
     """
     out: list[Match] = []
     n = len(pattern)
@@ -154,11 +183,11 @@ def _expand(
     ancestors: set[int] = set()  # Nodes being expanded: a cycle comes back to one of them.
     done: set[tuple[int, int]] | None = set() if memo else None
     ids: dict[tuple[object, ...], int] = {}
-    stack: list[tuple[Any, int, Any, int]] = [(start, first, pattern[:first], 0)]
+    stack: list[tuple[Any, int, Any, int]] = [(start, first, _link(pattern[:first]), 0)]
     star_first = pattern[first] is STAR  # A `*` first: expanding a leaf there is an error.
     while stack:
         node, i, prefix, pid = stack.pop()
-        if prefix is None:
+        if prefix is _LEAVE:
             ancestors.discard(id(node))
             continue
         # `expand`: 0 nothing to expand, 1 a `**`'s expansion (at `pattern[i]`), 2 a `*`'s (`pattern[i - 1]`).
@@ -186,10 +215,10 @@ def _expand(
                         child = step(node, part)
                     if child is MISSING:
                         if checked is not None and not checked[2][i]:
-                            raise _required(checked, prefix, pattern, i, node, False)
+                            raise _required(checked, spell(prefix), pattern, i, node, False)
                         break
                     node = child
-                    prefix = (*prefix, part)
+                    prefix = (prefix, part)
                     if done is not None:
                         pid = _prefix_id(ids, pid, part)
                     i += 1
@@ -221,7 +250,7 @@ def _expand(
             if star_first:
                 return None
             if expand == 2 and checked is not None and not checked[2][i - 1]:
-                raise _required(checked, prefix, pattern, i - 1, node, True)
+                raise _required(checked, spell(prefix), pattern, i - 1, node, True)
             continue
         star_first = False
         ident = id(node)
@@ -232,7 +261,7 @@ def _expand(
                 if containers_only and (type(child) in _ATOMS or type(child) in _ARRAY_KINDS):
                     continue
                 if done is None or _first_time(done, _prefix_id(ids, pid, key), n):
-                    out.append(((*prefix, key), child))
+                    out.append(((prefix, key), child))
             continue
         mark = len(stack)
         nested = False
@@ -246,15 +275,18 @@ def _expand(
             if kind in _ATOMS or kind in _ARRAY_KINDS:
                 if skip_atoms:
                     continue
-                task = (child, at, (*prefix, key), 0 if done is None else _prefix_id(ids, pid, key))
+                task = (child, at, (prefix, key), 0 if done is None else _prefix_id(ids, pid, key))
             else:
                 nested = True
-                task = (child, i, (*prefix, key), 0 if done is None else _prefix_id(ids, pid, key))
+                task = (child, i, (prefix, key), 0 if done is None else _prefix_id(ids, pid, key))
             stack.append(task)
         if nested:  # Only a container child can lead back here.
             ancestors.add(ident)
-            stack.insert(mark, (node, 0, None, 0))
+            stack.insert(mark, (node, 0, _LEAVE, 0))
     return out
+
+
+_LEAVE = object()  # a task's prefix that ends the expansion of its node
 
 
 def _first_time(done: set[tuple[int, int]], pid: int, i: int) -> bool:
@@ -299,21 +331,26 @@ def set_parts(obj: Any, parts: tuple[object, ...], value: Any, text: str) -> lis
     while i >= 0 and parts[i] is STAR:
         i -= 1
     lenient = i >= 0 and parts[i] is DOUBLE_STAR
-    targets = match_nodes(obj, parts[:-1], (last,), containers_only=lenient, strict=True)
+    targets = match_nodes(obj, parts[:-1], (last,), containers_only=lenient, strict=True, spelled=False)
     if not lenient and len(targets) > 1:  # Every check first, so that a failing write writes nothing.
         _write(obj, targets, last, value, lenient, False)
     return _write(obj, targets, last, value, lenient, True)
 
 
 def _write(obj: Any, targets: list[Match], last: object, value: Any, lenient: bool, write: bool) -> list[str]:
-    """Writes ``last`` in each target (``write=False``: only the checks that can fail); the paths written."""
+    """Writes ``last`` in each target (``write=False``: only the checks that can fail); the paths written.
+
+    A target's path (a link) is spelled out only where it may be written: ``**.bias`` down a deep chain
+    skips the many containers without a ``bias`` at no cost per level.
+    """
     written: list[str] = []
     replaced: list[tuple[object, ...]] = []  # The paths written so far.
     trie: dict[Any, Any] = {}  # The first `in_trie` of them (part -> sub-trie, `_END` ends a path).
     in_trie = 0
-    for prefix, parent in targets:
-        if lenient and type(parent) is not dict and children_of(parent) is None:
+    for link, parent in targets:
+        if lenient and (_lacks(parent, last) or (type(parent) is not dict and children_of(parent) is None)):
             continue  # A leaf reached through a wildcard: globs write into containers only, as `match` reads.
+        prefix = spell(link)
         if replaced and last in prefix:  # Only then can `prefix` be inside a path written (ending in `last`).
             for concrete in replaced[in_trie:]:
                 node = trie
@@ -332,6 +369,16 @@ def _write(obj: Any, targets: list[Match], last: object, value: Any, lenient: bo
 
 
 _END = object()
+
+
+def _lacks(parent: object, part: object) -> bool:
+    """Whether ``parent`` is a dict or list without ``part``, which a lenient write skips."""
+    kind = type(parent)
+    if kind is dict:
+        return not _has_key(parent, part)
+    if kind is list:
+        return type(part) is not int or not -len(parent) <= part < len(parent)  # type: ignore[arg-type]
+    return False
 
 
 def _trie_key(part: object) -> object:

@@ -61,9 +61,10 @@ class Checkpointer(_base.BaseCheckpointer):
     short by the process dying is never listed (the next start warns about it and removes the
     leftover). Each checkpoint holds a digest of every array, of the data iterator state and of the
     run info, computed in the background save thread and committed with it; a restore checks them.
-    A damaged checkpoint (a digest that differs, a truncated or missing file, undecodable metadata) is
-    moved to `<workdir>/checkpoints.unreadable/` by `restore_latest`, with a one-line warning, and the
-    previous one is restored. Other errors (PermissionError, an I/O error such as EIO, MemoryError)
+    A damaged checkpoint (a digest that differs, a truncated or missing file, undecodable metadata, a
+    `ckpt_<N>` folder that is not a whole checkpoint: empty, or its `state/_METADATA` gone) is moved to
+    `<workdir>/checkpoints.unreadable/` by `restore_latest`, with a one-line warning, and the previous
+    one is restored. Other errors (PermissionError, an I/O error such as EIO, MemoryError)
     are raised and nothing is set aside. A checkpoint without digests (written by an older kd, or with
     `digest_algorithm=None`) restores unverified. Saves run in the background
     (`enable_async_checkpointing`); `restore*`, `wait_until_finished` and `close` wait for them.
@@ -183,18 +184,25 @@ class Checkpointer(_base.BaseCheckpointer):
         `state` is the template (arrays or `jax.ShapeDtypeStruct`s): the result has its pytree
         structure and types, and each array its shape, dtype and sharding. A checkpoint whose tree
         differs raises `CheckpointStructureError` naming the differing paths. A damaged one
-        (`CheckpointDamagedError`: a digest that differs, a truncated or missing file) is moved to
+        (`CheckpointDamagedError`: a digest that differs, a truncated or missing file, a folder that is
+        not a whole checkpoint, such as an empty `ckpt_<N>`) is moved to
         `<workdir>/checkpoints.unreadable/` with a one-line `CheckpointWarning`, and the one before it is
         restored; when every one is damaged, a last line says so and None is returned (a fresh start:
         the damaged ones are kept aside, never deleted). Any other error is raised, nothing set aside.
         """
-        self.wait_until_finished()
+        # The saves in flight complete; retention waits for the next save (it would count the folders that
+        # are about to be set aside, and delete good checkpoints instead).
+        _orbax.wait(self._manager)
         set_aside = []
-        for step in reversed(_orbax.steps(self._manager)):
-            try:
-                return self._restore_step(state, step=step)
-            except _errors.CheckpointDamagedError as e:
-                set_aside.append(self._set_aside(step, e))
+        try:
+            for step in reversed(_orbax.steps(self._manager)):
+                try:
+                    return self._restore_step(state, step=step)
+                except _errors.CheckpointDamagedError as e:
+                    set_aside.append(self._set_aside(step, e))
+        finally:
+            if set_aside:  # the failed reads orbax left unfinished go now, while their reports are dropped
+                _quiet.collect_failed_reads()
         if set_aside:
             where = "kept in place (read_only)" if self.read_only else f"moved to {set_aside[0].parent}"
             _warn_one_line(
@@ -255,6 +263,7 @@ class Checkpointer(_base.BaseCheckpointer):
         manager = self._manager
         _orbax.wait(manager)
         step = self._known_step(step, "restore")
+        self._check_whole(step)
         where = f"step {step} in {self.directory}"
         with _quiet.restoring():
             missing = sorted(set(extras) - _orbax.item_names(manager, step))
@@ -296,6 +305,7 @@ class Checkpointer(_base.BaseCheckpointer):
         if step is None:
             step = max(_orbax.steps(manager), default=None)
         step = self._known_step(step, "restore_raw")
+        self._check_whole(step)
         with _quiet.restoring():
             try:
                 raw = _orbax.restore_raw(manager, step)
@@ -548,6 +558,16 @@ class Checkpointer(_base.BaseCheckpointer):
                 f"(available steps: {available})."
             )
         return int(step)
+
+    def _check_whole(self, step: int) -> None:
+        """CheckpointDamagedError when the folder of `step` lacks what every complete save holds (an empty
+        folder, a `ckpt_<N>` made by hand, `state/_METADATA` deleted): no read of it could succeed."""
+        directory = _orbax.step_directory(self.directory, step)
+        missing = _orbax.what_is_missing(directory)
+        if missing is not None and directory.exists():
+            raise _errors.CheckpointDamagedError(
+                f"The checkpoint {directory} cannot be read: {missing}.", step=step
+            )
 
     def _check_digests(self, step: int, record: Any, restored: Any, json_items: Mapping[str, Any]) -> None:
         where = str(_orbax.step_directory(self.directory, step))

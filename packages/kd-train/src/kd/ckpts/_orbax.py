@@ -44,6 +44,7 @@ STATE = "state"
 DIGESTS = "digests"
 _DIGESTS_FILE = "digests.json"
 _TMP_MARK = ".orbax-checkpoint-tmp"
+_TREE_METADATA = "_METADATA"
 
 
 @functools.cache
@@ -99,6 +100,28 @@ def incomplete_directories(directory: epath.Path) -> list[epath.Path]:
     if not directory.exists():
         return []
     return sorted(p for p in directory.iterdir() if _TMP_MARK in p.name)
+
+
+def what_is_missing(folder: epath.PathLike) -> str | None:
+    """Why the step folder `folder` cannot be a checkpoint orbax completed, in words; None when it looks whole.
+
+        what_is_missing(directory / "ckpt_100")  # None, "it holds no saved item (an empty folder)", ...
+
+    A save orbax completed holds a folder per item, and its `state` item the tree's metadata (`_METADATA`,
+    which a restore reads first). A folder without them (made by hand, emptied, a file deleted since) is no
+    checkpoint to restore: kd.ckpts sets it aside as damaged, and `kd-train` does not count it as saved.
+    """
+    folder = epath.Path(folder)
+    try:
+        items = [path for path in folder.iterdir() if path.is_dir()]
+    except FileNotFoundError:
+        return "its folder is gone"
+    if not items:
+        return "it holds no saved item (an empty folder, not a complete checkpoint)"
+    state = folder / STATE
+    if state.is_dir() and not (state / _TREE_METADATA).exists():
+        return f"its file {STATE}/{_TREE_METADATA} (the saved tree's description) is missing"
+    return None
 
 
 def barrier(name: str) -> None:

@@ -154,6 +154,23 @@ def _drop_unraisable(unraisable: object) -> None:
     """Drops what a failed restore's unfinished coroutines raise as they are collected."""
 
 
+def collect_failed_reads() -> None:
+    """Collects the garbage a failed restore left (orbax's unfinished reads), dropping their reports.
+
+        _quiet.collect_failed_reads()  # once the error is handled: while it propagates it keeps them alive
+
+    Each read still pending when a restore failed is a coroutine that raises as it is collected; Python would
+    print "Exception ignored in: <coroutine ...>" and a screen of tracebacks for each, whenever its reference
+    cycle happened to be collected (often after the Checkpointer closed). Other unraisable reports pass.
+    """
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: None if _is_orbax_leftover(unraisable) else hook(unraisable)
+    try:
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+
+
 @contextlib.contextmanager
 def restoring() -> Iterator[None]:
     """`with _quiet.restoring(): ...`: orbax's and asyncio's log records are dropped inside (all levels).

@@ -324,17 +324,20 @@ def _train_one(
 
 
 def _ready_to_train(workdir: str, trainer: Any, *, force: bool, lead: bool) -> bool:
-    """What the workdir holds decides: a finished run is said and skipped (False); logs without a checkpoint
-    to resume from are never overwritten (CliError); with --force either is moved to `previous/` and the run
-    starts over. Checkpoints to continue from: True (the Trainer says "resuming from step N")."""
+    """What the workdir holds decides: a finished run is said and skipped (False); a checkpointing run that
+    stopped before its first save completed (logs, no whole checkpoint) is moved to `previous/` and starts
+    over, said in one line; logs of a run without checkpoints are never overwritten (CliError); with --force
+    any of these is moved to `previous/` and the run starts over. Checkpoints to continue from: True (the
+    Trainer says "resuming from step N"; a `ckpt_<N>` folder that is no whole checkpoint is not counted)."""
     from kd.ckpts._orbax import barrier
 
-    from ._workdirs import archive_run, last_logged_step, saved_steps
+    from ._workdirs import archive_run, checkpointed, last_logged_step, saved_steps
 
     steps, logged = saved_steps(workdir), last_logged_step(workdir)
     stop = trainer.stop_step
     done = bool(steps) and steps[-1] >= stop
     without_checkpoint = not steps and logged is not None
+    lost = without_checkpoint and checkpointed(workdir)  # none of its saves survived: nothing to continue
     barrier("kd_cli_workdir_read")  # every host has looked before one moves anything
     if not (done or without_checkpoint):
         return True
@@ -347,16 +350,23 @@ def _ready_to_train(workdir: str, trainer: Any, *, force: bool, lead: bool) -> b
                     flush=True,
                 )
             return False
-        raise CliError(
-            f"workdir {workdir} holds the logs of a run (metrics.jsonl up to step {logged}) but no checkpoint "
-            "to continue from, so training again would start over and overwrite them. Pass --force to start "
-            f"over (the old files move to {os.path.join(workdir, 'previous')}/), or choose another "
-            "--cfg.workdir. (Runs checkpoint by default; this one had checkpointer=None or stopped before its "
-            "first save.)"
-        )
+        if not lost:
+            raise CliError(
+                f"workdir {workdir} holds the logs of a run (metrics.jsonl up to step {logged}) but no "
+                "checkpoint to continue from, so training again would start over and overwrite them. Pass "
+                f"--force to start over (the old files move to {os.path.join(workdir, 'previous')}/), or "
+                "choose another --cfg.workdir. (Runs checkpoint by default; this one had checkpointer=None.)"
+            )
     if lead:
         archived = archive_run(workdir)
-        print(f"--force: the earlier run's files moved to {archived}; starting over", flush=True)
+        if force:
+            print(f"--force: the earlier run's files moved to {archived}; starting over", flush=True)
+        else:
+            print(
+                f"no checkpoint of the earlier run survived (it logged up to step {logged}, then stopped before "
+                f"its first save completed): its files moved to {archived}; starting over",
+                flush=True,
+            )
     barrier("kd_cli_workdir_archived")
     return True
 
@@ -535,21 +545,16 @@ def _enough_open_files() -> None:
         )
 
 
-def _stopped_training(error: Exception, cfg: Any, trainer: Any) -> RunError | None:
-    """The one paragraph for an I/O error, or a computation that a config value broke (`cfg.seed`, a size
-    of 0), during `train()`; None for anything else: a bug in user code keeps its traceback (an arithmetic
-    error gets a note naming the step)."""
-    step = next(
-        (
-            frame.f_locals.get("step")
-            for frame in reversed(traceback_frames(error))
-            if frame.f_code.co_name == "train" and frame.f_code.co_filename.endswith("_trainer.py")
-        ),
-        None,
-    )
-    where = "before step 1" if not isinstance(step, int) or step == 0 else f"after step {step}"
+def _stopped_training(error: Exception, cfg: Any, trainer: Any) -> CliError | RunError | None:
+    """The one paragraph for an I/O error, a computation that a config value broke (`cfg.seed`, a size
+    of 0), or checkpoints of other shapes than the config's model (exit 2), during `train()`; None for
+    anything else: a bug in user code keeps its traceback (an arithmetic error gets a note naming the step)."""
+    import kd.ckpts
     import kd.train
 
+    if isinstance(error, kd.ckpts.CheckpointStructureError):  # e.g. --force with a layer of another width
+        return CliError(_other_shapes(error, str(trainer.workdir)))
+    where = _where_stopped(error, trainer)
     if isinstance(error, kd.train.NonFiniteLossError):  # its message says the step, the losses, what to do
         return RunError(str(error))
     cause = operational_cause(error)
@@ -570,6 +575,43 @@ def _stopped_training(error: Exception, cfg: Any, trainer: Any) -> RunError | No
             return RunError(message)
         error.add_note(f"kd-train: raised while training, {where}")  # maybe a bug: the traceback stays
     return None
+
+
+def _where_stopped(error: Exception, trainer: Any) -> str:
+    """`after step 2000`: the last step in the run's metrics.jsonl (what the user saw logged), else the step the
+    loop's call started from; `before step 1` when neither is known."""
+    from ._workdirs import last_logged_step
+
+    step = last_logged_step(trainer.workdir) if trainer.workdir is not None else None
+    if step is None:
+        call = next(
+            (
+                frame.f_locals.get("call")
+                for frame in reversed(traceback_frames(error))
+                if frame.f_code.co_name == "train" and frame.f_code.co_filename.endswith("_trainer.py")
+            ),
+            None,
+        )
+        step = getattr(call, "start", None)
+    return "before step 1" if not isinstance(step, int) or step <= 0 else f"after step {step}"
+
+
+def _other_shapes(error: Any, workdir: str) -> str:
+    """One paragraph for checkpoints that no longer fit the model: the first path whose shape differs, the
+    expected (this config's) and found (the checkpoint's) shapes, how many others differ, and what to do."""
+    first, *others = error.differences
+    first = first.replace("the template", "this config's model")
+    paths = [d.split("'")[1] for d in others if d.count("'") >= 2]
+    more = ""
+    if paths:
+        shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+        more = f" ({len(paths)} more differ: {shown})"
+    return (
+        f"the run in {workdir} cannot continue with this config: its checkpoints hold other shapes than the "
+        f"config's model. {first}{more}. A run continues only with the shapes it was trained with (--force "
+        "continues a run whose config changed, not one whose parameters changed shape): train this config in "
+        "another --cfg.workdir, or go back to the shapes in the run's config.json"
+    )
 
 
 def _saved_steps(trainer: Any) -> list[int]:
@@ -685,11 +727,14 @@ def _inspect(argv: list[str]) -> int:
     with during(f"loading the config {source}"):
         cfg = konfig.build_config(source, args=args, overrides=overrides, from_strings=True)
     from kd.train._inspect import inspect_report, interms_report
+    from kd.writers._left_out import leave_out_writers
 
-    # Inspecting writes nothing and reads no run: no workdir, and no checkpointer (which would need one).
+    # Inspecting writes nothing and reads no run: no workdir, no checkpointer (which would need one), and none
+    # of the config's writers (a run's config.json may name a server or folder of someone else's choosing).
     cfg.workdir = None
     if _has_field(cfg, "checkpointer"):
         cfg.checkpointer = None
+    leave_out_writers(cfg)
     trainer = _resolve(cfg, allowed=allowed)
     print(interms_report(trainer) if opts.interms else inspect_report(trainer), flush=True)
     return 0
@@ -740,7 +785,9 @@ def _eval(argv: list[str]) -> int:
     import kd.ckpts
     import kd.train
     from kd.evals._standalone import EVAL_METRICS_FILE, evaluate_checkpoints
+    from kd.writers._left_out import leave_out_writers
 
+    leave_out_writers(cfg)  # kd's own writers into the run's folder; never those its config.json names
     _config_folder_on_path(opts.workdir)
     print(f"eval: resolving {path} in safe mode: allowed={allowed} ({policy})", flush=True)
     trainer = _resolve(cfg, allowed=allowed)

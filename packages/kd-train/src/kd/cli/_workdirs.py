@@ -73,13 +73,22 @@ PREVIOUS_FOLDER = "previous"
 
 
 def saved_steps(workdir: str | os.PathLike[str]) -> list[int]:
-    """The complete checkpoints under `<workdir>/checkpoints` (`ckpt_<step>`; orbax's unfinished temporary
-    folders are not), sorted."""
+    """The complete checkpoints under `<workdir>/checkpoints`, sorted: `ckpt_<step>` folders holding what a
+    finished save holds (not orbax's unfinished temporary folders, nor an empty or emptied `ckpt_<step>`)."""
+    from kd.ckpts._orbax import what_is_missing  # orbax's layout (imports JAX: only when asked)
+
+    folder = os.path.join(workdir, "checkpoints")
     try:
-        names = os.listdir(os.path.join(workdir, "checkpoints"))
+        names = os.listdir(folder)
     except OSError:
         return []
-    return sorted(int(n[len("ckpt_") :]) for n in names if n.startswith("ckpt_") and n[5:].isdigit())
+    steps = [int(n[len("ckpt_") :]) for n in names if n.startswith("ckpt_") and n[5:].isdigit()]
+    return sorted(s for s in steps if what_is_missing(os.path.join(folder, f"ckpt_{s}")) is None)
+
+
+def checkpointed(workdir: str | os.PathLike[str]) -> bool:
+    """Whether a run with a checkpointer wrote into `workdir`: it opens `<workdir>/checkpoints` as it starts."""
+    return os.path.isdir(os.path.join(workdir, "checkpoints"))
 
 
 def last_logged_step(workdir: str | os.PathLike[str]) -> int | None:

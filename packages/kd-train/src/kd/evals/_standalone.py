@@ -68,8 +68,9 @@ def evaluate_checkpoints(
       poll_seconds: seconds between looks at the checkpoint folder while the run is not done.
       timeout_seconds: raise `TimeoutError` after waiting this long without a new checkpoint (and no DONE);
         None waits as long as it takes. Not used with `follow=False`.
-      writer: where the values go; default: the terminal, `<workdir>/eval_metrics.jsonl`, and the run's
-        `kd.writers.TensorBoardWriter` when its writer has one.
+      writer: where the values go; default: the terminal, `<workdir>/eval_metrics.jsonl`, and TensorBoard
+        event files in `<workdir>` when the run's writer writes TensorBoard (`default_writer`: kd's own
+        writers, never the run's writer objects).
 
     Returns:
       The values this call wrote, by step (scalars as floats, other values as numpy arrays); skipped
@@ -225,12 +226,23 @@ def select_evaluators(evaluators: Mapping[str, Any], names: Iterable[str] | None
 
 
 def default_writer(trainer: Any) -> writers.Writer:
-    """The terminal, `<workdir>/eval_metrics.jsonl`, and the run's TensorBoard writer if it has one."""
+    """The terminal, `<workdir>/eval_metrics.jsonl`, and TensorBoard event files in `<workdir>` if the run's
+    writer writes TensorBoard: kd's own writers, made here for the workdir; none of the run's writer objects
+    (which its config chose, and could point anywhere) is written to."""
     chosen: list[writers.Writer] = [
         writers.PrintWriter(),
         writers.JsonlWriter(workdir=trainer.workdir, filename=EVAL_METRICS_FILE),
     ]
-    chosen.extend(_tensorboard_writers(trainer.writer))
+    tensorboard = _tensorboard_writers(trainer.writer)
+    if tensorboard:
+        chosen.append(
+            writers.TensorBoardWriter(
+                workdir=trainer.workdir,
+                evals=trainer.evals,
+                num_buckets=int(tensorboard[0].num_buckets),
+                max_image_columns=int(tensorboard[0].max_image_columns),
+            )
+        )
     return writers.MultiWriter(writers=chosen)
 
 

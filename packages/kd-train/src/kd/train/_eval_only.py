@@ -7,7 +7,7 @@
 The model, its RNG streams, sharding and the state's shapes come from the trained run's config.json
 (resolved in konfig's safe mode with the modules its run.json recorded); the parameters, collections and
 step from its latest checkpoint. Every evaluator runs once at that step; the values go to this run's writer
-(`<workdir>/metrics.jsonl`, TensorBoard). Kauldron names the trained run by XManager ids
+(`<workdir>/metrics.jsonl`, TensorBoard), never to the trained run's (its config.json's writers are not built). Kauldron names the trained run by XManager ids
 (`cfg.aux.xid`, `wid`); here it is its folder, `cfg.aux.workdir`.
 """
 
@@ -26,6 +26,7 @@ from kd._phase import during
 from kd._run_policy import config_folder_on_path, run_policy
 from kd.train._errors import ConfigError
 from kd.train._setup import Setup
+from kd.writers._left_out import leave_out_writers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -82,12 +83,14 @@ def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, Any]) -> Trainer:
     config_folder_on_path(source)  # the modules beside the config it trained from (as `kd-train eval`)
     with open(config_path) as f:
         trained_cfg = konfig.from_json(f.read())
+    leave_out_writers(trained_cfg)  # the run's writers are never built: this run writes with its own
     with during(f"resolving the trained run's config ({config_path}, safe mode)"):
         trained = konfig.resolve(trained_cfg, allowed=allowed)
     if not isinstance(trained, cls):
         raise ConfigError(f"Trainer.eval_only: {config_path} is not a kd.train.Trainer config")
     given = {k: v for k, v in kwargs.items() if k in _TAKEN}
     given.setdefault("workdir", None)  # never the trained run's folder: an unset workdir writes nothing
+    given.setdefault("writer", None)  # this config's writer, else the default writers for its workdir
     return dataclasses.replace(
         trained,
         **given,

@@ -28,6 +28,7 @@ import kontext
 from etils import epath
 
 from kd._atomic import write_text_atomic
+from kd._run_signature import sign
 
 # Distributions whose versions make a run reproducible.
 _PACKAGES = (
@@ -133,6 +134,9 @@ def write_run_start(
             record["imports"] = config_imports(config_json)
         except (ValueError, RecursionError):  # left out: `kd-train eval` then asks for --allowed
             pass
+        signature = sign(record, config_json)  # tells `kd-train eval` this user's own run from a foreign one
+        if signature is not None:
+            record["signature"] = signature
     write_text_atomic(folder / "run.json", json.dumps(record, indent=2) + "\n")
     write_text_atomic(folder / "params.txt", params_table.rstrip("\n") + "\n")
     write_text_atomic(folder / "element_spec.txt", element_spec_table(element_spec))

@@ -20,12 +20,21 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from kd.writers._tracker import Summary, TrackerWriter, import_extra, unreachable
+from kd.writers._tracker import Summary, TrackerWriter, import_extra, same_server, unreachable
 
 # MLflow's limits (mlflow.utils.validation): per log_batch request, and of a param's name and value.
 _METRICS_PER_BATCH, _PARAMS_PER_BATCH = 1000, 100
 _MAX_KEY, _MAX_PARAM_VALUE, _MAX_TAG_VALUE = 250, 6000, 8000
 _BAD_NAME_CHARACTERS = re.compile(r"[^\w./\- :]")  # what MLflow's names may not hold
+# What MLflow sends to any http(s) tracking server it is given (mlflow.utils.credentials), besides
+# `~/.mlflow/credentials`.
+_CREDENTIAL_VARIABLES = (
+    "MLFLOW_TRACKING_TOKEN",
+    "MLFLOW_TRACKING_USERNAME",
+    "MLFLOW_TRACKING_PASSWORD",
+    "MLFLOW_TRACKING_AWS_SIGV4",
+    "MLFLOW_TRACKING_AUTH",
+)
 
 
 def import_mlflow() -> Any:
@@ -63,6 +72,14 @@ class MlflowWriter(TrackerWriter):
     that MLflow's rules reject) is left out with one warning per name; names over MLflow's 250 characters are
     cut, with a hash of the whole name at their end.
 
+    Credentials stay with their server: MLflow sends the credentials of your environment
+    (`MLFLOW_TRACKING_TOKEN`, `MLFLOW_TRACKING_USERNAME` / `PASSWORD`, `~/.mlflow/credentials`, AWS SigV4
+    signing, an auth plugin) to any http(s) server it is given, so while such credentials are set, a
+    `tracking_uri` other than your `MLFLOW_TRACKING_URI` (a config is data, and may come from someone else) is
+    refused when the run starts, before any connection: one warning names the field, and training goes on
+    without MLflow; set `MLFLOW_TRACKING_URI` yourself to use another server. A `file:` store and
+    `databricks` (whose host and token come together from your Databricks config) send nothing of the kind.
+
     Attributes (and those of `TrackerWriter`: project, name, group, tags, workdir):
       tracking_uri: the server (`http://host:5000`), `databricks`, or a local store `file:/path` (MLflow 3
         wants `MLFLOW_ALLOW_FILE_STORE=true` for that); None: `MLFLOW_TRACKING_URI`, else MLflow's default.
@@ -99,6 +116,14 @@ class MlflowWriter(TrackerWriter):
         import_mlflow()
         from mlflow.tracking import MlflowClient
 
+        # Here, when the run starts, not when the writer is made: resolving a config reads no file of yours.
+        problem = credentials_problem(self.tracking_uri)
+        if problem is not None:
+            self._warn(  # whole (the warning for a failed start cuts its error short), and the only one
+                f"{problem}; training goes on without MLflow, and the values are still written to the "
+                "workdir's files (metrics.jsonl, TensorBoard)."
+            )
+            raise PermissionError(problem)
         client = MlflowClient(tracking_uri=self.tracking_uri)
         _check_reachable(client.tracking_uri, self.connect_timeout)
         with self._bounded():
@@ -286,6 +311,45 @@ def _experiment_id(client: Any, name: str | None) -> str:
     if experiment is not None:
         return experiment.experiment_id
     return client.create_experiment(name)
+
+
+def credentials_problem(tracking_uri: str | None) -> str | None:
+    """Why MLflow would send the credentials of your environment to `tracking_uri` (a config's), an http(s)
+    server other than your `MLFLOW_TRACKING_URI`; None when it would not (no such credentials, the same server,
+    None: MLflow's own choice, or a store that takes none: `file:`, `databricks`).
+
+    Usage: `credentials_problem("http://mlflow.example:5000")` -> "MlflowWriter.tracking_uri ... " while
+    `MLFLOW_TRACKING_TOKEN` is set and `MLFLOW_TRACKING_URI` names another server.
+    """
+    import urllib.parse
+
+    if tracking_uri is None or urllib.parse.urlsplit(tracking_uri).scheme.lower() not in ("http", "https"):
+        return None
+    own = os.environ.get("MLFLOW_TRACKING_URI")
+    if own and same_server(tracking_uri, own):
+        return None
+    held = [v for v in _CREDENTIAL_VARIABLES if os.environ.get(v, "").strip().lower() not in ("", "false", "0")]
+    if _credentials_file_holds_some():
+        held.append("~/.mlflow/credentials")
+    if not held:
+        return None
+    return (
+        f"MlflowWriter.tracking_uri ({tracking_uri!r}) is not the server your environment names "
+        f"(MLFLOW_TRACKING_URI: {own or 'not set'}); the credentials of your environment ({', '.join(held)}) "
+        f"are sent only there: set MLFLOW_TRACKING_URI={tracking_uri} yourself to use that server"
+    )
+
+
+def _credentials_file_holds_some() -> bool:
+    """Whether `~/.mlflow/credentials` (MLflow's file, read for every http(s) server) has a username or password."""
+    import configparser
+
+    parser = configparser.ConfigParser()
+    try:
+        parser.read(os.path.expanduser("~/.mlflow/credentials"))
+    except (OSError, configparser.Error):
+        return False
+    return any(parser.get("mlflow", k, fallback="") for k in ("mlflow_tracking_username", "mlflow_tracking_password"))
 
 
 def _check_reachable(uri: str, timeout: float) -> None:

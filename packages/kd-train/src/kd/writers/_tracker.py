@@ -546,6 +546,23 @@ def unreachable(url: str, timeout: float) -> str | None:
     return None
 
 
+def same_server(url: str, other: str) -> bool:
+    """Whether two server URLs name one endpoint: the same scheme, host and port (a scheme's default port
+    written or not, letters in any case) and path (a trailing `/` or not)."""
+    import urllib.parse
+
+    def key(text: str) -> tuple[str, str, int | None, str]:
+        parsed = urllib.parse.urlsplit(str(text).strip())
+        scheme, path = parsed.scheme.lower(), parsed.path.rstrip("/")
+        try:
+            port = parsed.port or {"http": 80, "https": 443}.get(scheme)
+        except ValueError:  # not a port number: the address as written
+            return scheme, parsed.netloc.lower(), None, path
+        return scheme, (parsed.hostname or "").lower(), port, path
+
+    return key(url) == key(other)
+
+
 def is_connection_error(error: BaseException) -> bool:
     """Whether `error` (or what it was raised from) says the tracker could not be reached or did not answer."""
     seen: BaseException | None = error

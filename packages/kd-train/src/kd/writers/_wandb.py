@@ -24,6 +24,7 @@ from kd.writers._tracker import (
     format_path,
     import_extra,
     is_connection_error,
+    same_server,
     unreachable,
 )
 
@@ -31,6 +32,7 @@ STEP = "step"
 """The metric every value is plotted against: the training step (W&B's own `_step` counts `log` calls)."""
 
 _MAX_TAG = 64  # W&B's limit of a tag's length
+_DEFAULT_BASE_URL = "https://api.wandb.ai"  # W&B's cloud, where a key goes when nothing names another server
 
 
 def import_wandb() -> Any:
@@ -59,6 +61,14 @@ class WandbWriter(TrackerWriter):
     `mode="offline"`) nothing goes over the network. Tags longer than W&B's 64 characters are cut (with a
     warning). A run ended by Ctrl-C or a preemption (`close(killed=True)`) exits with code 143, a failed one
     with 1.
+
+    Credentials stay with their endpoint: a key from your environment (`WANDB_API_KEY`, an identity token file,
+    the netrc entry or `wandb login`) is sent only to the server your environment names (`WANDB_BASE_URL`,
+    else `wandb login --host`'s, else https://api.wandb.ai), never to one a config chooses (a config is data,
+    and may come from someone else). When the run starts with `settings` that name another `base_url`, a
+    proxy or `insecure_disable_ssl` while such a key is there, W&B is not started online: one warning names
+    the field, and the run is written offline; set `WANDB_BASE_URL` yourself to use another server. A key the
+    config gives itself (`settings={"api_key": ...}`) goes to the server it names.
 
     Attributes (and those of `TrackerWriter`: project, name, group, tags, workdir):
       entity: the W&B team or user; None: the API key's default.
@@ -124,8 +134,13 @@ class WandbWriter(TrackerWriter):
             os.makedirs(kwargs["dir"], exist_ok=True)
         problem, trouble = None, "cannot be reached"
         if mode == "online":
-            base_url = options.get("base_url") or os.environ.get("WANDB_BASE_URL") or "https://api.wandb.ai"
-            problem = unreachable(str(base_url), timeout=5.0)  # W&B itself retries for `init_timeout`
+            # Named to W&B, not left to its process-wide settings (read once, from an older environment maybe).
+            base_url = options["base_url"] = options.get("base_url") or own_base_url()
+            # Here, when the run starts, not when the writer is made: resolving a config reads no file of yours.
+            problem = credentials_problem(dict(self.settings or {}))
+            trouble = "is not sent the key of your environment"
+            if problem is None:
+                problem, trouble = unreachable(str(base_url), timeout=5.0), "cannot be reached"
             if problem is None:  # without a key W&B would prompt for one (and wait at the terminal)
                 problem = _no_api_key(str(base_url), options)
                 trouble = "has no API key" if problem is not None else trouble
@@ -214,6 +229,66 @@ def _cut_tags(tags: Any) -> list[str]:
             stacklevel=6,
         )
     return list(dict.fromkeys(cut))
+
+
+def own_base_url() -> str:
+    """The W&B server your own environment names: `WANDB_BASE_URL`, else the `base_url` of W&B's settings
+    files (`wandb login --host=...` writes it to `$WANDB_CONFIG_DIR/settings`, by default
+    `~/.config/wandb/settings`; a `wandb/settings` in the current folder comes first, as W&B reads them),
+    else W&B's cloud, https://api.wandb.ai."""
+    import configparser
+
+    if os.environ.get("WANDB_BASE_URL"):
+        return os.environ["WANDB_BASE_URL"]
+    config_dir = os.path.expanduser(os.environ.get("WANDB_CONFIG_DIR") or os.path.join("~", ".config", "wandb"))
+    workspace = ".wandb" if os.path.isdir(".wandb") else "wandb"
+    for path in (os.path.join(workspace, "settings"), os.path.join(config_dir, "settings")):
+        parser = configparser.ConfigParser()
+        try:
+            parser.read(path)
+        except (OSError, configparser.Error):
+            continue
+        url = parser.get("default", "base_url", fallback=None)
+        if url:
+            return url.strip()
+    return _DEFAULT_BASE_URL
+
+
+def credentials_problem(settings: Mapping[str, Any]) -> str | None:
+    """Why W&B would send the credentials of your environment (`WANDB_API_KEY`, an identity token file, the
+    netrc entry, `wandb login`'s key) somewhere that `settings` (a config's) chose rather than your environment:
+    another `base_url` than `own_base_url()`, a proxy, or certificate checks turned off. None when nothing of
+    yours is sent there: those settings are not given, the config gives its own `api_key`, or there is no key.
+
+    Usage: `credentials_problem({"base_url": "https://wandb.example"})` -> "WandbWriter.settings['base_url'] ..."
+    """
+    if settings.get("api_key"):
+        return None  # the config's own key, for the server it names
+    own = own_base_url()
+    chosen = settings.get("base_url")
+    url = str(chosen or own)
+    if chosen and not same_server(str(chosen), own):
+        problem = (
+            f"WandbWriter.settings['base_url'] ({chosen!r}) is not the endpoint your environment names "
+            f"(WANDB_BASE_URL / wandb login: {own}); a key from your environment is sent only there: set "
+            f"WANDB_BASE_URL={chosen} yourself to use that server"
+        )
+    elif settings.get("https_proxy") or settings.get("http_proxy"):
+        field = "https_proxy" if settings.get("https_proxy") else "http_proxy"
+        problem = (
+            f"WandbWriter.settings[{field!r}] ({settings[field]!r}) sends W&B's requests through a server the "
+            f"config chooses; a key from your environment does not go through it: set {field.upper()} in your "
+            "environment yourself to use that proxy"
+        )
+    elif settings.get("insecure_disable_ssl"):
+        problem = (
+            "WandbWriter.settings['insecure_disable_ssl'] (True) turns off the check of the server's "
+            "certificate, so a key from your environment could be read on its way: set "
+            "WANDB_INSECURE_DISABLE_SSL=true in your environment yourself to allow that"
+        )
+    else:
+        return None
+    return problem if _no_api_key(url, {}) is None else None  # no key of yours: nothing to keep back
 
 
 def _no_api_key(base_url: str, options: Mapping[str, Any]) -> str | None:
