@@ -18,6 +18,7 @@ from tests.import_graph import import_graph, modules_without_purpose  # noqa: E4
 SOURCE = ROOT / "packages" / "kd-train" / "src" / "kd"
 GRAPH = import_graph(SOURCE, "kd")
 LAYERS = (
+    ("_run_signature",),  # tells this user's own runs from foreign ones (stdlib only)
     (
         "_atomic",
         "_root_ref",
@@ -33,7 +34,7 @@ LAYERS = (
         "kdash",
         "kauldron_alias",
     ),  # small pieces
-    ("metrics", "nn", "optim", "data", "sharding", "ckpts"),  # the parts with no other part below them
+    ("metrics", "nn", "optim", "data", "sharding", "ckpts", "_konfig_surface"),  # the parts with no other part below them
     ("losses", "summaries", "writers"),  # built on metrics / the terminal
     ("train",),  # the Trainer, its plan, runner and hooks
     ("utils",),  # Kauldron's kd.utils (config_util fills ROOT_CFG_REF fields the Trainer's way)

@@ -174,7 +174,8 @@ def test_the_server_of_wandb_login_is_the_environments_too(tmp_path, monkeypatch
     monkeypatch.setenv("WANDB_API_KEY", ENV_KEY)
     problem = credentials_problem({"base_url": "https://api.wandb.ai"})
     assert "(WANDB_BASE_URL / wandb login: https://wandb.example.org)" in problem
-    assert credentials_problem({"base_url": "HTTPS://wandb.example.org:443/"}) is None  # the same, spelled otherwise
+    same_server = "HTTPS://wandb.example.org:443/"  # spelled otherwise
+    assert credentials_problem({"base_url": same_server}) is None
     monkeypatch.setenv("WANDB_BASE_URL", "https://api.wandb.ai")  # the variable comes first
     assert credentials_problem({"base_url": "https://api.wandb.ai"}) is None
 
@@ -191,7 +192,9 @@ def test_a_proxy_or_no_certificate_check_from_a_config_is_not_given_the_key_of_t
     assert credentials_problem({setting: value}).startswith(f"WandbWriter.settings[{setting!r}] ({value!r})")
 
 
-def test_without_a_key_of_yours_or_offline_nothing_is_kept_back_and_nothing_is_sent(tmp_path, monkeypatch, hostile):
+def test_without_a_key_of_yours_or_offline_nothing_is_kept_back_and_nothing_is_sent(
+    tmp_path, monkeypatch, hostile
+):
     from kd.writers._wandb import credentials_problem
 
     assert credentials_problem({"base_url": hostile.url}) is None  # no key of yours to send: W&B has none
@@ -295,7 +298,9 @@ def trained(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("credentials")
     (folder / "credentials_cfg.py").write_text(CONFIG_MODULE)
     workdir = folder / "run"
-    konfig.resolve(konfig.build_config(str(folder / "credentials_cfg.py"), overrides={"workdir": str(workdir)})).train()
+    konfig.resolve(
+        konfig.build_config(str(folder / "credentials_cfg.py"), overrides={"workdir": str(workdir)})
+    ).train()
     return workdir
 
 
@@ -323,7 +328,9 @@ def _env(**extra: str) -> dict[str, str]:
     return {**os.environ, "JAX_PLATFORMS": "cpu", **extra}
 
 
-def test_kd_train_eval_writes_with_its_own_writers_never_those_the_runs_config_names(trained, tmp_path, hostile):
+def test_kd_train_eval_writes_with_its_own_writers_never_those_the_runs_config_names(
+    trained, tmp_path, hostile
+):
     run = _with_hostile_writers(trained, tmp_path, hostile.url)
     result = subprocess.run(
         [KD_TRAIN, "eval", f"--workdir={run}", "--no-follow"],

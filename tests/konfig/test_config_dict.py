@@ -410,6 +410,28 @@ def test_leaves_and_to_dict_of_a_list_containing_itself_terminate():
     assert out["items"][1] is out["items"]
 
 
+def shared_levels(levels):
+    """`{x: b, y: b}`, `b = {x: c, y: c}`, ... `levels` deep: 2**levels paths to `v`."""
+    node = konfig.ConfigDict(v=1)
+    for _ in range(levels):
+        node = konfig.ConfigDict(x=node, y=node)
+    return node
+
+
+def test_leaves_of_nodes_sharing_nodes_with_2_to_the_30_paths_stop_at_the_repeat_limit():
+    leaves = shared_levels(30).leaves()
+    with pytest.raises(ValueError, match=r"shared nodes repeat more than 10,000 of them \(at cfg\.x\.x"):
+        for count, _ in enumerate(leaves):
+            assert count <= 2 * 10_000  # the first pass, then the repeats up to the limit
+
+
+def test_leaves_of_a_shared_node_appear_under_each_of_its_paths():
+    shared = konfig.ConfigDict(lr=0.1)
+    cfg = konfig.ConfigDict(encoder=shared, decoder=shared)
+    assert list(cfg.leaves()) == [("cfg.encoder.lr", 0.1), ("cfg.decoder.lr", 0.1)]
+    assert len(list(shared_levels(10).leaves())) == 1024
+
+
 def test_positional_argument_overrides_a_keyword_default(restore_default_values):
     konfig.register_default_values(fl.Job(workdir="/tmp/default"))
     node = fl.Job("/tmp/given")

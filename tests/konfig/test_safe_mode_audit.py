@@ -97,7 +97,7 @@ def test_code_from_data_is_refused(name, tmp_path):
 def test_importing_from_a_folder_a_config_chose_is_refused(tmp_path):
     canary = tmp_path / "canary"
     (tmp_path / "planted_module_zz.py").write_text(f"open({str(canary)!r}, 'w').close()\n")
-    refused(call("import_from", str(tmp_path), "planted_module_zz"), "outside the installed code")
+    refused(call("import_from", str(tmp_path), "planted_module_zz"), "planted_module_zz")
     assert not canary.exists()
 
 

@@ -328,10 +328,15 @@ def test_operations_on_plain_values_are_refused_before_they_run(body, phrase):
 
 
 def test_many_reads_of_a_big_text_are_refused_by_the_work_budget():
-    # ~95 KB of JSON: one 10M-character text, then 1,800 calls of its `count` (45 s of scanning).
-    doc = {"__konfig_version__": 1, "one": "a", "big": {"__op__": "mul", "args": [{"__ref__": ["one"]}, 10**7]}}
+    # ~95 KB of JSON: one 10M-character text, then 1,800 calls of its `count` (45 s of scanning for "ab";
+    # "b" is scanned faster, the work counted is the same).
+    doc = {
+        "__konfig_version__": 1,
+        "one": "a",
+        "big": {"__op__": "mul", "args": [{"__ref__": ["one"]}, 10**7]},
+    }
     for i in range(1800):
-        doc[f"c{i}"] = {"__op__": "call", "args": [{"__ref__": ["big", "count"]}, "ab"]}
+        doc[f"c{i}"] = {"__op__": "call", "args": [{"__ref__": ["big", "count"]}, "b"]}
     cfg = konfig.from_json(json.dumps(doc, separators=(",", ":")))
     message = refused(cfg, allowed=(), match="would read more than 1,024 MB of plain values in all")
     assert "str.count()" in message
@@ -339,15 +344,18 @@ def test_many_reads_of_a_big_text_are_refused_by_the_work_budget():
     assert counted < 120  # ~1 GB of reading: about a hundred full reads of the 10 MB text ran
 
 
-def test_comparing_shared_plain_values_counts_every_path_without_walking_them():
-    # Two distinct nests of tuples, each level twice the one below: `==` reads 2**25 tuples.
+@pytest.mark.parametrize(
+    ("pair", "kind"),
+    [(lambda below: (below, below), "tuple"), (lambda below: {"x": below, "y": below}, "ImmutableDict")],
+)
+def test_comparing_shared_plain_values_counts_every_path_without_walking_them(pair, kind):
+    # Two distinct nests, each level twice the one below (resolved once, so shared): `==` reads 2**30 of them.
     cfg = konfig.ConfigDict(a0=(1,), b0=(1,))
-    for i in range(1, 26):
+    for i in range(1, 31):
         for side in "ab":
-            below = PathRef(cfg, (f"{side}{i - 1}",))
-            cfg[f"{side}{i}"] = (below, below)  # resolved once: both items are the same tuple
-    cfg.same = PathRef(cfg, ("a25",)) == PathRef(cfg, ("b25",))
-    refused(cfg, match=r"tuple == tuple: .* would read more than 1,024 MB")
+            cfg[f"{side}{i}"] = pair(PathRef(cfg, (f"{side}{i - 1}",)))
+    cfg.same = PathRef(cfg, ("a30",)) == PathRef(cfg, ("b30",))
+    refused(cfg, match=rf"{kind} == {kind}: .* would read more than 1,024 MB")
     from konfig._safe_mode import read_size
 
     nest: tuple = (1,)

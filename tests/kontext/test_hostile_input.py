@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import tracemalloc
 import warnings
 from collections.abc import Callable
 
@@ -16,6 +17,7 @@ import kontext._parser
 import pytest
 from kontext import (
     GlobPath,
+    GlobPathError,
     Path,
     PathIndexError,
     PathNotFoundError,
@@ -148,6 +150,70 @@ def test_glob_functions_walk_a_5000_deep_tree() -> None:
     assert flatten_with_path(filter_by_path(tree, "*.**.x")) == everything
     assert set_by_path(tree, "**.x", 2) == [deep_path + ".x"]
     assert get_by_path(tree, deep_path + ".x") == 2
+
+
+def traced_peak(walk: Callable[[dict], object], depth: int) -> int:
+    """The most memory ``walk`` holds at once on ``chain(depth, {"x": 1})`` (the tree itself left out)."""
+    tree = chain(depth, {"x": 1})
+    tracemalloc.start()
+    try:
+        walk(tree)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize(
+    "walk",
+    [
+        lambda tree: set_by_path(tree, "**.x", 2),
+        lambda tree: filter_by_path(tree, "**.x"),
+        lambda tree: GlobPath.from_str("**.x").match(tree),
+        flatten_with_path,
+    ],
+    ids=["set_by_path", "filter_by_path", "match", "flatten_with_path"],
+)
+def test_walking_a_deep_chain_takes_memory_linear_in_its_depth(walk: Callable[[dict], object]) -> None:
+    # At most a kilobyte a level, however deep (a few hundred bytes: a task, a link, set entries); a path
+    # kept for each level would cost 8 bytes a part, 24 KB a level at 3,000 deep and 48 KB at 6,000.
+    for depth in (3000, 6000):
+        assert traced_peak(walk, depth) < 1000 * depth
+
+
+def shared_levels(levels: int) -> dict:
+    """``{"x": b, "y": b}``, ``b = {"x": c, "y": c}``, ... ``levels`` deep: 2**levels paths to ``"v"``."""
+    node: dict = {"v": 1}
+    for _ in range(levels):
+        node = {"x": node, "y": node}
+    return node
+
+
+def test_flattening_shared_containers_with_2_to_the_30_paths_stops_at_the_repeat_limit() -> None:
+    with pytest.raises(ValueError, match=r"shared containers repeat more than 100,000 leaves \(at 'x\.x"):
+        flatten_with_path(shared_levels(30))
+
+
+@pytest.mark.parametrize(
+    "walk",
+    [
+        lambda tree: GlobPath.from_str("**.v").match(tree),
+        lambda tree: set_by_path(tree, "**.v", 2),
+        lambda tree: filter_by_path(tree, "*.**.v"),
+    ],
+    ids=["match", "set_by_path", "filter_by_path"],
+)
+def test_a_glob_over_shared_containers_with_2_to_the_30_paths_stops_at_the_repeat_limit(
+    walk: Callable[[dict], object],
+) -> None:
+    with pytest.raises(GlobPathError, match=r"\.v': shared containers repeat more than 100,000 children"):
+        walk(shared_levels(30))
+
+
+def test_shared_containers_within_the_repeat_limit_are_walked_under_each_path() -> None:
+    tree = shared_levels(10)  # 1,024 paths
+    assert len(flatten_with_path(tree)) == 1024
+    assert len(GlobPath.from_str("**.v").match(tree)) == 1024
+    assert len(set_by_path(tree, "**.v", 2)) == 1024
 
 
 def test_a_missing_key_deep_in_a_5000_deep_tree_is_explained_after_comparing_few_paths() -> None:

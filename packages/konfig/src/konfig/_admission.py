@@ -23,7 +23,7 @@ import types
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, ClassVar
 
 
 def is_entry(pattern: str) -> bool:
@@ -132,7 +132,7 @@ class IdentityIndex:
     Usage: `IdentityIndex.of(patterns).admits(jax.nn.relu)`.
     """
 
-    _CACHE: dict[tuple[str, ...], IdentityIndex] = {}
+    _CACHE: ClassVar[dict[tuple[str, ...], IdentityIndex]] = {}
 
     def __init__(self, patterns: tuple[str, ...]) -> None:
         self.entries = [p for p in patterns if is_entry(p.lstrip("!"))]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import platform
 import sys
 import sysconfig
 
@@ -113,6 +114,12 @@ _CODE_EVENTS = frozenset(
     {"compile", "exec", "code.__new__", "marshal.loads", "marshal.load", "pickle.find_class", "function.__new__"}
 )
 _LIST_EVENTS = frozenset({"os.listdir", "os.scandir", "glob.glob", "glob.glob/2", "os.listxattr"})
+# File events allowed inside the temporary and cache folders while a module is being imported.
+_CACHE_EVENTS = frozenset({"tempfile.mkdtemp", "tempfile.mkstemp", "os.mkdir"})
+_WATCHED = frozenset(
+    {"open", "import", *_PROCESS_EVENTS, *_WRITE_EVENTS, *_ENV_EVENTS, *_CODE_EVENTS, *_LIST_EVENTS}
+)
+_WATCHED_PREFIXES = ("socket.", "ctypes.")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _ALWAYS_READABLE = frozenset(
     {os.devnull, "/dev/urandom", "/dev/random", "/proc/stat", "/proc/cpuinfo", "/proc/meminfo", "/proc/self/cgroup"}
@@ -125,10 +132,11 @@ _SYSTEM_INFO_FOLDERS = ("/sys/",)
 class _Scope:
     """One safe resolve's state: the folders it may read, and the first event refused."""
 
-    __slots__ = ("busy", "refused", "roots")
+    __slots__ = ("busy", "caches", "refused", "roots")
 
-    def __init__(self, roots: tuple[str, ...]) -> None:
+    def __init__(self, roots: tuple[str, ...], caches: tuple[str, ...]) -> None:
         self.roots = roots
+        self.caches = caches
         self.refused: str | None = None
         self.busy = False
 
@@ -154,7 +162,8 @@ def enter() -> contextvars.Token[_Scope | None]:
     if current is not None:
         return _SCOPE.set(current)
     _known_top_level()  # read installed distributions now, not from inside the hook
-    return _SCOPE.set(_Scope(_readable_roots()))
+    platform.uname().processor  # noqa: B018 (cached now: it runs `uname -p` once, which the hook refuses)
+    return _SCOPE.set(_Scope(_readable_roots(), _cache_folders()))
 
 
 def leave(token: contextvars.Token[_Scope | None]) -> None:
@@ -172,7 +181,7 @@ def take_refusal() -> str | None:
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     scope = _SCOPE.get()
-    if scope is None or scope.busy:
+    if scope is None or scope.busy or (event not in _WATCHED and not event.startswith(_WATCHED_PREFIXES)):
         return
     scope.busy = True
     try:
@@ -192,33 +201,56 @@ def _judge(event: str, args: tuple[Any, ...], scope: _Scope) -> str | None:
         return _judge_open(args, scope)
     if event == "import":
         return _judge_import(args, scope)
+    if event == "exec" and args and _foreign_code(args[0], scope):
+        return f"running {_show_path(args[0].co_filename)} (a module outside the installed code)"
     if event in _CODE_EVENTS:
         return None if _importing() else f"running code from data ({event})"
     if event in _ENV_EVENTS:
         return None if _importing() else f"{event} (safe mode changes no environment variable)"
     if event.startswith("ctypes.") and _importing():
         return None  # a library loading its C parts (numpy, jax) while it is imported
+    if event in ("socket.__new__", "socket.bind") and _importing() and _loopback_only(event, args):
+        return None  # urllib3 probes for IPv6 at import by binding a socket to ::1 (it sends nothing)
     if event in _PROCESS_EVENTS or event.startswith("socket."):
         return f"{event} (safe mode starts no program, thread or connection)"
     if event in _WRITE_EVENTS:
+        if event in _CACHE_EVENTS and args and _importing() and _in_cache_folder(args[0], scope):
+            return None  # a library making its cache folder while it is imported (wandb's media folder)
         return f"{event}({_show_path(args[0]) if args else ''}) (safe mode changes no file)"
     if event in _LIST_EVENTS:
         path = args[0] if args else "."
-        if not _readable(path, scope):
+        if not _readable(path, scope) and not _importing():
             return f"listing {_show_path(path)} (outside the installed code safe mode reads)"
     return None
 
 
+def _foreign_code(code: Any, scope: _Scope) -> bool:
+    """Is `code` a module's code from a file outside the installed code (a folder a config put on the path)?"""
+    filename = getattr(code, "co_filename", None)
+    if not isinstance(filename, str) or not filename or filename.startswith("<"):
+        return False  # code compiled from a string: judged as code from data
+    return not _readable(filename, scope)
+
+
+def _loopback_only(event: str, args: tuple[Any, ...]) -> bool:
+    if event == "socket.__new__":
+        return True  # a socket not yet bound or connected to anything
+    address = args[1] if len(args) > 1 else None
+    return isinstance(address, tuple) and bool(address) and address[0] in ("::1", "127.0.0.1", "localhost")
+
+
 def _judge_open(args: tuple[Any, ...], scope: _Scope) -> str | None:
-    path, mode, flags = (tuple(args) + (None, None, None))[:3]
+    path, mode, flags = (*args, None, None, None)[:3]
     writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
         isinstance(flags, int) and flags & _WRITE_FLAGS
     )
     if writing:
+        if path == os.devnull or (_importing() and _in_cache_folder(path, scope)):
+            return None  # a library writing its cache (or nothing) while it is imported
         return f"opening {_show_path(path)} for writing (safe mode changes no file)"
     if isinstance(path, int):
         return None  # an open file descriptor
-    if not _readable(path, scope):
+    if not _readable(path, scope) and not _importing():  # what a module reads as it is imported is its own
         return f"reading {_show_path(path)} (outside the installed code safe mode reads)"
     return None
 
@@ -272,6 +304,24 @@ def _readable(path: Any, scope: _Scope) -> bool:
         return True
     full = os.path.realpath(os.path.abspath(text))
     return any(full == root or full.startswith(root + os.sep) for root in scope.roots)
+
+
+def _in_cache_folder(path: Any, scope: _Scope) -> bool:
+    """Is `path` in the temporary folder or the user's cache folder (where libraries keep caches)?"""
+    try:
+        full = os.path.realpath(os.path.abspath(os.fsdecode(os.fspath(path))))
+    except TypeError:
+        return False
+    return any(full.startswith(folder + os.sep) for folder in scope.caches)
+
+
+def _cache_folders() -> tuple[str, ...]:
+    """The temporary folder and the user's cache folder, found before the hook is on (`tempfile` holds a
+    lock while it looks, so the hook must never ask it)."""
+    import tempfile
+
+    folders = (tempfile.gettempdir(), os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"))
+    return tuple(os.path.realpath(folder) for folder in folders)
 
 
 def _show_path(path: Any) -> str:

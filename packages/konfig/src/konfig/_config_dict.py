@@ -667,13 +667,17 @@ def iter_leaves(cfg: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[
 
     Leaves are everything but containers: values, refs, placeholders, constant
     nodes (`{"__const__": ...}`) and the `__qualname__` of call nodes. Empty
-    containers are leaves. Shared nodes appear under each of their paths; a
-    cycle is not followed twice.
+    containers are leaves. Shared nodes appear under each of their paths, up to
+    `LEAF_REPEAT_LIMIT` leaves repeated in all (then `ValueError`: nodes that each
+    share the next have exponentially many paths); a cycle is not followed twice.
     """
     # Iterative (no recursion limit): a stack of (container id, iterator over its children), and one
     # list of the keys leading to the container on top (a path per container would cost memory
     # quadratic in the depth).
     ancestors: set[int] = set()
+    entered: dict[int, Any] = {}  # every container walked (kept: ids stay unique during the walk)
+    repeat_from = -1  # the depth of the container walked again that the walk is in, or -1
+    repeats = 0  # leaves yielded again through such a container
     frames: list[tuple[int, Iterator[tuple[Any, Any]]]] = []
     keys = list(prefix)
 
@@ -693,6 +697,12 @@ def iter_leaves(cfg: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[
             items = enumerate(value)
         else:
             return False
+        nonlocal repeat_from
+        if id(value) in entered:
+            if repeat_from < 0:
+                repeat_from = len(frames)
+        else:
+            entered[id(value)] = value
         ancestors.add(id(value))
         frames.append((id(value), iter(items)))
         return True
@@ -706,9 +716,23 @@ def iter_leaves(cfg: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[
             if enter(child):
                 keys.append(key)
                 break
+            if repeat_from >= 0:
+                repeats += 1
+                if repeats > LEAF_REPEAT_LIMIT:
+                    raise ValueError(
+                        f"Cannot list the leaves: shared nodes repeat more than {LEAF_REPEAT_LIMIT:,} of them"
+                        f" (at {format_path((*keys, key))}); nodes that share nodes can have exponentially many"
+                        " paths (konfig.diff lists each shared node once)"
+                    )
             yield (*keys, key), child
         else:
             frames.pop()
             ancestors.discard(container_id)
+            if repeat_from == len(frames):
+                repeat_from = -1
             if frames:
                 keys.pop()
+
+
+# Leaves `iter_leaves` yields again through shared nodes, in all (30 levels of `{x: b, y: b}` have 2**30).
+LEAF_REPEAT_LIMIT = 10_000

@@ -17,7 +17,8 @@ Two layers:
   that would import a module are refused, and the size of what an operation or a
   plain value's method builds is computed from its operands *before* it runs
   (`"a" * 10**10`, `"x" * 30000 .join("y" * 30000)`, `"%s" * 1000 % ...`), against a
-  per-result limit and a budget for the whole resolve.
+  per-result limit and a budget of bytes for the whole resolve; what each one reads (`read_size`:
+  a thousand `big.count("ab")`, `==` of shared nests with 2**30 paths) against a budget of work.
 
 The guard of a resolve is the policy in force (`_policy`) while it runs: every
 nested `konfig.resolve` (a target's own, kd's model building) checks against it too.
@@ -43,6 +44,7 @@ from ._admission import IdentityIndex, enclosing_function, module_admitted, name
 from ._config_dict import CONST, QUALNAME, UNION_QUALNAME, ConfigDict, is_config_value
 from ._errors import DisallowedTargetError, TargetNotFoundError, linked_path, shorten_path
 from ._hash_spread import MAX_SAME_HASH, crowded_hash
+from ._immutable_dict import ImmutableDict
 from ._placeholder import Placeholder
 from ._refs import BINARY_SYMBOLS, OpRef, PathRef
 from ._surfaces import expand_patterns
@@ -50,7 +52,7 @@ from ._targets import import_module, load_target, walk_attrs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
 # Always allowed: `A | B` of captured types is stored as a call of this.
@@ -471,11 +473,7 @@ class Guard:
         a, b = args
         ta, tb = type(a), type(b)
         # `==`, `<`, `%` read both operands whole; `x[key]` only hashes and compares the key.
-        if op == "mod" and ta in (str, bytes):
-            what = f"a %-format of a {ta.__name__}"
-        else:
-            what = f"{ta.__name__} {BINARY_SYMBOLS.get(op, op)} {tb.__name__}"
-        self.charge_read((b,) if op == "getitem" else args, what)
+        self.charge_read((b,) if op == "getitem" else args, lambda: _op_name(op, ta, tb))
         if op == "mul":
             if (tb is int and ta in _SEQUENCES) or (ta is int and tb in _SEQUENCES):
                 seq, n = (a, b) if tb is int else (b, a)
@@ -527,18 +525,22 @@ class Guard:
                 guard = guard.parent
         return self.admit(value)
 
-    def charge_read(self, values: Any, what: str, times: int = 1) -> None:
+    def charge_read(self, values: Any, what: Callable[[], str], times: int = 1) -> None:
         """Before an operation that reads `values` (`times` over: a sort's comparisons): their `read_size`
-        counted in the resolve's work budget, refused past `MAX_TOTAL_WORK` (a thousand `big.count("ab")`)."""
+        counted in the resolve's work budget, refused past `MAX_TOTAL_WORK` (a thousand `big.count("ab")`).
+        `what()` names the operation in the refusal."""
         guard: Guard | None = self
         done = 0
         while guard is not None:
             done = max(done, guard.worked)
             guard = guard.parent
-        work = read_size(values, (MAX_TOTAL_WORK - done) // times + 1) * times
+        if set(map(type, values)) <= _READ_LEAVES:  # scalars and texts, the common case
+            work = sum(map(sys.getsizeof, values)) * times
+        else:
+            work = read_size(values, (MAX_TOTAL_WORK - done) // times + 1) * times
         if done + work > MAX_TOTAL_WORK:
             raise self.limit(
-                f"{what}: the operations of this resolve would read more than {MAX_TOTAL_WORK >> 20:,} MB of"
+                f"{what()}: the operations of this resolve would read more than {MAX_TOTAL_WORK >> 20:,} MB of"
                 f" plain values in all ({done / 2**20:,.1f} MB so far; this one reads {work / 2**20:,.1f} MB"
                 " or more)"
             )
@@ -594,6 +596,7 @@ MAX_TOTAL_WORK = 1024 * 1024 * 1024
 
 # Values `read_size` takes at `sys.getsizeof` (the builtins' own, exact types only): a str at its width.
 _READ_LEAVES = frozenset({bool, int, float, complex, str, bytes, bytearray, type(None)})
+_READ_CONTAINERS = frozenset({list, tuple, dict, set, frozenset, ImmutableDict})
 _OTHER_READ = 64  # an object that is not a plain value: what it reads is its own methods' business
 # Methods that read their arguments but not their owner (`d.get(key)` hashes the key only).
 _OWNER_NOT_READ = frozenset(
@@ -601,6 +604,12 @@ _OWNER_NOT_READ = frozenset(
 )
 # The header of a str that is not ASCII (its characters take 1, 2 or 4 bytes, and one more for the end).
 _WIDE_STR_HEADER = sys.getsizeof("\xe9") - 2
+
+
+def _op_name(op: str, ta: type, tb: type) -> str:
+    if op == "mod" and ta in (str, bytes):
+        return f"a %-format of a {ta.__name__}"
+    return f"{ta.__name__} {BINARY_SYMBOLS.get(op, op)} {tb.__name__}"
 
 
 def _char_width(*values: Any) -> int:
@@ -630,8 +639,9 @@ def read_size(values: Any, limit: int) -> int:
         t = type(value)
         if t in _READ_LEAVES:
             total += sys.getsizeof(value)
-        elif t in _CONTAINERS:
-            total += _container_read_size(value, memo, limit - total)
+        elif t in _READ_CONTAINERS:
+            size = _flat_read_size(value)
+            total += size if size >= 0 else _container_read_size(value, memo, limit - total)
         elif t is range:  # `range(10**20).count(0.5)` iterates it
             n = _length(value)
             total += 8 * n if n <= MAX_ITEMS else limit + 1
@@ -652,10 +662,10 @@ def _container_read_size(root: Any, memo: dict[int, int], limit: int) -> int:
             memo[key] = -1
             inner = [
                 child
-                for group in ((item, item.values()) if type(item) is dict else (item,))
+                for group in _read_groups(item)
                 if not set(map(type, group)) <= _READ_LEAVES
                 for child in group
-                if type(child) in _CONTAINERS and id(child) not in memo
+                if type(child) in _READ_CONTAINERS and id(child) not in memo
             ]
             if inner:
                 stack.extend(inner)
@@ -666,10 +676,30 @@ def _container_read_size(root: Any, memo: dict[int, int], limit: int) -> int:
     return max(memo[id(root)], 0)
 
 
+def _flat_read_size(item: Any) -> int:
+    """`read_size` of a container that holds only leaves (the common case, at C speed), else -1."""
+    total = sys.getsizeof(item._data if type(item) is ImmutableDict else item)
+    for group in _read_groups(item):
+        if not set(map(type, group)) <= _READ_LEAVES:
+            return -1
+        total += sum(map(sys.getsizeof, group))
+    return total
+
+
+def _read_groups(item: Any) -> tuple[Any, ...]:
+    """What a read of a container goes through: its items, a dict's keys and values."""
+    t = type(item)
+    if t is dict:
+        return (item, item.values())
+    if t is ImmutableDict:  # resolved config nodes (`freeze=True`), compared by their dicts
+        return (item._data, item._data.values())
+    return (item,)
+
+
 def _items_read_size(item: Any, memo: dict[int, int], limit: int) -> int:
     """`read_size` of a container whose inner containers are measured already (`memo`)."""
-    total = sys.getsizeof(item)
-    for group in (item, item.values()) if type(item) is dict else (item,):
+    total = sys.getsizeof(item._data if type(item) is ImmutableDict else item)
+    for group in _read_groups(item):
         if set(map(type, group)) <= _READ_LEAVES:  # the common case, at C speed
             total += sum(map(sys.getsizeof, group))
         else:
@@ -677,7 +707,7 @@ def _items_read_size(item: Any, memo: dict[int, int], limit: int) -> int:
                 t = type(child)
                 if t in _READ_LEAVES:
                     total += sys.getsizeof(child)
-                elif t in _CONTAINERS:
+                elif t in _READ_CONTAINERS:
                     total += max(memo.get(id(child), 0), 0)  # 0: a cycle back (comparing it raises)
                 else:
                     total += read_size((child,), limit)
@@ -743,13 +773,14 @@ def _plain_call(
                 raise guard.limit(
                     f"{name}() of a {type(arg).__name__}: it holds {size:,} items (limit {MAX_ITEMS:,})"
                 )
-    what = f"{type(owner).__name__}.{name}()" if owner is not None else f"{name}()"
     read = [*args, *kwargs.values()]
     if owner is not None and name not in _OWNER_NOT_READ:
         read.append(owner)
     # A sort compares each item ~log2(n) times; any other method reads its operands about once.
     times = max(_length(owner), 1).bit_length() if name == "sort" and type(owner) is list else 1
-    guard.charge_read(read, what, times)
+    guard.charge_read(
+        read, lambda: f"{type(owner).__name__}.{name}()" if owner is not None else f"{name}()", times
+    )
     if constructor:
         _expect_constructed(fn, args, kwargs, guard)
     elif type(owner) in (str, bytes):

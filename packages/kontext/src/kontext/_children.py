@@ -17,6 +17,11 @@ if TYPE_CHECKING:
 
 Children = list  # list[tuple[part, child]]
 
+# Children a walk (``flatten_with_path``, a glob) may reach again through containers it has walked
+# before, in all: containers that share sub-trees (``{"x": b, "y": b}``, 30 levels deep) can have
+# exponentially many paths.
+REPEAT_LIMIT = 100_000
+
 _ATOMS = frozenset({str, bytes, int, float, bool, complex, type(None), type(...)})
 # Array types seen so far (numpy, jax...): leaves, recognised without attribute probing.
 _ARRAY_KINDS: set[type] = set()

@@ -77,7 +77,8 @@ class PathIndexError(PathNotFoundError, IndexError):
 
 
 class GlobPathError(ValueError):
-    """A wildcard (``*``, ``**``) used where it cannot be: in a plain ``Path``, or last in a path to set."""
+    """A wildcard (``*``, ``**``) used where it cannot be: in a plain ``Path``, or last in a path to set; or
+    a glob over containers that share sub-trees reaching more than ``REPEAT_LIMIT`` children again."""
 
 
 class PathMutationError(ValueError):

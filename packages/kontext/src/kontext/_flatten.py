@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._children import children_of
+from ._children import REPEAT_LIMIT, children_of
 from ._parser import append_part, format_parts, parse_parts
 
 TYPE_CHECKING = False
@@ -38,48 +38,82 @@ def flatten_with_path(
     out: dict[str, Any] = {}
     start = parse_parts(prefix) if prefix else ()
     if separator is None:
-        _walk(pytree, format_parts(start), out, is_leaf, append_part)
+        _walk(pytree, start, out, is_leaf, format_parts, append_part)
     else:
+
+        def spell(parts: list[object]) -> str:
+            return separator.join(p if type(p) is str else str(p) for p in parts)  # type: ignore[misc]
 
         def append(text: str, part: object) -> str:
             name = part if type(part) is str else str(part)
             return f"{text}{separator}{name}" if text else name  # type: ignore[return-value]
 
-        _walk(pytree, separator.join(str(p) for p in start), out, is_leaf, append)
+        _walk(pytree, start, out, is_leaf, spell, append)
     return out
 
 
 def _walk(
     root: Any,
-    text: str,
+    start: tuple[object, ...],
     out: dict[str, Any],
     is_leaf: Callable[[Any], bool] | None,
+    spell: Callable[[Any], str],
     append: Callable[[str, object], str],
 ) -> None:
-    """Puts the leaves of ``root`` in ``out`` under ``text`` + their paths; keeps its own stack (any depth)."""
+    """Puts the leaves of ``root`` in ``out`` under their paths; keeps its own stack (any depth).
+
+    The parts leading to the container on top are one list, and a container's path is spelled
+    (``spell``) only when a leaf in it needs it: a chain 20,000 deep takes linear time and memory.
+    """
     found = None if is_leaf is not None and is_leaf(root) else children_of(root)
     if found is None:
-        out[text] = root
+        out[spell(start)] = root
         return
     ancestors = {id(root)}  # The containers being walked: a cycle comes back to one of them.
-    stack: list[tuple[Any, str, Iterator[tuple[Any, Any]]]] = []  # The parents of `node`, to come back to.
-    node, children = root, iter(found)
+    entered = {id(root): root}  # Every container walked (kept: ids stay unique while the walk runs).
+    repeats = 0  # Leaves reached again through a container walked before.
+    repeat_from = -1  # The depth of the repeated container the walk is in, or -1.
+    keys = list(start)
+    # The parents of `node`, to come back to: (node, its path or None until a leaf needs it, children).
+    stack: list[tuple[Any, str | None, Iterator[tuple[Any, Any]]]] = []
+    node, text, children = root, None, iter(found)
     while True:
         for key, child in children:
-            path = append(text, key)
             found = None if is_leaf is not None and is_leaf(child) else children_of(child)
             if found is None:
-                out[path] = child
+                if text is None:
+                    text = spell(keys)
+                out[append(text, key)] = child
+                if repeat_from >= 0:
+                    repeats += 1
+                    if repeats > REPEAT_LIMIT:
+                        raise ValueError(_repeat_message(spell([*keys, key])))
             elif found:
                 ident = id(child)
                 if ident in ancestors:
-                    raise ValueError(f"Cannot flatten: the tree contains a cycle at {path!r}.")
+                    raise ValueError(f"Cannot flatten: the tree contains a cycle at {spell([*keys, key])!r}.")
+                if ident in entered:
+                    if repeat_from < 0:
+                        repeat_from = len(stack)
+                else:
+                    entered[ident] = child
                 ancestors.add(ident)
                 stack.append((node, text, children))
-                node, text, children = child, path, iter(found)
+                keys.append(key)
+                node, text, children = child, None, iter(found)
                 break
         else:
             if not stack:
                 return
             ancestors.discard(id(node))
             node, text, children = stack.pop()
+            keys.pop()
+            if repeat_from == len(stack):
+                repeat_from = -1
+
+
+def _repeat_message(path: str) -> str:
+    return (
+        f"Cannot flatten: shared containers repeat more than {REPEAT_LIMIT:,} leaves (at {path!r}); a tree"
+        " whose containers share sub-trees can have exponentially many paths."
+    )

@@ -10,7 +10,7 @@ match, so that a ``**`` down a chain 20,000 deep takes linear time and memory.
 
 from __future__ import annotations
 
-from ._children import _ARRAY_KINDS, _ATOMS, _is_array, children_of, describe_available
+from ._children import _ARRAY_KINDS, _ATOMS, REPEAT_LIMIT, _is_array, children_of, describe_available
 from ._errors import GlobPathError, PathIndexError, PathMutationError, PathNotFoundError
 from ._lookup import MISSING, not_found, step
 from ._parser import DOUBLE_STAR, STAR, Wildcard, format_parts
@@ -74,21 +74,30 @@ def match_nodes(
     if found is None:
         raise _star_on_leaf((*parts, *suffix), parts[:first], node)
     if spelled:
-        return [(spell(link), match) for link, match in found]
+        known: dict[int, tuple[object, ...]] = {}  # id of a link spelled already -> its parts
+        return [(spell(link, known), match) for link, match in found]
     return found
 
 
 Link = tuple  # (the parent's link, part), or None for the root
 
 
-def spell(link: Link | None) -> tuple[object, ...]:
-    """The parts of the path a link names: ``spell(((None, "a"), 0)) == ("a", 0)``."""
+def spell(link: Link | None, known: dict[int, tuple[object, ...]] | None = None) -> tuple[object, ...]:
+    """The parts of the path a link names: ``spell(((None, "a"), 0)) == ("a", 0)``.
+
+    ``known`` (id of a link -> its parts) saves walking up the links spelled before: a match below
+    another (``**`` matches every node of a chain) is its parts and a few more.
+    """
+    top = link
     parts = []
-    while link is not None:
+    while link is not None and (known is None or id(link) not in known):
         link, part = link
         parts.append(part)
     parts.reverse()
-    return tuple(parts)
+    spelled = tuple(parts) if link is None else known[id(link)] + tuple(parts)  # type: ignore[index]
+    if known is not None and top is not None:
+        known[id(top)] = spelled
+    return spelled
 
 
 def _link(parts: tuple[object, ...]) -> Link | None:
@@ -181,6 +190,10 @@ def _expand(
     # empty or `**` (`i >= leaves_from`): it is then a result directly, otherwise it is left out.
     leaves_from = n - 1 if pattern[-1] is DOUBLE_STAR else n
     ancestors: set[int] = set()  # Nodes being expanded: a cycle comes back to one of them.
+    # (id, position, kind) of each expansion -> its node (kept: ids stay unique). In a tree, one path leads
+    # to a node: an expansion done again is a shared container's, reached by another path.
+    expanded: dict[tuple[int, int, int], object] = {}
+    repeats = 0  # Children reached again that way.
     done: set[tuple[int, int]] | None = set() if memo else None
     ids: dict[tuple[object, ...], int] = {}
     stack: list[tuple[Any, int, Any, int]] = [(start, first, _link(pattern[:first]), 0)]
@@ -256,6 +269,12 @@ def _expand(
         ident = id(node)
         if ident in ancestors:
             continue  # A cycle: this node is already being expanded higher up.
+        if (ident, i, expand) in expanded:
+            repeats += len(found)
+            if repeats > REPEAT_LIMIT:
+                raise _repeated((*pattern, *(checked[1] if checked is not None else ())), spell(prefix))
+        else:
+            expanded[ident, i, expand] = node
         if i == n:  # A last `*`: every child is a result.
             for key, child in found:
                 if containers_only and (type(child) in _ATOMS or type(child) in _ARRAY_KINDS):
@@ -287,6 +306,13 @@ def _expand(
 
 
 _LEAVE = object()  # a task's prefix that ends the expansion of its node
+
+
+def _repeated(pattern: tuple[object, ...], prefix: tuple[object, ...]) -> GlobPathError:
+    return GlobPathError(
+        f"Cannot match {format_parts(pattern)!r}: shared containers repeat more than {REPEAT_LIMIT:,} children"
+        f" (at {_where(prefix)}); a tree whose containers share sub-trees can have exponentially many paths."
+    )
 
 
 def _first_time(done: set[tuple[int, int]], pid: int, i: int) -> bool:

@@ -328,7 +328,9 @@ def credentials_problem(tracking_uri: str | None) -> str | None:
     own = os.environ.get("MLFLOW_TRACKING_URI")
     if own and same_server(tracking_uri, own):
         return None
-    held = [v for v in _CREDENTIAL_VARIABLES if os.environ.get(v, "").strip().lower() not in ("", "false", "0")]
+    held = [
+        v for v in _CREDENTIAL_VARIABLES if os.environ.get(v, "").strip().lower() not in ("", "false", "0")
+    ]
     if _credentials_file_holds_some():
         held.append("~/.mlflow/credentials")
     if not held:
@@ -349,7 +351,9 @@ def _credentials_file_holds_some() -> bool:
         parser.read(os.path.expanduser("~/.mlflow/credentials"))
     except (OSError, configparser.Error):
         return False
-    return any(parser.get("mlflow", k, fallback="") for k in ("mlflow_tracking_username", "mlflow_tracking_password"))
+    return any(
+        parser.get("mlflow", k, fallback="") for k in ("mlflow_tracking_username", "mlflow_tracking_password")
+    )
 
 
 def _check_reachable(uri: str, timeout: float) -> None:

@@ -240,7 +240,9 @@ def own_base_url() -> str:
 
     if os.environ.get("WANDB_BASE_URL"):
         return os.environ["WANDB_BASE_URL"]
-    config_dir = os.path.expanduser(os.environ.get("WANDB_CONFIG_DIR") or os.path.join("~", ".config", "wandb"))
+    config_dir = os.path.expanduser(
+        os.environ.get("WANDB_CONFIG_DIR") or os.path.join("~", ".config", "wandb")
+    )
     workspace = ".wandb" if os.path.isdir(".wandb") else "wandb"
     for path in (os.path.join(workspace, "settings"), os.path.join(config_dir, "settings")):
         parser = configparser.ConfigParser()
