@@ -46,3 +46,28 @@ def test_kd_offers_no_importer_that_escapes_the_policy(tmp_path):
         )
     assert build_model._import("os:system") is __import__("os").system  # outside safe mode it imports
     assert not canary.exists()
+
+
+def test_the_interpreter_exits_quietly_after_refused_and_failed_safe_resolves():
+    # A refused resolve, then one that fails while building with sub-configs handed over: nothing is printed
+    # at exit (no "Exception ignored in audit hook", no AttributeError about HANDED_OVER).
+    import subprocess
+    import sys
+
+    script = """
+import json, konfig
+for doc, allowed in [
+    ({"__qualname__": "kd.train:Trainer", "model": {"__qualname__": "os:system", "0": "true"}}, ["kd"]),
+    ({"__qualname__": "kd.train:Trainer", "model": {"__qualname__": "kd.nn:DummyModel"},
+      "train_ds": {"__qualname__": "kd.data:SyntheticRegression"}, "optimizer": {"__qualname__": "optax:sgd", "0": 0.1}},
+     ["kd", "optax"]),
+]:
+    try:
+        konfig.resolve(konfig.from_json(json.dumps(doc)), allowed=allowed)
+    except konfig.ResolveError:
+        pass
+print("done")
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and result.stdout == "done\n", result.stderr
+    assert result.stderr == "", result.stderr

@@ -1,6 +1,7 @@
-"""`kd-train eval` resolves a run folder's config.json in konfig's safe mode: by default only the modules
-the run recorded in run.json when it started (never those that run code), or exactly `--allowed`. A run
-folder is untrusted input: a config.json naming `os:system` is refused and runs nothing (a canary file)."""
+"""`kd-train eval` resolves a run folder's config.json in konfig's safe mode: for this user's own unedited
+run (signed), the modules it recorded in run.json (never those that run code); for any other, only the
+declared surfaces of what it recorded; plus `--allowed`. A run folder is untrusted input: a config.json
+naming `os:system`, `kd.xm.run_processes` or `flax.io.GFile` is refused and runs nothing (canary files)."""
 
 from __future__ import annotations
 
@@ -203,3 +204,54 @@ def test_a_recorded_import_that_is_not_a_module_name_is_refused(run_copy, capsys
     code = kd.cli.main(["eval", f"--workdir={run_copy}"])
     err = capsys.readouterr().err
     assert code == 2 and "not module names (['*'])" in err and "--allowed=" in err, err
+
+
+# Issue 38's attacks through the command line: one node added to a run's config.json (run.json as it was,
+# or with the modules the attack needs recorded too); each refused, naming the config path, running nothing.
+CLI_ATTACKS = {
+    "kd.xm.run_processes": (
+        "eval",
+        lambda c: {"__qualname__": "kd.xm:run_processes", "0": [{"__qualname__": "kd.xm:Process", "argv": ["touch", c]}]},
+        [],
+    ),
+    "kd.xm.local_processes": (
+        "inspect",
+        lambda c: {"__qualname__": "kd.xm:local_processes", "command": ["sh", "-c", f"touch {c}"]},
+        [],
+    ),
+    "kd._atomic.write_text_atomic": (
+        "eval",
+        lambda c: {"__qualname__": "kd._atomic:write_text_atomic", "0": c, "1": "x"},
+        [],
+    ),
+    "flax.io.GFile": ("eval", lambda c: {"__qualname__": "flax.io:GFile", "0": c, "1": "w"}, []),
+    "flax.io.copy": ("inspect", lambda c: {"__qualname__": "flax.io:copy", "0": "/etc/hostname", "1": c}, []),
+    "flax.io.listdir": ("inspect", lambda c: {"__qualname__": "flax.io:listdir", "0": "/root"}, []),
+    "kauldron.xm.run_processes": (
+        "eval",
+        lambda c: {"__qualname__": "kauldron.xm:run_processes", "0": [{"__qualname__": "kauldron.xm:Process", "argv": ["touch", c]}]},
+        ["kauldron"],
+    ),
+    "pydoc.pipepager": ("eval", lambda c: {"__qualname__": "pydoc:pipepager", "0": "x", "1": f"touch {c}"}, ["pydoc"]),
+    "linecache.getline": ("inspect", lambda c: {"__qualname__": "linecache:getline", "0": "/etc/passwd", "1": 1}, ["linecache"]),
+    "logging.FileHandler": ("eval", lambda c: {"__qualname__": "logging:FileHandler", "0": c}, ["logging"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLI_ATTACKS))
+def test_an_attack_planted_in_a_run_folder_is_refused_through_the_command_line(name, run_copy):
+    command, attack, recorded = CLI_ATTACKS[name]
+    canary = run_copy.parent / "CANARY"
+    _edit_json(run_copy / "config.json", lambda data: data.update(model=attack(str(canary))))
+    _edit_json(run_copy / "run.json", lambda data: data["imports"].extend(recorded))
+
+    if command == "eval":
+        result = kd_train("eval", f"--workdir={run_copy}", "--no-follow")
+    else:
+        result = kd_train("inspect", f"--cfg={run_copy / 'config.json'}", "--cfg.checkpointer=None")
+
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
+    assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr, result.stderr
+    assert "cfg.model" in result.stderr and "afe mode refused" in result.stderr, result.stderr
+    assert "not signed by this user's kd-train" in result.stdout
+    assert not canary.exists()

@@ -86,7 +86,6 @@ FLAX: tuple[str, ...] = (
     "flax.linen:*",
     "flax.linen.initializers:*",
     "flax.nnx:*",
-    "flax.nnx.initializers:*",
     "!flax.linen:tabulate",
     "!flax.nnx:display",
 )

@@ -107,17 +107,14 @@ def module_admitted(module: str, patterns: tuple[str, ...]) -> bool:
 
 def target_admitted(qualname: str, patterns: tuple[str, ...]) -> bool:
     """Before importing: could `"module:Attr.sub"` be admitted, under any reading of where its module
-    part ends (`"kd:nn.Vit"` is `kd.nn:Vit`)? `Guard.import_target` checks the walked name again."""
+    part ends (`"kd:nn.Vit"` and `"kd.nn.Vit"` are `kd.nn:Vit`; `"kd.nn.VitEncoder:from_variant_str"` is
+    `kd.nn:VitEncoder.from_variant_str`)? `Guard.import_target` checks the walked name again."""
     module, _, attrs = qualname.partition(":")
-    parts = attrs.split(".") if attrs else []
-    if not parts:  # a module itself (`"optax"`), or `"optax.adam"` without a colon
-        module, _, last = module.rpartition(".") if not module_admitted(module, patterns) else (module, "", "")
-        if not last:
-            return module_admitted(module, patterns)
-        parts = [last]
-    for split in range(len(parts)):
-        left = ".".join([module, *parts[:split]])
-        if name_admitted(left, ".".join(parts[split:]), patterns):
+    parts = [*module.split("."), *(attrs.split(".") if attrs else [])]
+    if not attrs and module_admitted(module, patterns):
+        return True  # a module itself (`"optax"`)
+    for split in range(1, len(parts)):
+        if name_admitted(".".join(parts[:split]), ".".join(parts[split:]), patterns):
             return True
     return False
 

@@ -179,8 +179,9 @@ def take_refusal() -> str | None:
     return refused
 
 
-def _hook(event: str, args: tuple[Any, ...]) -> None:
-    scope = _SCOPE.get()
+def _hook(event: str, args: tuple[Any, ...], _current: Any = _SCOPE.get) -> None:
+    # `_current` is bound now: at interpreter exit this module's globals are cleared while events still come.
+    scope = _current()
     if scope is None or scope.busy or (event not in _WATCHED and not event.startswith(_WATCHED_PREFIXES)):
         return
     scope.busy = True

@@ -568,8 +568,9 @@ def _as_node(value: Any) -> Any:
     return ConfigDict._raw(value, None) if type(value) is dict else value
 
 
-def _forget(key: int, _: Any) -> None:
-    _policy.HANDED_OVER.pop(key, None)
+def _forget(key: int, _: Any, handed_over: dict[int, Any] = _policy.HANDED_OVER) -> None:
+    # `handed_over` is bound now: a node collected at interpreter exit finds this module's globals cleared.
+    handed_over.pop(key, None)
 
 
 _SEQUENCES = (str, bytes, list, tuple)
