@@ -229,3 +229,56 @@ def test_a_user_adds_their_own_module_by_declaring_it_or_by_a_whole_module_patte
     konfig.declare_surface("leaky_user_lib_zz", ["leaky_user_lib_zz:make"])
     # `"mylib.*"` (a glob) or a bare name without a declared surface trusts that whole module, as before
     assert build(q("json:dumps", [1]), [*RECORDED, "json"])["x"]["inner"] == "[1]"
+
+
+# --- found by an independent review (red team) of the new design --------------------------------
+
+
+def test_a_foreign_run_recording_kauldron_gets_no_undeclared_package_with_it(tmp_path):
+    # The alias's targets are kd, kontext and ktyping; only kd declares a surface, so only kd comes along.
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"imports": ["kauldron"], "argv": ["kd-train"], "cwd": "/"}))
+    (run / "config.json").write_text("{}")
+    allowed, _ = run_policy(str(run), None)
+    assert "kd" in allowed and "kontext" not in allowed and "ktyping" not in allowed
+    refused(q("kontext:get_by_path", q("kd.nn:Identity"), "__class__.__init__.__globals__.sys"), allowed)
+
+
+def test_a_key_path_never_follows_python_internals_even_where_kontext_is_trusted():
+    # `kontext.get_by_path(obj, "__class__.__init__.__globals__.sys")` was a way around the dunder refusal.
+    with pytest.raises(konfig.ResolveError, match="__globals__"):
+        build(q("kontext:get_by_path", q("kd.nn:Identity"), "__class__.__init__.__globals__.sys"), [*RECORDED, "kontext"])
+    with pytest.raises(konfig.ResolveError, match="Python internal"):
+        build(q("kontext:set_by_path", q("kd.nn:Identity"), "__class__", 1), [*RECORDED, "kontext"])
+
+
+def test_a_private_attribute_of_a_built_object_is_not_read(tmp_path):
+    # `Checkpointer._manager` is a property that makes folders; only the audit hook stopped it before.
+    message = refused(
+        {"__ref__": ["ckpt", "_manager"]},
+        ckpt=q("kd.ckpts:Checkpointer", workdir=str(tmp_path / "victim"), save_interval_steps=1),
+    )
+    assert "private attribute" in message
+    assert not (tmp_path / "victim").exists()
+
+
+@pytest.mark.parametrize(
+    ("node", "words"),
+    [
+        (q("jax.numpy:ones", [268435456]), "more than 10,000,000 elements"),
+        (q("jax.numpy:zeros", [1 << 14, 1 << 14]), "more than 10,000,000 elements"),
+        (q("jax.numpy:arange", 10**9), "10,000,000"),
+        (q("jax.numpy:einsum_path", "ab,bc->ac", [1], [1], optimize="optimal"), "einsum_path"),
+    ],
+)
+def test_array_sizes_and_exponential_planners_are_bounded(node, words):
+    assert words in refused(node, [*RECORDED, "jax"])
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["jax.numpy:set_printoptions", "flax.nnx:set_graph_mode", "flax.linen:set_logical_axis_rules", "kd.typing:enable_kd_type_checking"],
+)
+def test_functions_that_change_global_state_are_off_the_surfaces(name):
+    refused(q(name), [*RECORDED, "jax"])

@@ -131,3 +131,9 @@ def test_another_thread_is_not_affected_while_a_safe_resolve_runs(tmp_path):
     thread.start()
     thread.join()
     assert written == [True]
+
+
+def test_a_path_through_an_always_readable_folder_is_judged_where_it_leads():
+    # `/sys/../etc/hostname` is /etc/hostname: the readable system folders are checked after resolving `..`.
+    refused(call("read", "/sys/../etc/hostname"), "reading")
+    refused(call("listing", "/sys/../root"), "listing")

@@ -72,6 +72,10 @@ KD: tuple[str, ...] = (
     # Functions of those namespaces that read or write files by themselves.
     "!kd.ckpts:workdir_from_xid",
     "!kd.evals:evaluate_checkpoints",
+    # Functions that change the process's global state rather than build something.
+    "!kd.typing:enable_*",
+    "!kd.typing:disable_*",
+    "!kd.typing:set_*",
 )
 
 OPTAX: tuple[str, ...] = (
@@ -88,6 +92,13 @@ FLAX: tuple[str, ...] = (
     "flax.nnx:*",
     "!flax.linen:tabulate",
     "!flax.nnx:display",
+    # Global state (printing, graph mode, axis rules, registries), not something built.
+    "!flax.linen:set_*",
+    "!flax.linen:enable_*",
+    "!flax.linen:disable_*",
+    "!flax.nnx:set_*",
+    "!flax.nnx:register_*",
+    "!flax.nnx:use_*",
 )
 
 JAX: tuple[str, ...] = (
@@ -100,6 +111,11 @@ JAX: tuple[str, ...] = (
     "!jax.numpy:fromfile",
     "!jax.numpy:save",
     "!jax.numpy:savez",
+    # Global state, and planners whose work grows exponentially with their arguments.
+    "!jax.numpy:set_printoptions",
+    "!jax.numpy:printoptions",
+    "!jax.numpy:einsum",
+    "!jax.numpy:einsum_path",
 )
 
 

@@ -71,16 +71,16 @@ def run_policy(workdir: str, flag: str | None) -> tuple[list[str], str]:
             "the modules it may use, e.g. --allowed=kd,optax,flax"
         )
     own = config_json is not None and is_signed(record, config_json)
+    declared = set(konfig.declared_packages())
     if own:  # this user's kd-train wrote it, unchanged: as trusted as for training, less what runs code
         left_out = sorted(n for n in recorded if n in RUNS_CODE)
         how = "this user's own run (signed): its recorded imports"
     else:  # foreign or edited: only what the recorded packages declare a config may build
-        declared = set(konfig.declared_packages())
         left_out = sorted(n for n in recorded if n not in declared)
         how = "not signed by this user's kd-train (a foreign or edited run): the declared surfaces of its imports"
     allowed = [n for n in recorded if n not in left_out]
     if "kauldron" in allowed:  # Kauldron's names are kd's modules under the alias (kd.kauldron_alias)
-        allowed += [n for n in KAULDRON_ALIAS_TARGETS if n not in allowed]
+        allowed += [n for n in KAULDRON_ALIAS_TARGETS if n not in allowed and (own or n in declared)]
     allowed += [p for p in given if p not in allowed]
     allowed += list(NEVER_FROM_RUN_FOLDERS) + (list(NEVER_FROM_KAULDRON) if "kauldron" in allowed else [])
     if left_out:

@@ -301,9 +301,9 @@ def _readable(path: Any, scope: _Scope) -> bool:
         text = os.fsdecode(os.fspath(path))
     except TypeError:
         return False
-    if text in _ALWAYS_READABLE or text.startswith(_SYSTEM_INFO_FOLDERS):
+    full = os.path.realpath(os.path.abspath(text))  # `/sys/../etc/passwd` is /etc/passwd
+    if full in _ALWAYS_READABLE or full.startswith(_SYSTEM_INFO_FOLDERS):
         return True
-    full = os.path.realpath(os.path.abspath(text))
     return any(full == root or full.startswith(root + os.sep) for root in scope.roots)
 
 

@@ -38,6 +38,7 @@ import re
 import sys
 import types
 import weakref
+from collections.abc import Mapping
 
 from . import _policy
 from ._admission import IdentityIndex, enclosing_function, module_admitted, name_admitted, target_admitted
@@ -447,6 +448,11 @@ class Guard:
             raise self.limit(
                 f"reference attribute {name!r} (dunder and frame attributes lead to arbitrary code)"
             )
+        if type(name) is str and name.startswith("_") and not isinstance(obj, (Mapping, list, tuple)):
+            raise self.limit(
+                f"reading {name!r} of a {type(obj).__name__} (a private attribute: its properties and methods are"
+                " not what a config may use)"
+            )
 
     def admit_call(
         self, fn: Any, args: tuple[Any, ...] | list[Any], kwargs: dict[str, Any]
@@ -461,6 +467,7 @@ class Guard:
         for value in (*args, *kwargs.values()):
             if callable(value) and type(value) not in _PLAIN_TYPES:
                 self.admit(value)
+        _check_array_sizes(fn, (*args, *kwargs.values()), self)
         owner = getattr(fn, "__self__", None)
         if (isinstance(fn, type) and fn in _PLAIN_TYPES) or type(owner) in _PLAIN_TYPES:
             return _plain_call(fn, owner, list(args), dict(kwargs), self)
@@ -715,6 +722,31 @@ def _items_read_size(item: Any, memo: dict[int, int], limit: int) -> int:
                 if total > limit:
                     return total
     return total
+
+
+# Array libraries whose functions allocate what their arguments say (`jnp.ones((2**28,))`: 1 GB).
+_ARRAY_MODULES = ("numpy", "jax.numpy", "jax._src.numpy", "jax.random", "jax._src.random", "jax._src.lax")
+_COUNT_MODULES = ("numpy", "jax.numpy", "jax._src.numpy")  # where a lone int is a size (`jnp.arange(10**9)`)
+
+
+def _check_array_sizes(fn: Any, values: tuple[Any, ...], guard: Guard) -> None:
+    """Refuses, before the call, an array function given a shape (or, for numpy-like functions, a count) of
+    more than MAX_ITEMS elements."""
+    module = object_name(fn).partition(":")[0]
+    if not module.startswith(_ARRAY_MODULES):
+        return
+    for value in values:
+        t = type(value)
+        if t is int and module.startswith(_COUNT_MODULES) and abs(value) > MAX_ITEMS:
+            raise guard.limit(f"{object_name(fn)} with the size {value:,} (limit {MAX_ITEMS:,} elements)")
+        if t in (tuple, list) and 0 < len(value) <= 64 and all(type(v) is int for v in value):
+            elements = 1
+            for v in value:
+                elements *= max(v, 0)
+                if elements > MAX_ITEMS:
+                    raise guard.limit(
+                        f"{object_name(fn)} with the shape {tuple(value)} (more than {MAX_ITEMS:,} elements)"
+                    )
 
 
 def _length(value: Any) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ._children import _ARRAY_KINDS, _ATOMS, REPEAT_LIMIT, _is_array, children_of, describe_available
 from ._errors import GlobPathError, PathIndexError, PathMutationError, PathNotFoundError
-from ._lookup import MISSING, not_found, step
+from ._lookup import MISSING, is_dunder, not_found, step
 from ._parser import DOUBLE_STAR, STAR, Wildcard, format_parts
 
 TYPE_CHECKING = False
@@ -500,6 +500,8 @@ def _assign(
         if lenient:
             return False
         raise _cannot(prefix, part, f"{kind.__name__} has attributes, not item {part!r}")
+    if is_dunder(part):
+        raise _cannot(prefix, part, f"{part!r} is a Python internal, not data (key paths never follow dunders)")
     if not hasattr(parent, part):
         if step(parent, part) is not MISSING:  # A pytree child with no attribute behind it.
             reason = f"{kind.__name__} at {_where(prefix)} exposes {part!r} only through JAX's flattening"

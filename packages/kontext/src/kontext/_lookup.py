@@ -14,6 +14,11 @@ _MAX_SUGGESTION_NODES = 20_000
 _MAX_SUGGESTION_WORK = 20_000_000  # Characters of the path x characters of the paths compared with it.
 
 
+def is_dunder(part: object) -> bool:
+    """`"__class__"`, `"__globals__"`: an attribute no key path follows (a dict's `"__x__"` key still is one)."""
+    return type(part) is str and len(part) > 4 and part.startswith("__") and part.endswith("__")
+
+
 def step(obj: object, part: object) -> object:
     """``obj[part]``, else ``obj.part``, else (JAX loaded) the pytree child keyed ``part``; else ``MISSING``."""
     kind = type(obj)
@@ -30,7 +35,7 @@ def step(obj: object, part: object) -> object:
                 return getitem(obj, part)
             except _ITEM_ERRORS:
                 pass
-    if type(part) is str:
+    if type(part) is str and not is_dunder(part):  # key paths address data, never Python's internals
         try:
             return getattr(obj, part)
         except AttributeError:
