@@ -78,7 +78,7 @@ def test_no_admitted_name_launches_writes_connects_or_imports_from_outside(group
                 NAMES[name](*args, **kwargs)
             except konfig.DisallowedTargetError:
                 pass  # recorded below, with what it was
-            except Exception:  # noqa: BLE001 (fuzzed arguments: any error of the callee is fine)
+            except Exception:
                 pass
             refusal = _audit.take_refusal()
         finally:
