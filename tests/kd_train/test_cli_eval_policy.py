@@ -227,6 +227,12 @@ CLI_ATTACKS = {
     "flax.io.GFile": ("eval", lambda c: {"__qualname__": "flax.io:GFile", "0": c, "1": "w"}, []),
     "flax.io.copy": ("inspect", lambda c: {"__qualname__": "flax.io:copy", "0": "/etc/hostname", "1": c}, []),
     "flax.io.listdir": ("inspect", lambda c: {"__qualname__": "flax.io:listdir", "0": "/root"}, []),
+    "flax.io.makedirs": ("eval", lambda c: {"__qualname__": "flax.io:makedirs", "0": c}, []),
+    "kauldron.kd:xm.run_processes": (
+        "inspect",
+        lambda c: {"__qualname__": "kauldron.kd:xm.run_processes", "0": [{"__qualname__": "kauldron.kd:xm.Process", "argv": ["touch", c]}]},
+        ["kauldron"],
+    ),
     "kauldron.xm.run_processes": (
         "eval",
         lambda c: {"__qualname__": "kauldron.xm:run_processes", "0": [{"__qualname__": "kauldron.xm:Process", "argv": ["touch", c]}]},
@@ -254,4 +260,29 @@ def test_an_attack_planted_in_a_run_folder_is_refused_through_the_command_line(n
     assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr, result.stderr
     assert "cfg.model" in result.stderr and "afe mode refused" in result.stderr, result.stderr
     assert "not signed by this user's kd-train" in result.stdout
+    assert not canary.exists()
+
+
+def test_a_folder_outside_the_run_named_by_run_json_never_goes_on_sys_path(run_copy):
+    # run.json's argv and cwd name a config beside a planted module, outside the run folder; the module is
+    # recorded as an import and config.json uses it. The run is foreign (edited): the module is left out,
+    # refused by name, and never imported (its import would create the canary).
+    elsewhere = run_copy.parent / "elsewhere"
+    elsewhere.mkdir()
+    canary = run_copy.parent / "CANARY"
+    (elsewhere / "cfg.py").write_text("")
+    (elsewhere / "planted_zz.py").write_text(f"open({str(canary)!r}, 'w').close()\ndef f():\n    return 1\n")
+    _edit_json(run_copy / "config.json", lambda data: data["evals"]["val"].update(num_batches={"__qualname__": "planted_zz:f"}))
+
+    def record(data: dict) -> None:
+        data["argv"], data["cwd"] = ["kd-train", "--cfg=cfg.py"], str(elsewhere)
+        data["imports"].append("planted_zz")
+
+    _edit_json(run_copy / "run.json", record)
+
+    result = kd_train("eval", f"--workdir={run_copy}", "--no-follow")
+
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "left out: planted_zz" in result.stdout
+    assert "planted_zz:f" in result.stderr and "cfg.evals.val.num_batches" in result.stderr, result.stderr
     assert not canary.exists()
