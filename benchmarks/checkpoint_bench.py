@@ -3,6 +3,7 @@
     python3 -m hatch run python benchmarks/checkpoint_bench.py                 # ~50M params, 200 steps
     python3 -m hatch run python benchmarks/checkpoint_bench.py --params 2e6 --steps 60   # a quick look
     python3 -m hatch run python benchmarks/checkpoint_bench.py --skip-trainer --skip-io  # digests only (3.)
+    python3 -m hatch run python benchmarks/checkpoint_bench.py --tiny    # every part, tiny: a smoke test
 
 The model is a linen MLP `d -> h -> h -> h -> d` (d = h / 4, h chosen for `--params`) trained with adam, so
 the saved state (params + adam's mu and nu) is about 3x the parameters, in float32. Data is synthetic and in
@@ -159,7 +160,7 @@ class _ClockWriter(kd.writers.InMemoryWriter):
     clocks: dict[int, tuple[float, float]] = dataclasses.field(default_factory=dict)
 
     def write_scalars(self, step: int, scalars: Any) -> None:
-        if "perf/steps_per_sec" in scalars:  # the train loop's row (evaluators write rows of their own)
+        if "perf/train_seconds" in scalars:  # the train loop's rows (perf/steps_per_sec skips the first window)
             self.clocks[int(step)] = (time.perf_counter(), time.process_time())
         super().write_scalars(step, scalars)
 
@@ -523,8 +524,13 @@ def main() -> None:
     parser.add_argument("--skip-trainer", action="store_true", help="leave out the training steps/s part")
     parser.add_argument("--skip-io", action="store_true", help="leave out the save / restore part")
     parser.add_argument("--skip-digests", action="store_true", help="leave out the digests part")
+    parser.add_argument(
+        "--tiny", action="store_true", help="--params 1e5 --steps 20 --save-every 10 --repeats 1 --io-repeats 1"
+    )
     parser.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)  # one run, in a subprocess
     args = parser.parse_args()
+    if args.tiny:  # every part on the same code path, in seconds: the numbers mean little
+        args.params, args.steps, args.save_every, args.repeats, args.io_repeats = 1e5, 20, 10, 1, 1
 
     if args.variant is not None:
         print(_RESULT + json.dumps(run_variant(args, args.variant, args.workdir)), flush=True)

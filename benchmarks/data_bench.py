@@ -3,6 +3,7 @@
     python3 -m hatch run python benchmarks/data_bench.py                           # 300 batches, best of 3
     python3 -m hatch run python benchmarks/data_bench.py --batches 100 --repeats 1   # a quick look
     python3 -m hatch run python benchmarks/data_bench.py --variants numpy,grain0     # some rows only
+    python3 -m hatch run python benchmarks/data_bench.py --tiny    # 10 batches, 1 round, 1 warm-up: a smoke test
 
 Workload: scikit-learn's bundled digits (`sklearn.datasets.load_digits`: 1797 8x8 images, values 0..16),
 loaded once, as examples `{"image": uint8 (8, 8, 1), "label": int64}`; batches of 64, shuffled, seed 0, the
@@ -230,7 +231,10 @@ def main() -> None:
         default=",".join(VARIANTS),
         help=f"of {', '.join(VARIANTS)}, comma separated (default all)",
     )
+    parser.add_argument("--tiny", action="store_true", help="--batches 10 --repeats 1 --warmup 1 (seconds)")
     args = parser.parse_args()
+    if args.tiny:
+        args.batches, args.repeats, args.warmup = 10, 1, 1
     if args.batches < 1 or args.repeats < 1 or args.warmup < 0:
         raise SystemExit("--batches and --repeats must be >= 1, --warmup >= 0")
     bench(args)

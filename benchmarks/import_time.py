@@ -1,10 +1,12 @@
 """Import time of each kd package, cumulative, from `python -X importtime` in fresh interpreters.
 
-Run: `hatch run python benchmarks/import_time.py` (median of 5 runs; bytecode is compiled first).
+Run: `hatch run python benchmarks/import_time.py` (median of 5 runs; bytecode is compiled first);
+`--tiny`: one run each (a smoke test).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -29,11 +31,14 @@ def import_time_us(module: str) -> int:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tiny", action="store_true", help="one run per module (a smoke test)")
+    runs = 1 if parser.parse_args().tiny else RUNS
     subprocess.run([sys.executable, "-c", "; ".join(f"import {m}" for m in MODULES)], check=True, env=ENV)
-    header = f"import (ms, median of {RUNS})"
+    header = f"import (ms, median of {runs})"
     print(f"{'module':<10} {header:>28}")
     for module in MODULES:
-        times = [import_time_us(module) for _ in range(RUNS)]
+        times = [import_time_us(module) for _ in range(runs)]
         print(f"{module:<10} {statistics.median(times) / 1000:>28.1f}")
 
 

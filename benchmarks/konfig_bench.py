@@ -1,6 +1,7 @@
 """konfig against Kauldron's konfig, fiddle and ml_collections, in one run.
 
     hatch run bench:python benchmarks/konfig_bench.py [--sizes 1000,10000] [--repeat 5]
+    hatch run python benchmarks/konfig_bench.py --tiny    # --sizes 100 --repeat 1: a smoke test (seconds)
 
 Each library builds the same config of ~N calls (a model of blocks of Dense
 layers, an optimizer whose schedule refers to `num_train_steps`) and times,
@@ -320,7 +321,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000", help="comma-separated approximate call counts")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--libraries", default=",".join(SUITES))
+    parser.add_argument("--tiny", action="store_true", help="--sizes 100 --repeat 1: a smoke test (seconds)")
     options = parser.parse_args()
+    if options.tiny:
+        options.sizes, options.repeat = "100", 1
     sizes = [int(s) for s in options.sizes.split(",")]
 
     suites: dict[str, Suite] = {}

@@ -5,9 +5,11 @@ against a context of ~1,000 leaves, the work a trainer does for every step. Othe
 pieces (lookups, parsing with a cold cache, flattening, a glob write) and the import.
 
 Run: ``hatch run bench:python benchmarks/kontext_bench.py``. Times are the best of several repeats.
+``--tiny``: each row timed once, one import run (a smoke test of the same code, seconds; the numbers mean little).
 """
 
 # No `from __future__ import annotations`: the loss classes below are annotated with a local `key`.
+import argparse
 import dataclasses
 import os
 import subprocess
@@ -135,11 +137,11 @@ def best_time(fn: Callable[[], Any], number: int, repeat: int = 7) -> float:
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
 
 
-def import_time(statement: str) -> float:
+def import_time(statement: str, runs: int = 5) -> float:
     """Best wall time of ``statement`` in a fresh interpreter, in seconds.
 
     A first run writes bytecode caches (even if PYTHONDONTWRITEBYTECODE is set here), as an installed
-    package has them; the best of the next five runs is kept.
+    package has them; the best of the next `runs` runs is kept.
     """
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
@@ -158,10 +160,14 @@ def import_time(statement: str) -> float:
         return float(proc.stdout.strip().splitlines()[-1])
 
     run(statement)
-    return min(run(statement) for _ in range(5))
+    return min(run(statement) for _ in range(runs))
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tiny", action="store_true", help="time each row once: a smoke test (seconds)")
+    args = parser.parse_args()
+    repeat, import_runs = (1, 1) if args.tiny else (7, 5)
     context = make_context()
     n_leaves = len(kontext.flatten_with_path(context))
     paths = [p for _, keys in KEYS for p in keys.values() if p is not None]
@@ -253,18 +259,19 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for name, ours, theirs, number in rows:
-        t_ours = best_time(ours, number)
+        number = 1 if args.tiny else number
+        t_ours = best_time(ours, number, repeat)
         if theirs is None:
             print(f"{name:<58} {_fmt(t_ours):>12} {'n/a':>12} {'n/a':>9}")
             continue
-        t_theirs = best_time(theirs, number)
+        t_theirs = best_time(theirs, number, repeat)
         print(f"{name:<58} {_fmt(t_ours):>12} {_fmt(t_theirs):>12} {t_theirs / t_ours:>8.1f}x")
 
-    t_import_ours = import_time("import kontext")
-    t_import_full = import_time("import kontext; kontext.Key; kontext.path_builder_from")
+    t_import_ours = import_time("import kontext", import_runs)
+    t_import_full = import_time("import kontext; kontext.Key; kontext.path_builder_from", import_runs)
     line = f"{'import kontext (fresh interpreter)':<58} {_fmt(t_import_ours):>12}"
     if kauldron_kontext is not None:
-        t_import_kd = import_time("from kauldron import kontext")
+        t_import_kd = import_time("from kauldron import kontext", import_runs)
         print(f"{line} {_fmt(t_import_kd):>12} {t_import_kd / t_import_ours:>8.1f}x")
         print(
             f"{'import kontext + Key + path_builder_from':<58} {_fmt(t_import_full):>12} {_fmt(t_import_kd):>12} "

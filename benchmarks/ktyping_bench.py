@@ -2,6 +2,7 @@
 """ktyping against Kauldron's ktyping and jaxtyping (with beartype / typeguard), in one run.
 
     hatch run bench:python benchmarks/ktyping_bench.py [--repeat 7] [--calls 20000]
+    hatch run python benchmarks/ktyping_bench.py --tiny    # a smoke test: ktyping alone where no peer is installed
 
 Every library decorates the same function of 3 annotated numpy arrays (plus the return
 value), called outside jit (where checks cost on every call; under jit they run once
@@ -129,6 +130,8 @@ if jaxtyped is not None:
 
 def jaxtyping_typeguard_suite() -> tuple[Callable[..., Any], None]:
     # No dataclass: typeguard cannot instrument the generated __init__ (no source).
+    if jaxtyped is None:  # reported as the peer's failure, like the others'
+        raise ModuleNotFoundError("No module named 'jaxtyping'")
     return f_typeguard, None
 
 
@@ -176,7 +179,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--tiny", action="store_true", help="--repeat 1 --calls 200, one import run (seconds)")
     args = parser.parse_args()
+    if args.tiny:
+        args.repeat, args.calls = 1, 200
 
     base_call = per_call(plain_function(), args.calls, args.repeat)
     base_init = per_call(plain_dataclass(), args.calls, args.repeat)
@@ -220,7 +226,7 @@ def main() -> None:
     print("-" * 32)
     for name, statement in IMPORTS.items():
         try:
-            print(f"{name:<22}{import_time(statement, 3) * 1e3:>10.1f}")
+            print(f"{name:<22}{import_time(statement, 1 if args.tiny else 3) * 1e3:>10.1f}")
         except subprocess.CalledProcessError as e:
             print(f"{name:<22}  failed: {e.stderr.strip().splitlines()[-1][:60]}")
 

@@ -4,6 +4,7 @@
     python3 -m hatch run python benchmarks/scale_bench.py --devices 1,2,8 --steps 300 --repeats 1   # a look
     python3 -m hatch run python benchmarks/scale_bench.py --lm --lm-size tiny    # (2), small: runs on a CPU
     python3 -m hatch run python benchmarks/scale_bench.py --lm --lm-size tiny --lm-cpu-devices 2   # sharded
+    python3 -m hatch run python benchmarks/scale_bench.py [--lm] --tiny    # a smoke test of (1) or (2)
     python3 -m hatch run python benchmarks/scale_bench.py --lm --lm-size 166m    # (2) on a GPU machine
     python3 -m hatch run python benchmarks/scale_bench.py --lm --lm-size 166m --lm-variants hand,kd,kd1 \
         --attention cudnn --peak-tflops 989                                    # more of (2)
@@ -191,7 +192,7 @@ def _clock_writer(kd: Any, clocks: dict[int, tuple[float, float, float]]) -> Any
 
     class ClockWriter(kd.writers.InMemoryWriter):
         def write_scalars(self, step: int, scalars: Any) -> None:
-            if "perf/steps_per_sec" in scalars:  # the train loop's row
+            if "perf/train_seconds" in scalars:  # the train loop's rows (perf/steps_per_sec skips the first window)
                 clocks[int(step)] = (_since_start(), time.perf_counter(), time.process_time())
             super().write_scalars(step, scalars)
 
@@ -870,8 +871,16 @@ def main() -> None:
     parser.add_argument(
         "--child-timeout", type=float, default=900, help="seconds before a run is killed (default 900)"
     )
+    parser.add_argument(
+        "--tiny",
+        action="store_true",
+        help="a smoke test, 1 process per variant: (1) --devices 2 --steps 120; (2) --lm-size tiny --lm-steps 20 --seq 32",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)  # one run, in a subprocess: its JSON spec
     args = parser.parse_args()
+    if args.tiny:
+        args.devices, args.steps, args.repeats = "2", MLP_WINDOW_START + 2 * args.sync_every, 1
+        args.lm_size, args.lm_steps, args.seq = "tiny", 2 * LM_SIZES["tiny"].log_every, 32
 
     if args.child is not None:
         spec = json.loads(args.child)

@@ -177,6 +177,7 @@ def test_a_profile_traces_exactly_the_steps_asked_for(tmp_path):
         num_train_steps=40,
         log_metrics_every=20,
         profiler=kd.train.Profiler(first_step=10, num_steps=5),
+        steps_per_call=20,  # the default's size, not measured against single steps: the calls the plan makes
     )
     calls, fused_steps = [], trainer.trainstep.fused_steps
 

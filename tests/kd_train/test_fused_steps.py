@@ -181,3 +181,64 @@ def test_calls_shrink_once_a_logging_window_measured_the_updates(monkeypatch):
 
     # Steps 2-6: the first window, not yet measured (it starts after step 1). Then one update per call.
     assert calls == [(1, 1), (2, 6), *((s, s) for s in range(7, 15))]
+
+
+# --- fused steps only where they win: measured once, kept for the run ------------------------------------
+
+
+def _slowed(trainer, *, fused: float = 0.0, single: float = 0.0):
+    """Makes one way of running updates slower (a sleep per call), as a rolled loop of convolutions is on
+    XLA:CPU; returns the list of fused calls made, as `(first step, last step)`."""
+    import time
+
+    calls, fused_steps, step = [], trainer.trainstep.fused_steps, trainer.trainstep.step
+
+    def slow_fused(state, inputs, num_steps, **kwargs):
+        calls.append((int(state.step) + 1, int(state.step) + num_steps))
+        time.sleep(fused)
+        return fused_steps(state, inputs, num_steps, **kwargs)
+
+    def slow_single(*args, **kwargs):
+        time.sleep(single)
+        return step(*args, **kwargs)
+
+    trainer.trainstep.fused_steps = slow_fused
+    trainer.trainstep.step = slow_single
+    return calls
+
+
+PROBED = dict(num_train_steps=80, log_metrics_every=20, evals={})
+
+
+def test_the_default_measures_and_keeps_single_steps_where_fused_calls_are_slower(capsys):
+    reference = lib.make_trainer(**{**FIELDS, **PROBED, "steps_per_call": 1}).train()[0]
+    trainer = lib.make_trainer(**{**FIELDS, **PROBED})
+    calls = _slowed(trainer, fused=0.3)
+
+    state, _ = trainer.train()
+
+    out = capsys.readouterr().out
+    assert out.count("single steps (fused calls of 20 measured") == 1, out
+    # Step 1 alone compiles the fused call; the next call is split to measure (2-10 fused, 11-20 single),
+    # then single steps only.
+    assert calls == [(1, 1), (2, 10)]
+    _assert_same_bits(state.params, reference.params)  # the choice changes speed, never the bits
+
+
+def test_the_default_keeps_fused_calls_where_they_are_faster(capsys):
+    trainer = lib.make_trainer(**{**FIELDS, **PROBED})
+    calls = _slowed(trainer, single=0.02)
+
+    trainer.train()
+
+    out = capsys.readouterr().out
+    assert out.count("fused steps: 20 per call (measured") == 1, out
+    assert calls[-2:] == [(41, 60), (61, 80)]  # after the measuring window, whole fused calls again
+
+
+def test_steps_per_call_forces_fused_calls_without_measuring(capsys):
+    trainer = lib.make_trainer(**{**FIELDS, **PROBED, "steps_per_call": 20})
+    calls = _slowed(trainer, fused=0.3)
+    trainer.train()
+    assert "measured" not in capsys.readouterr().out
+    assert calls[-1] == (61, 80)

@@ -110,7 +110,7 @@ class TrainingRun:
             period=t.log_metrics_every,
             logging_step_inside=not t.trainstep.metrics,
         )
-        self.runner = CallRunner(t.trainstep, feed, size)
+        self.runner = CallRunner(t.trainstep, feed, size, measure=t.steps_per_call is None)
         timer = _hooks.CallTimer(size)
         compile_clock = _hooks.CompileClock()
         self._profiler = _hooks.ProfilerHook(t.profiler) if t.profiler is not None else None
