@@ -33,7 +33,6 @@ from kd.train._plan import Call
 from kd.train._state import TrainState
 from kd.train._step import TrainStep
 
-
 # The fewest fused updates in a call that is split to measure fused against single updates.
 PROBE_UPDATES = 16
 
