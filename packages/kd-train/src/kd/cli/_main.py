@@ -37,6 +37,7 @@ from kd._run_policy import RunPolicyError, run_policy
 from kd._run_policy import config_folder_on_path as _config_folder_on_path
 
 from . import _distributed, _launch
+from ._compile_cache import enable_compilation_cache
 from ._errors import (
     TRACEBACK_ENV,
     CliError,
@@ -125,6 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = _COMMANDS.get(command)
     if run is None:
         return _fail(CliError(_unknown_command(command)))
+    enable_compilation_cache()  # a rerun, a resume, eval and a sweep's items reuse earlier compiles
     with (
         HeldIOErrorNoise() as held,
         one_line_warnings(),
