@@ -69,6 +69,7 @@ def test_the_terminal_lines_fit_100_columns_and_name_the_loss(finished):
     _, result = finished
     lines = result.stdout.splitlines()
     assert all(len(line) <= 100 for line in lines), lines
+    lines = [line for line in lines if not line.startswith(("fused steps: ", "single steps ("))]  # the measured way
     assert lines[1].startswith("step 20 | l2 ") and "step/s" in lines[1] and "losses/total" not in lines[1]
     assert lines[-1].startswith("done: 60 steps in ") and "compiling" in lines[-1] and "l2 " in lines[-1]
 
