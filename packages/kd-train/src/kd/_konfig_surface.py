@@ -35,7 +35,7 @@ KD: tuple[str, ...] = (
     # Classmethods a config calls by name.
     "kd.nn:VitEncoder.from_variant_str",
     "kd.nn:ViTSpec.from_variant_string",
-    # kd.train and kd.evals: the classes a config describes, not the functions that run or read a run.
+    # kd.train: the classes a config describes, not the functions that run or read a run.
     *(
         f"kd.train:{name}"
         for name in (
@@ -55,20 +55,7 @@ KD: tuple[str, ...] = (
             "ROOT_CFG_REF",
         )
     ),
-    *(
-        f"kd.evals:{name}"
-        for name in (
-            "Evaluator",
-            "EvaluatorBase",
-            "EveryNSteps",
-            "Final",
-            "Once",
-            "RunStrategy",
-            "Standalone",
-            "StandaloneEveryCheckpoint",
-            "StandaloneLastCheckpoint",
-        )
-    ),
+    "kd.evals:*",  # the evaluators and their schedules; not evaluate_checkpoints (below)
     # Functions of those namespaces that read or write files by themselves.
     "!kd.ckpts:workdir_from_xid",
     "!kd.evals:evaluate_checkpoints",

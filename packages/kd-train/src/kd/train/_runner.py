@@ -82,11 +82,7 @@ class CallRunner:
         if self.choice is None and self._fused_ran and call.fused_updates >= PROBE_UPDATES:
             state, step = self._probe(state, step, fused_end, out)
         if self.choice == "single":
-            while step < fused_end:
-                state, aux = self._single(state, step, log_metrics=call.log_metrics and step + 1 == end)
-                step += 1
-                out.losses.append((step, aux.loss_states))
-                out.aux = aux if step == end else out.aux
+            state, step = self._singles(state, step, fused_end, out, end=end, log_metrics=call.log_metrics)
         while step < fused_end:
             taken, inputs = self.feed.next_group(step, fused_end - step, size=self.size)
             if taken:
@@ -127,12 +123,9 @@ class CallRunner:
         step += 1
         out.losses.append((step, aux.loss_states))
         jax.block_until_ready(state)
-        began, singles = time.perf_counter(), 0
-        while step < fused_end - 1:  # the call's last update stays for the path that may log it
-            state, aux = self._single(state, step, log_metrics=False)
-            step += 1
-            singles += 1
-            out.losses.append((step, aux.loss_states))
+        began, first = time.perf_counter(), step
+        state, step = self._singles(state, step, fused_end - 1, out)  # the last stays for the path that logs
+        singles = step - first
         jax.block_until_ready(state)
         if singles < 2:
             return state, step  # too few to tell: measured on a later call
@@ -148,6 +141,19 @@ class CallRunner:
                     f"single steps (fused calls of {self.size} measured {ratio:.2f}x single steps; "
                     "Trainer.steps_per_call forces either)"
                 )
+        return state, step
+
+    def _singles(
+        self, state: TrainState, step: int, until: int, out: CallOutput, *, end: int = -1, log_metrics: bool = False
+    ) -> tuple[TrainState, int]:
+        """Single updates up to step `until`; the one that ends the call (`end`) gives `out.aux`, with its
+        metrics when `log_metrics`."""
+        while step < until:
+            state, aux = self._single(state, step, log_metrics=log_metrics and step + 1 == end)
+            step += 1
+            out.losses.append((step, aux.loss_states))
+            if step == end:
+                out.aux = aux
         return state, step
 
     def _single(
