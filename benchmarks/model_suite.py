@@ -20,9 +20,13 @@ Variants, each run in its own fresh process, interleaved (hand, kd, kd1, hand, .
         `--steps // 3` steps into a writer that notes the clock when a row is written (its values are read
         from the device, so the step is done);
   kd1:  the same with `steps_per_call=1`.
+  warm: kd again, with the persistent compilation cache the repeat's `kd` run filled (kd and kd1 each start
+        with an empty cache folder of their own, as a first `kd-train` run does; kd-train turns the cache on).
 Columns (medians): steady steps/s over the window from the first logging step after step 1 to the last
 step; first step s (from the parent's Popen to the end of the first update); wall s (the whole process);
-peak RSS MiB (os.wait4); and each one's ratio to the hand loop (`x hand`: for steps/s above 1 is faster).
+compile s (XLA's backend compile seconds, persistent-cache reads included) and programs (how many it
+compiled or read); peak RSS MiB (os.wait4); and each one's ratio to the hand loop (`x hand`: for steps/s
+above 1 is faster).
 """
 
 import argparse
@@ -36,7 +40,7 @@ import time
 from typing import Any
 
 MODELS = ("mlp", "cnn", "vit", "lm", "nnx")
-VARIANTS = ("hand", "kd", "kd1")
+VARIANTS = ("hand", "kd", "kd1", "warm")
 BATCH, LM_BATCH, LM_SEQ, LM_VOCAB = 64, 16, 32, 256
 POOL = 20  # batches, cycled
 _RESULT = "RESULT "
@@ -46,6 +50,20 @@ _ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 def _since_start() -> float:
     return time.time() - float(os.environ[_T0])
+
+
+_COMPILES: list[float] = []  # this child's backend compile seconds, one entry per program
+
+
+def _count_compiles() -> None:
+    """Records each program XLA compiles (or reads from the persistent cache) in `_COMPILES`."""
+    from jax import monitoring
+
+    def listener(event: str, duration: float, **_: Any) -> None:
+        if event == "/jax/core/compile/backend_compile_duration":
+            _COMPILES.append(duration)
+
+    monitoring.register_event_duration_secs_listener(listener)
 
 
 # ---------------------------------------------------------------------------------------------- the models
@@ -247,20 +265,29 @@ def child_kd(model: str, steps: int, window_start: int, steps_per_call: int | No
 
 def run_child(model: str, variant: str, steps: int) -> dict[str, Any]:
     window_start = steps // 3 if steps >= 30 else steps // 2
+    _count_compiles()
     if variant == "hand":
-        return child_hand(model, steps, window_start)
-    return child_kd(model, steps, window_start, steps_per_call=1 if variant == "kd1" else None)
+        result = child_hand(model, steps, window_start)
+    else:
+        from kd.cli._compile_cache import enable_compilation_cache
+
+        enable_compilation_cache()  # as kd-train does, in the folder the parent chose (KD_COMPILATION_CACHE)
+        result = child_kd(model, steps, window_start, steps_per_call=1 if variant == "kd1" else None)
+    return {**result, "compile_s": sum(_COMPILES), "programs": len(_COMPILES)}
 
 
 # ---------------------------------------------------------------------------------------------- the parent
 
 
-def spawn(model: str, variant: str, steps: int) -> dict[str, Any]:
-    """One `--child` process: its JSON result, plus `wall_s` and `rss_mib` (peak RSS) seen from here."""
+def spawn(model: str, variant: str, steps: int, cache: str) -> dict[str, Any]:
+    """One `--child` process (kd's with its compilation cache in `cache`): its JSON result, plus `wall_s` and
+    `rss_mib` (peak RSS) seen from here."""
     command = [sys.executable, __file__, "--child", f"{model},{variant}", "--steps", str(steps)]
+    env = {**_ENV, "KD_COMPILATION_CACHE": cache}
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
     with tempfile.TemporaryFile("w+") as out:
         start = time.time()
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**_ENV, _T0: repr(start)})
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**env, _T0: repr(start)})
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.time() - start
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
@@ -276,6 +303,8 @@ _COLUMNS = [  # key, header, format
     ("steps_per_s", "steps/s", "{:.0f}"),
     ("first_step_s", "first s", "{:.2f}"),
     ("wall_s", "wall s", "{:.2f}"),
+    ("compile_s", "compile s", "{:.2f}"),
+    ("programs", "programs", "{:.0f}"),
     ("rss_mib", "RSS MiB", "{:.0f}"),
 ]
 
@@ -302,6 +331,9 @@ def print_table(steps: int, repeats: int, runs: dict[tuple[str, str], list[dict[
         if v == "kd"
     ]
     print(f"kd/hand steady steps/s, median over the models: {statistics.median(kd_over_hand):.2f}")
+    for model in dict.fromkeys(m for m, _ in runs):
+        first = {v: statistics.median(r["first_step_s"] for r in runs[(model, v)]) for v in ("kd", "warm")}
+        print(f"{model}: a second run (cache warm) reaches step 1 in {first['warm'] / first['kd']:.2f}x the first's time")
 
 
 def main() -> None:
@@ -328,10 +360,14 @@ def main() -> None:
         f"kd vs a hand loop; jax {version('jax')}, flax {version('flax')}, optax {version('optax')}, {os.cpu_count()} CPUs"
     )
     runs: dict[tuple[str, str], list[dict[str, Any]]] = {(m, v): [] for m in models for v in VARIANTS}
+    caches = tempfile.TemporaryDirectory(prefix="model_suite_cache_")
     for repeat in range(args.repeats):
         for model in models:
             for variant in VARIANTS:
-                result = spawn(model, variant, args.steps)
+                # kd and kd1 start cold (a folder of their own); warm reads what this repeat's kd wrote.
+                folder = "kd" if variant == "warm" else variant
+                cache = os.path.join(caches.name, f"{repeat}-{model}-{folder}")
+                result = spawn(model, variant, args.steps, cache)
                 runs[(model, variant)].append(result)
                 print(
                     f"  run {repeat + 1}/{args.repeats} {model:<4} {variant:<5} {result['steps_per_s']:.0f} steps/s, "

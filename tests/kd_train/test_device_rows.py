@@ -1,6 +1,6 @@
-"""How batches reach fused calls. Examples kept on the device: an `InMemoryPipeline` run gathers its fused calls'
-batches there, with the bits, the logs and the saved data position of a run that copies every batch from the
-host. Host batches of other shapes (an epoch's short last batch) run on their own."""
+"""How batches reach the compiled calls. Examples kept on the device: an `InMemoryPipeline` run gathers its
+calls' batches there (fused or single), with the bits, the logs and the saved data position of a run that
+copies every batch from the host. Host batches of other shapes (an epoch's short last batch) run on their own."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def _assert_same_bits(a, b) -> None:
 @pytest.mark.parametrize("shuffle", [False, True], ids=["in-order", "shuffled"])
 def test_batches_gathered_on_the_device_give_the_bits_of_host_batches(shuffle):
     ds = _pipeline(shuffle=shuffle)  # 7 batches an epoch: the fused calls cross epochs
-    host_trainer, host = _run(train_ds=ds, steps_per_call=1)
+    host_trainer, host = _run(train_ds=_pipeline(shuffle=shuffle, on_device=False), steps_per_call=1)
     device_trainer, on_device = _run(train_ds=ds)
 
     assert device_trainer.trainstep.num_traces[("fused", True)] == 1  # the rows-gathering call
@@ -65,7 +65,7 @@ def test_batches_gathered_on_the_device_give_the_bits_of_host_batches(shuffle):
 
 def test_the_saved_data_position_is_the_one_host_batches_reach(tmp_path):
     _run(tmp_path / "device", train_ds=_pipeline(shuffle=True))
-    _run(tmp_path / "host", train_ds=_pipeline(shuffle=True), steps_per_call=1)
+    _run(tmp_path / "host", train_ds=_pipeline(shuffle=True, on_device=False), steps_per_call=1)
 
     positions = {}
     for name in ("device", "host"):
@@ -79,7 +79,7 @@ def test_the_saved_data_position_is_the_one_host_batches_reach(tmp_path):
 
 
 def test_a_resumed_run_gathers_from_where_it_stopped(tmp_path):
-    _, straight = _run(train_ds=_pipeline(shuffle=True), steps_per_call=1)
+    _, straight = _run(train_ds=_pipeline(shuffle=True, on_device=False), steps_per_call=1)
     _run(tmp_path, train_ds=_pipeline(shuffle=True), stop_after_steps=13)
     _, resumed = _run(tmp_path, train_ds=_pipeline(shuffle=True))
 
@@ -133,7 +133,7 @@ def test_examples_beyond_the_budget_stay_on_the_host(monkeypatch):
 
 
 @pytest.mark.parametrize(("steps_per_call", "period"), [(1, 100), (None, 1)])
-def test_one_update_per_call_copies_host_batches(steps_per_call, period):
+def test_one_update_per_call_gathers_its_batch_on_the_device_too(steps_per_call, period):
     feed, size = _feed.make_feed(
         iter(_pipeline()),
         sharding=kd.sharding.ShardingStrategy(),
@@ -142,8 +142,18 @@ def test_one_update_per_call_copies_host_batches(steps_per_call, period):
         period=period,
     )
 
-    assert isinstance(feed, _feed.HostFeed)
+    assert isinstance(feed, _feed.DeviceRowsFeed)
     assert size == 1
+
+
+def test_single_steps_on_device_rows_give_the_bits_of_host_batches():
+    host_trainer, host = _run(train_ds=_pipeline(shuffle=True, on_device=False), steps_per_call=1)
+    device_trainer, on_device = _run(train_ds=_pipeline(shuffle=True), steps_per_call=1)
+
+    assert device_trainer.trainstep.num_traces[(False, False)] == 1  # traced once: the rows-gathering step
+    assert "fused" not in {kind for kind, _ in device_trainer.trainstep.num_traces}
+    _assert_same_bits((on_device.params, on_device.opt_state), (host.params, host.opt_state))
+    assert device_trainer.writer.scalars["losses/l2"] == host_trainer.writer.scalars["losses/l2"]
 
 
 def test_a_run_past_the_last_epoch_names_the_step():
@@ -165,7 +175,8 @@ def test_a_short_last_batch_runs_on_its_own_with_the_bits_of_single_steps(source
     fused_trainer, fused = _run(train_ds=ds)
 
     assert fused_trainer.trainstep.num_traces[("fused", False)] == 1
-    assert fused_trainer.trainstep.num_traces[(False, False)] == 1  # the short batch's own step
+    # The single step: for the full batches (run while fused and single steps are measured) and the short one.
+    assert fused_trainer.trainstep.num_traces[(False, False)] == 2
     _assert_same_bits((fused.params, fused.opt_state), (single.params, single.opt_state))
     assert fused_trainer.writer.scalars["losses/l2"] == single_trainer.writer.scalars["losses/l2"]
 

@@ -76,8 +76,8 @@ def test_by_default_the_updates_between_logging_steps_are_one_call():
     trainer, _, _ = _run()  # log_metrics_every=6: the 5 updates after a logging step and it are one call
 
     assert kd.train.Trainer.__dataclass_fields__["steps_per_call"].default is None
-    assert trainer.trainstep.num_traces[("fused", False)] == 1
-    assert (False, False) not in trainer.trainstep.num_traces
+    assert trainer.trainstep.num_traces[("fused", False)] == 1  # one size, compiled once
+    assert trainer.trainstep.num_traces[(False, False)] == 1  # single steps: until fused ones are measured
 
 
 @pytest.mark.parametrize(
@@ -169,7 +169,8 @@ def test_a_slow_update_gets_short_calls(seconds_per_update, expected):
 
 def test_calls_shrink_once_a_logging_window_measured_the_updates(monkeypatch):
     monkeypatch.setattr(_plan, "CALL_SECONDS", 1e-9)  # as if every update took longer than a call may
-    trainer = lib.make_trainer(**{**FIELDS, "num_train_steps": 14, "evals": {}})
+    # Calls of the size the plan gives (steps_per_call: not measured against single steps).
+    trainer = lib.make_trainer(**{**FIELDS, "num_train_steps": 14, "evals": {}, "steps_per_call": 6})
     calls, fused_steps = [], trainer.trainstep.fused_steps
 
     def recording(state, inputs, num_steps, **kwargs):
@@ -219,9 +220,9 @@ def test_the_default_measures_and_keeps_single_steps_where_fused_calls_are_slowe
 
     out = capsys.readouterr().out
     assert out.count("single steps (fused calls of 20 measured") == 1, out
-    # Step 1 alone compiles the fused call; the next call is split to measure (2-10 fused, 11-20 single),
-    # then single steps only.
-    assert calls == [(1, 1), (2, 10)]
+    # Step 1 is a single step (step 1 waits for one compile only); the next call compiles the other way
+    # (a single step 2, a fused step 3) and is split to measure (4-11 fused, 12-19 single); then single steps.
+    assert calls == [(3, 3), (4, 11)]
     _assert_same_bits(state.params, reference.params)  # the choice changes speed, never the bits
 
 

@@ -131,6 +131,12 @@ def test_step_cost_reports_positive_flops_and_memory_on_cpu():
         assert isinstance(cost[key], int) and cost[key] > 0, key
 
 
+def test_step_cost_and_the_report_say_how_long_the_step_took_to_compile(report):
+    assert kinspect.step_cost(_trainer())["compile_seconds"] > 0
+    line = next(line for line in report.splitlines() if line.startswith("compile time"))
+    assert float(line.split()[2].rstrip("s")) > 0, line
+
+
 def test_step_cost_total_counts_donated_buffers_once():
     cost = kinspect.step_cost(_trainer())
     assert cost["alias_bytes"] > 0  # the state is donated, as in training

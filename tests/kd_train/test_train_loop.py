@@ -112,6 +112,21 @@ def test_schedules_are_logged_under_their_name():
     ]
 
 
+def test_a_schedule_in_plain_python_is_logged_too():  # compiled schedules go in one program; this cannot
+    def stepwise(step):
+        return 0.1 if step < 2 else 0.01
+
+    writer = kd.writers.InMemoryWriter()
+    lib.make_trainer(
+        num_train_steps=4,
+        log_metrics_every=2,
+        writer=writer,
+        schedules={"lr": stepwise, "linear": optax.linear_schedule(1.0, 0.0, transition_steps=4)},
+    ).train()
+    assert writer.scalars["schedules/lr"] == [(1, 0.1), (2, 0.1), (4, 0.01)]
+    assert writer.scalars["schedules/linear"] == [(1, 1.0), (2, 0.75), (4, 0.25)]
+
+
 def test_summaries_are_written_on_their_own_schedule():
     writer = kd.writers.InMemoryWriter()
     lib.make_trainer(

@@ -286,10 +286,10 @@ def _train_one(
 ) -> int:  # fmt: skip
     """Trains one run (a sweep's item `index` of `count`): 0 when done or already complete, 143 when
     preempted."""
-    from kd.train._hooks import CompileClock
+    from kd.train._compiles import CompileLog
     from kd.writers._tracker import close_trackers
 
-    compiling = CompileClock()
+    compiling = CompileLog()
     workdir = base if name is None or base is None else os.path.join(base, _folder_name(name))
     cfg.workdir = workdir
     if name is not None and lead:
@@ -321,6 +321,8 @@ def _train_one(
             source = trainer.aux.get("workdir")
             print(f"done: evaluated step {int(state.step)} of {source} in {seconds:.1f}s", flush=True)
         else:
+            if compiling.programs():
+                print(f"compiled {compiling.summary()}", flush=True)
             print(_done_line(int(state.step), seconds, compiling.seconds(), logged), flush=True)
     return 0
 

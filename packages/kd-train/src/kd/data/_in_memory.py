@@ -40,7 +40,7 @@ class InMemoryPipeline(_base.Pipeline):
         examples there); the rest run on each batch's examples, the random ones seeded by the seed, the
         transform's position, the epoch and the example's index (the same in a resumed run).
       on_device: let a Trainer on one device keep the examples there (within its budget: 256 MB on CPU,
-        1/8 of an accelerator's memory) and gather its fused calls' batches there; False copies every
+        1/8 of an accelerator's memory) and gather its calls' batches there; False copies every
         batch from the host (for a device short of memory).
     """
 

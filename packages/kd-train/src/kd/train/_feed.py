@@ -8,9 +8,9 @@
 `HostFeed` (any pipeline) hands the host batches to the call, which copies them to the devices; a fused call
 gets them stacked (a batch of other shapes, like an epoch's short last batch, runs on its own). `DeviceRowsFeed`
 (an iterator that is a `kd.data.RowsIterator`, e.g. `InMemoryPipeline`'s, on one device, examples within
-`device_budget()`) places every example on the device once; a fused call
-then gets only the row indices of its batches and gathers them there, so no batch is copied per step. Both
-move the iterator alike: its saved position is the same either way.
+`device_budget()`) places every example on the device once; a call, fused or single, then gets only the row
+indices of its batches and gathers them there, so no batch is copied per step. Both move the iterator alike:
+its saved position is the same either way.
 """
 
 from __future__ import annotations
@@ -87,15 +87,15 @@ class HostFeed:
 
 
 class DeviceRowsFeed:
-    """Every example on the device (`source`); a fused call gets the rows of its batches (`int32[size, rows]`)
-    and gathers each batch there. A single step still gets the host batch (the call copies it)."""
+    """Every example on the device (`source`); a fused call gets the rows of its batches (`int32[size, rows]`),
+    a single step the rows of its batch (`int32[rows]`), and gathers each batch there."""
 
     def __init__(self, data: RowsIterator) -> None:
         self._data = data
         self.source = jax.device_put(data.examples)
 
-    def next_batch(self, step: int) -> Any:
-        return next_batch(self._data, step)
+    def next_batch(self, step: int) -> np.ndarray:
+        return _next_rows(self._data, step).astype(np.int32, copy=False)
 
     def next_group(self, step: int, num_steps: int, *, size: int) -> tuple[int, np.ndarray]:
         """`(num_steps, rows)`: every batch is full (`gather_on_device`), so all `num_steps` are taken."""
@@ -113,16 +113,15 @@ def make_feed(
     period: int,
     logging_step_inside: bool = True,
 ) -> tuple[HostFeed | DeviceRowsFeed, int]:
-    """`(feed, updates per call)`: `DeviceRowsFeed` where it applies (fused calls, one device and one process,
-    a `RowsIterator` that allows it, examples within `device_budget()`), else `HostFeed`; the size from
+    """`(feed, updates per call)`: `DeviceRowsFeed` where it applies (one device and one process, a
+    `RowsIterator` that allows it, examples within `device_budget()`), else `HostFeed`; the size from
     `fused_size` (`period`: the logging period). On several devices a batch sharding that is not a
     NamedSharding cannot be stacked: the chosen size is then 1."""
     size = functools.partial(
         fused_size, steps_per_call, period=period, logging_step_inside=logging_step_inside
     )
     if (
-        size(bytes_per_batch=None) > 1
-        and jax.device_count() == 1
+        jax.device_count() == 1
         and isinstance(data, RowsIterator)
         and data.gather_on_device
         and _fits(data.examples)

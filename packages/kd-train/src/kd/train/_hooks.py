@@ -21,6 +21,7 @@ import numpy as np
 
 from kd._phase import during
 from kd._root_ref import INHERITED_ATTR, RootRef
+from kd.train._compiles import CompileLog
 from kd.train._nonfinite import NonFiniteWatch, ready_losses
 from kd.train._plan import Call, time_capped
 from kd.train._runner import CallOutput
@@ -75,34 +76,8 @@ class ProfilerHook(BaseHook):
             jax.profiler.stop_trace()
 
 
-# JAX's compile phases (tracing, lowering, XLA compiling), reported through `jax.monitoring`.
-_COMPILE_EVENTS = frozenset(
-    {
-        "/jax/core/compile/jaxpr_trace_duration",
-        "/jax/core/compile/jaxpr_to_mlir_module_duration",
-        "/jax/core/compile/backend_compile_duration",
-    }
-)
-_compiled_seconds = [0.0]  # this process's, since the first CompileClock
-_listening = [False]
-
-
-def _on_duration(event: str, seconds: float, **_: Any) -> None:
-    if event in _COMPILE_EVENTS:
-        _compiled_seconds[0] += seconds
-
-
-class CompileClock:
-    """Seconds JAX spent compiling (tracing, lowering, XLA) since this clock was made: `clock.seconds()`."""
-
-    def __init__(self) -> None:
-        if not _listening[0]:  # one listener for the process, registered once
-            jax.monitoring.register_event_duration_secs_listener(_on_duration)
-            _listening[0] = True
-        self._start = _compiled_seconds[0]
-
-    def seconds(self) -> float:
-        return _compiled_seconds[0] - self._start
+# Compile seconds since the clock was made (`clock.seconds()`), per program too (`clock.programs()`).
+CompileClock = CompileLog
 
 
 class ProgressHook(BaseHook):
@@ -200,6 +175,14 @@ class MetricsHook(BaseHook):
         watch: NonFiniteWatch,
     ) -> None:
         self.writer, self.bar, self.schedules, self.clock, self.watch = writer, bar, schedules, clock, watch
+        self._schedules_jit = True
+
+        def schedule_values(step: Any) -> dict[str, Any]:
+            return {name: fn(step) for name, fn in schedules.items()}
+
+        self._schedule_values = schedule_values
+        # Every schedule's value in one compiled call (eagerly, each jnp operation in them is a program).
+        self._jitted_schedule_values = jax.jit(schedule_values)
         self.compile_clock = compile_clock
         self.last: dict[str, Any] = {}  # the last logged values (what `Trainer.train` returns)
         self._window: tuple[float, float, int] | None = None  # (time, compile seconds, step) at its start
@@ -213,6 +196,17 @@ class MetricsHook(BaseHook):
             self._window = (time.perf_counter(), self.compile_clock.seconds(), call.start)
             self._restart = False
 
+    def _schedules_at(self, step: int) -> dict[str, float]:
+        """Each schedule's value at `step`: compiled together, or one by one for a schedule that is plain Python
+        (`lambda step: 0.1 if step < 100 else 0.01` cannot be traced)."""
+        if self._schedules_jit:
+            try:
+                values = jax.device_get(self._jitted_schedule_values(np.int32(step)))
+                return {name: float(value) for name, value in values.items()}
+            except jax.errors.JAXTypeError:
+                self._schedules_jit = False
+        return {name: float(value) for name, value in self._schedule_values(step).items()}
+
     def after(self, call: Call, state: Any, out: CallOutput) -> None:
         if not call.log_metrics:
             return
@@ -221,7 +215,8 @@ class MetricsHook(BaseHook):
         with during(f"computing the losses and metrics of step {step}"):
             logged = out.aux.compute()
         # The values the update that reached `step` used (optax counts from 0: `schedule(step - 1)`).
-        logged.update({f"schedules/{name}": float(fn(step - 1)) for name, fn in self.schedules.items()})
+        if self.schedules:
+            logged.update({f"schedules/{name}": value for name, value in self._schedules_at(step - 1).items()})
         now, compiled = time.perf_counter(), self.compile_clock.seconds()
         assert self._window is not None
         started, compiled_before, first = self._window

@@ -12,6 +12,7 @@ step runs. `step_cost` compiles the step, which takes as long as the first train
 from __future__ import annotations
 
 import math
+import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -232,7 +233,11 @@ def lower_trainstep(
     )
     traces = Counter(trainstep.num_traces)
     try:
-        return jax.jit(lambda s, b: trainstep._step(s, b, *variant), donate_argnums=(0,)).lower(state, batch)
+
+        def train_step(s: Any, b: Any) -> Any:
+            return trainstep._step(s, b, *variant)
+
+        return jax.jit(train_step, donate_argnums=(0,)).lower(state, batch)
     finally:
         trainstep.num_traces.clear()
         trainstep.num_traces.update(traces)
@@ -246,12 +251,16 @@ def step_cost(
     Usage: `step_cost(trainer)["flops"]`. Keys: `flops`, `bytes_accessed`, `transcendentals` (XLA's cost
     analysis), `argument_bytes`, `output_bytes`, `alias_bytes` (outputs written into donated arguments),
     `temp_bytes`, `generated_code_bytes` and `total_bytes` (= argument + output - alias + temp + generated code:
-    what the step holds at once). Sizes are per device. A value the backend does not report is None.
+    what the step holds at once), and `compile_seconds` (tracing, lowering and compiling it here; a program
+    in JAX's persistent compilation cache is read, not compiled). Sizes are per device. A value the backend
+    does not report is None.
     """
+    began = time.perf_counter()
     compiled = lower_trainstep(
         trainer, return_metrics=return_metrics, return_summaries=return_summaries
     ).compile()
-    return {**_cost(compiled), **_memory(compiled)}
+    seconds = time.perf_counter() - began
+    return {**_cost(compiled), **_memory(compiled), "compile_seconds": seconds}
 
 
 def _with_shardings(specs: Any, shardings: Any) -> Any:
@@ -408,6 +417,14 @@ def _cost_summary(cost: Mapping[str, float | int | None]) -> str:
             memory += f" ({human_bytes(cost['alias_bytes'])} of the output reuses the donated state)"
         memory += f"; total {human_bytes(cost['total_bytes'])}"
     rows = [("compute", compute), ("memory traffic", traffic), ("memory per device", memory)]
+    if cost.get("compile_seconds") is not None:
+        rows.append(
+            (
+                "compile time",
+                f"{cost['compile_seconds']:.2f}s (a run also compiles init_state and, with fused steps, "
+                "fused_steps: the line `compiled ...` at its end times each)",
+            )
+        )
     return "\n".join([*_aligned(rows), _fit_sentence(cost["total_bytes"])])
 
 

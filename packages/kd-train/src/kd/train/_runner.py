@@ -12,10 +12,12 @@ shapes, like an epoch's short last batch, runs on its own); a lone last update (
 
 Fused steps only where they win (`measure=True`, the default `steps_per_call=None`): a compiled loop of
 updates is not always faster than the updates one by one (on XLA:CPU a rolled loop of convolution steps runs
-7-10x slower than single jitted steps: a `while` body loses the fast path). Once the fused call is compiled,
-one call's updates are split: half fused, half single (each timed after its own compile), and the faster way
-is kept for the rest of the run, said once (`fused steps: 100 per call (measured 1.9x single steps)`).
-Both ways compute the same bits on CPU, so the choice changes speed only.
+7-10x slower than single jitted steps: a `while` body loses the fast path). Until measured, updates run one
+by one (step 1 waits for one compile only, the single step's). Then a call's fused part is split: a single
+update and a fused one compile both programs (once), then half the rest runs fused and the other half single,
+each timed; once each way has `PROBE_UPDATES` timed updates (one call of 100, or several short ones), the
+faster way is kept for the rest of the run, said once (`fused steps: 100 per call (measured 1.9x single
+steps)`). Both ways compute the same bits on CPU, so the choice changes speed only.
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ from kd.train._plan import Call
 from kd.train._state import TrainState
 from kd.train._step import TrainStep
 
-# The fewest fused updates in a call that is split to measure fused against single updates.
-PROBE_UPDATES = 16
+# Timed updates each way (fused, single) before the faster is chosen.
+PROBE_UPDATES = 8
 
 
 @dataclasses.dataclass
@@ -66,8 +68,9 @@ class CallRunner:
         self.size = size  # the K of the compiled fused call
         # Fused or single updates: measured once the fused call is compiled (`measure`), else fused.
         self.choice: str | None = None if measure and size > 1 and jax.process_count() == 1 else "fused"
-        self._fused_ran = False
-        self.measured: tuple[float, float] | None = None  # seconds per update: (fused, single)
+        self.measured: tuple[float, float] | None = None  # seconds per update: (fused, single), once chosen
+        self._compiled = {"fused": False, "single": False}
+        self._timed = {"fused": [0.0, 0], "single": [0.0, 0]}  # seconds, updates
 
     def run(self, state: TrainState, call: Call) -> tuple[TrainState, CallOutput]:
         steps = f"step {call.end}" if call.updates <= 1 else f"steps {call.start + 1}-{call.end}"
@@ -79,19 +82,20 @@ class CallRunner:
         step, end = call.start, call.end
         fused_end = call.start + call.fused_updates
         logs = call.log_metrics or call.log_summaries
-        if self.choice is None and self._fused_ran and call.fused_updates >= PROBE_UPDATES:
-            state, step = self._probe(state, step, fused_end, out)
-        if self.choice == "single":
+        if self.choice is None:
+            state, step = self._measure(state, step, fused_end, out)
+        if self.choice != "fused":  # single updates: chosen, or too few to measure yet
             state, step = self._singles(state, step, fused_end, out, end=end, log_metrics=call.log_metrics)
         while step < fused_end:
             taken, inputs = self.feed.next_group(step, fused_end - step, size=self.size)
             if taken:
                 state, losses = self.trainstep.fused_steps(state, inputs, taken, source=self.feed.source)
-                self._fused_ran = True
                 out.losses.append((step + 1, (taken, losses)))
                 step += taken
                 if logs and step == end:  # the call's last update logs: its losses come from the fused call
-                    out.aux = AuxState(loss_states=jax.tree.map(lambda x, i=taken - 1: x[i], losses))
+                    # (picked on the host: indexing on the device would compile two small programs)
+                    last = jax.tree.map(lambda x, i=taken - 1: x[i], jax.device_get(losses))
+                    out.aux = AuxState(loss_states=last)
             if step < fused_end:  # a batch that cannot be stacked (other shapes) runs on its own
                 state, aux = self._single(state, step, log_metrics=call.log_metrics and step + 1 == end)
                 step += 1
@@ -105,31 +109,36 @@ class CallRunner:
             out.losses.append((step, out.aux.loss_states))
         return state, out
 
-    def _probe(self, state: TrainState, step: int, fused_end: int, out: CallOutput) -> tuple[TrainState, int]:
-        """Half of a call's fused updates in one fused call, then single updates (the first of them compiles
-        and is not timed), each way timed to the end of its work; keeps the faster way (`self.choice`)."""
-        half = (fused_end - step) // 2
-        jax.block_until_ready(state)
-        began = time.perf_counter()
-        taken, inputs = self.feed.next_group(step, half, size=self.size)
-        if not taken:
+    def _measure(self, state: TrainState, step: int, fused_end: int, out: CallOutput) -> tuple[TrainState, int]:
+        """Compiles each way once (a single update, a fused one), then times half the call's other fused
+        updates fused and the other half single, each to the end of its work, until each way has
+        `PROBE_UPDATES` of them; then keeps the faster (`self.choice`). The call's last fused update is left
+        to the path that logs."""
+        for way, run in (("single", self._singles_for), ("fused", self._fused)):
+            if not self._compiled[way] and fused_end - step > 1:
+                state, taken = run(state, step, 1, out)
+                step += taken
+                self._compiled[way] = self._compiled[way] or taken > 0
+        if not all(self._compiled.values()):
             return state, step
-        state, losses = self.trainstep.fused_steps(state, inputs, taken, source=self.feed.source)
-        out.losses.append((step + 1, (taken, losses)))
-        step += taken
-        jax.block_until_ready(state)
-        fused = (time.perf_counter() - began) / taken
-        state, aux = self._single(state, step, log_metrics=False)  # compiles the single update
-        step += 1
-        out.losses.append((step, aux.loss_states))
-        jax.block_until_ready(state)
-        began, first = time.perf_counter(), step
-        state, step = self._singles(state, step, fused_end - 1, out)  # the last stays for the path that logs
-        singles = step - first
-        jax.block_until_ready(state)
-        if singles < 2:
-            return state, step  # too few to tell: measured on a later call
-        single = (time.perf_counter() - began) / singles
+        half = (fused_end - step) // 2
+        for way, run in (("fused", self._fused), ("single", self._singles_for)):
+            count = half if way == "fused" else fused_end - 1 - step
+            if count < 1:
+                continue
+            jax.block_until_ready(state)
+            began = time.perf_counter()
+            state, taken = run(state, step, count, out)
+            jax.block_until_ready(state)
+            self._timed[way][0] += time.perf_counter() - began
+            self._timed[way][1] += taken
+            step += taken
+        if min(updates for _, updates in self._timed.values()) >= PROBE_UPDATES:
+            self._choose()
+        return state, step
+
+    def _choose(self) -> None:
+        fused, single = (seconds / updates for seconds, updates in self._timed.values())
         self.measured = (fused, single)
         self.choice = "fused" if fused <= single else "single"
         if jax.process_index() == 0:
@@ -141,7 +150,19 @@ class CallRunner:
                     f"single steps (fused calls of {self.size} measured {ratio:.2f}x single steps; "
                     "Trainer.steps_per_call forces either)"
                 )
-        return state, step
+
+    def _singles_for(self, state: TrainState, step: int, count: int, out: CallOutput) -> tuple[TrainState, int]:
+        state, end = self._singles(state, step, step + count, out)
+        return state, end - step
+
+    def _fused(self, state: TrainState, step: int, count: int, out: CallOutput) -> tuple[TrainState, int]:
+        """`(state, taken)`: up to `count` fused updates in one call (fewer before a batch that cannot be
+        stacked)."""
+        taken, inputs = self.feed.next_group(step, count, size=self.size)
+        if taken:
+            state, losses = self.trainstep.fused_steps(state, inputs, taken, source=self.feed.source)
+            out.losses.append((step + 1, (taken, losses)))
+        return state, taken
 
     def _singles(
         self, state: TrainState, step: int, until: int, out: CallOutput, *, end: int = -1, log_metrics: bool = False
@@ -160,4 +181,6 @@ class CallRunner:
         self, state: TrainState, step: int, *, log_metrics: bool, log_summaries: bool = False
     ) -> tuple[TrainState, AuxState]:
         batch = self.feed.next_batch(step)
-        return self.trainstep.step(state, batch, return_metrics=log_metrics, return_summaries=log_summaries)
+        return self.trainstep.step(
+            state, batch, return_metrics=log_metrics, return_summaries=log_summaries, source=self.feed.source
+        )

@@ -76,9 +76,11 @@ class TrainStep:
         key = shapes_key(element_spec)
         if shardings is not None or key not in self._jitted_init:
             # The batch of zeros is made inside the compiled init: no op runs (and compiles) on its own first.
-            self._jitted_init[key] = jax.jit(
-                lambda: self._init(_zeros_like_spec(element_spec)), out_shardings=shardings
-            )
+
+            def init_state() -> TrainState:
+                return self._init(_zeros_like_spec(element_spec))
+
+            self._jitted_init[key] = jax.jit(init_state, out_shardings=shardings)
         return self._jitted_init[key]()
 
     def _init(self, batch: Any) -> TrainState:
@@ -140,17 +142,26 @@ class TrainStep:
         *,
         return_metrics: bool = False,
         return_summaries: bool = False,
+        source: Any = None,
     ) -> tuple[TrainState, AuxState]:
-        """One optimizer update. `state` is donated: do not use it afterwards."""
+        """One optimizer update. `state` is donated: do not use it afterwards. With `source` (a tree of arrays
+        holding every example, on the device) `batch` is instead the rows of the batch (`int32[rows]`),
+        gathered on the device: no batch is copied from the host."""
         # Asking for metrics when there are none gives the same outputs: the same compiled function.
         variant = (
             bool(return_metrics) and bool(self.metrics),
             bool(return_summaries) and bool(self.summaries),
         )
-        fn = self._jitted.get(variant)
+        fn = self._jitted.get((*variant, source is not None))
         if fn is None:
-            fn = self._jitted[variant] = self._compiled(lambda s, b: self._step(s, b, *variant), state)
-        return fn(state, batch)
+
+            def train_step(state: TrainState, batch: Any, source: Any) -> tuple[TrainState, AuxState]:
+                if source is not None:
+                    batch = gather_rows(source, batch)
+                return self._step(state, batch, *variant)
+
+            fn = self._jitted[(*variant, source is not None)] = self._compiled(train_step, state)
+        return fn(state, batch, source)
 
     def _compiled(self, fn: Any, state: TrainState) -> Any:
         """`fn` jitted with `state` (its first argument) donated; with `checkify_errors`, checked."""
@@ -186,7 +197,7 @@ class TrainStep:
         """
         if self._jitted_fused is None:
             self._jitted_fused = self._compiled(self._fused_steps, state)
-        return self._jitted_fused(state, batches, jnp.asarray(num_steps, jnp.int32), source)
+        return self._jitted_fused(state, batches, np.int32(num_steps), source)
 
     def _fused_steps(
         self, state: TrainState, batches: Any, num_steps: jax.Array, source: Any
@@ -197,8 +208,7 @@ class TrainStep:
         def batch_at(i: jax.Array) -> Any:
             if source is None:
                 return jax.tree.map(lambda x: jax.lax.dynamic_index_in_dim(x, i, keepdims=False), batches)
-            rows = jax.lax.dynamic_index_in_dim(batches, i, keepdims=False)
-            return jax.tree.map(lambda x: x.at[rows].get(mode="promise_in_bounds"), source)
+            return gather_rows(source, jax.lax.dynamic_index_in_dim(batches, i, keepdims=False))
 
         loss_specs = self._loss_specs(state, jax.eval_shape(batch_at, jnp.int32(0)))
         stacked_losses = jax.tree.map(lambda s: jnp.zeros((count, *s.shape), s.dtype), loss_specs)
@@ -287,6 +297,11 @@ class TrainStep:
                 lambda s, b: self._update(s, b)[1].loss_states, state, batch
             )
         return self._loss_specs_memo[key]
+
+
+def gather_rows(source: Any, rows: jax.Array) -> Any:
+    """The batch of `rows` (`int32[rows]`, in bounds) of every array in `source`, gathered on the device."""
+    return jax.tree.map(lambda x: x.at[rows].get(mode="promise_in_bounds"), source)
 
 
 def states_of(objects: Mapping[str, Any], context: Context, field: str) -> dict[str, Any]:
