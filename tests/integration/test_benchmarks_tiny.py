@@ -29,6 +29,7 @@ TINY_RUNS = {
     # Two of the five models (kd.nn's Vit and an NNX module: the paths trainer_bench does not take), to stay
     # within the test's time; the others run the same code.
     "model_suite.py --tiny --models nnx": ["model  variant", "nnx    kd1", "nnx    hand", "kd/hand"],
+    "startup_bench.py --tiny": ["hand loop: step 1 done", "kd-train: step 1 (warm cache)", "warm / cold step 1"],
     "ecosystem/gemma.py --help": ["usage: gemma.py"],
 }
 
