@@ -221,6 +221,45 @@ def json_data(max_leaves: int = 30) -> st.SearchStrategy:
     )
 
 
+def common_json_data(max_leaves: int = 30) -> st.SearchStrategy:
+    """JSON values of the shapes configs are mostly made of (the one-pass reader's), with odd ones mixed in:
+    nodes of names, calls with positional arguments, constants, tuples, references, version keys."""
+    keys = st.one_of(
+        identifiers,
+        st.sampled_from(
+            ["__qualname__", "__const__", "__konfig_version__", "0", "1", "2", "01", "_x", "__x__"]
+        ),
+        st.sampled_from(["", "\u00e9", "\u0663", "__root__", "__id__", "__raw__=1", "__tuple__", "__ref__"]),
+    )
+    values = st.one_of(json_scalars, st.sampled_from(["m:Dense", 1, 2, None]))
+    return st.recursive(
+        values,
+        lambda children: st.one_of(
+            st.lists(children, max_size=4),
+            st.dictionaries(identifiers, children, max_size=4),
+            st.dictionaries(keys, children, max_size=4),
+            st.tuples(st.sampled_from(["m:Dense", "m:f", 1]), st.lists(children, max_size=3)).map(
+                lambda call: {"__qualname__": call[0], **{str(i): a for i, a in enumerate(call[1])}}
+            ),
+            st.lists(children, max_size=3).map(lambda items: {"__tuple__": items}),
+            st.lists(st.one_of(identifiers, st.integers(0, 3), children), max_size=3).map(
+                lambda path: {"__ref__": path}
+            ),
+            st.tuples(st.sampled_from([1, 2, "1"]), st.dictionaries(identifiers, children, max_size=3)).map(
+                lambda doc: {"__konfig_version__": doc[0], **doc[1]}
+            ),
+            st.tuples(
+                st.sampled_from(["add", "neg", "getitem", "call", "nope"]),
+                st.lists(st.one_of(children, st.just({"__const__": "builtins:max"})), max_size=3),
+                st.none() | st.dictionaries(st.one_of(identifiers, st.just("0")), children, max_size=2),
+            ).map(
+                lambda op: {"__op__": op[0], "args": op[1], **({} if op[2] is None else {"kwargs": op[2]})}
+            ),
+        ),
+        max_leaves=max_leaves,
+    )
+
+
 path_segments = st.one_of(
     identifiers,
     st.sampled_from(["lst", "node", "a", "plain", "*", "**", "__qualname__", "__const__", "+"]),

@@ -7,15 +7,19 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 from collections.abc import Iterator
 
 import konfig
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from konfig import _json_decode
 from konfig._config_dict import ConfigDict
+from konfig._placeholder import Placeholder
+from konfig._refs import OpRef, PathRef
 
-from .strategies import json_data, override_paths, override_values
+from .strategies import common_json_data, json_data, override_paths, override_values
 
 
 def _is_konfig_error(error: BaseException) -> bool:
@@ -148,3 +152,134 @@ def test_the_fuzzed_json_reaches_the_markers():
     # The strategy is only useful if it draws loadable markers too.
     loaded = konfig.from_json('{"t": {"__tuple__": [1]}, "r": {"__range__": [0, 3, 1]}, "n": NaN}')
     assert loaded.t == (1,) and loaded.r == range(3) and math.isnan(loaded.n)
+
+
+# --- The one-pass reader of common shapes reads what the decoder reads -----------------------
+
+
+def _by_the_decoder(text: str) -> object:
+    """`konfig.from_json(text)` as the tree decoder alone reads it (no one-pass reader)."""
+    return _json_decode._decode(json.loads(text), _json_decode._Decoder)
+
+
+def _without_addresses(message: str) -> str:
+    return re.sub(r"0x[0-9a-f]+", "0x...", message)  # `<ast.Name object at 0x...>` in some errors
+
+
+def _same(a: object, b: object, a_root: object, b_root: object) -> bool:
+    """`a` and `b` hold the same values, keys in the same order, references from matching roots
+    (cycles compared once)."""
+    stack = [(a, b)]
+    seen: set[tuple[int, int]] = set()  # pairs compared (configs may hold themselves)
+    while stack:
+        x, y = stack.pop()
+        if type(x) is not type(y):
+            return False
+        if type(x) in (ConfigDict, list, tuple, PathRef, OpRef):
+            if (id(x), id(y)) in seen:
+                continue
+            seen.add((id(x), id(y)))
+        if type(x) is ConfigDict:
+            if list(x._fields) != list(y._fields) or x._origin != y._origin:
+                return False
+            stack.extend(zip(x._fields.values(), y._fields.values()))
+        elif type(x) in (list, tuple):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y))
+        elif type(x) is PathRef:
+            if (x._konfig_root is a_root) != (y._konfig_root is b_root):
+                return False
+            if x._konfig_root is not a_root:
+                stack.append((x._konfig_root, y._konfig_root))
+            stack.append((x._konfig_path, y._konfig_path))
+        elif type(x) is OpRef:
+            if x._konfig_op != y._konfig_op or list(x._konfig_kwargs) != list(y._konfig_kwargs):
+                return False
+            stack.append((x._konfig_args, y._konfig_args))
+            stack.extend(zip(x._konfig_kwargs.values(), y._konfig_kwargs.values()))
+        elif type(x) is Placeholder:  # its default may be a reference, which `==` does not compare
+            if x.type != y.type or x.required != y.required:
+                return False
+            stack.append((x.default, y.default))
+        elif type(x) is float and math.isnan(x):
+            if not math.isnan(y):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(json_data(), common_json_data()))
+def test_from_json_reads_any_json_as_the_decoder_does_result_or_error(data):
+    text = json.dumps(data)
+    try:
+        expected = _by_the_decoder(text)
+    except konfig.JsonFormatError as e:
+        with pytest.raises(konfig.JsonFormatError) as raised:
+            konfig.from_json(text)
+        assert _without_addresses(str(raised.value)) == _without_addresses(str(e))
+        return
+    got = konfig.from_json(text)
+    assert _same(got, expected, got, expected)
+
+
+def _common_config_text() -> str:
+    ref = {"__ref__": ["steps"]}
+    layer = {"__qualname__": "m:Dense", "0": 8, "1": {"__tuple__": [3, 3]}, "act": {"__const__": "m:relu"}}
+    return json.dumps(
+        {
+            "__konfig_version__": 1,
+            "steps": 10,
+            "model": {"__qualname__": "m:Model", "layers": [layer, layer], "lr": ref},
+            "warmup": {"__op__": "floordiv", "args": [ref, 20]},
+            "ids": {"__set__": [1, 2]},
+            "size": {
+                "__placeholder__": "builtins:int",
+                "default": {"__tuple__": [1, ref]},
+                "required": False,
+            },
+            "other": {"__ref__": ["x"], "__root__": {"x": 1}},
+            "empty": {},
+            "nested": [[1, [2]], {"a": None}],
+        }
+    )
+
+
+def test_common_shapes_are_read_in_one_pass_with_references_to_the_root():
+    text = _common_config_text()
+    cfg = _json_decode._read_common(text, json.loads)  # the one-pass reader takes it (raises otherwise)
+    expected = _by_the_decoder(text)
+    assert _same(cfg, expected, cfg, expected)
+    assert type(cfg) is ConfigDict and cfg.model.lr == 10
+    assert (
+        cfg.model._fields["lr"]._konfig_root is cfg
+        and cfg._fields["warmup"]._konfig_args[0]._konfig_root is cfg
+    )
+    assert cfg.model.layers[1][1] == (3, 3) and "__konfig_version__" not in cfg._fields
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": {"__set__": [{"b": 1}]}}',  # a malformed marker
+        '{"a": {"__id__": 0, "x": 1}, "b": {"__id__": 0}}',  # shared nodes
+        '{"__raw__=1": 2}',  # keys that are not str
+        '{"__konfig_version__": 1, "__root__": [1]}',  # a wrapped document
+        '[{"__ref__": ["a"]}]',  # a reference from a root that is not a node
+        '{"a": {"__qualname__": 1}}',  # malformed
+        '{"a": ' * 200 + "1" + "}" * 200,  # deeper than the one-pass reader goes
+    ],
+)
+def test_uncommon_shapes_are_left_to_the_decoder(text):
+    with pytest.raises(Exception):  # Any error: from_json reads the text again.
+        _json_decode._read_common(text, json.loads)
+    try:
+        expected = _by_the_decoder(text)
+    except konfig.JsonFormatError as e:
+        with pytest.raises(konfig.JsonFormatError, match=re.escape(str(e))):
+            konfig.from_json(text)
+    else:
+        got = konfig.from_json(text)
+        assert _same(got, expected, got, expected)

@@ -208,6 +208,16 @@ def test_safe_resolve_never_reaches_an_object_outside_the_allow_list(items, free
             assert oracle_allows(obj), f"resolve returned {obj!r}"
 
 
+@pytest.mark.parametrize("freeze", [False, True])
+def test_a_container_a_reference_call_returns_is_judged_as_a_call_nodes_is(freeze):
+    # Found by the property above: `give_runs()` as a call node was refused for the forbidden function in
+    # the dict it returns, but the same call made by a reference returned that dict.
+    cfg = build([("call", {"__const__": "allowed_lib:give_runs"}, [])])
+    with pytest.raises(konfig.ResolveError, match=r"safe mode refused 'forbidden_lib:run'"):
+        konfig.resolve(cfg, allowed=["allowed_lib"], freeze=freeze)
+    assert forbidden_lib.CALLS == []
+
+
 def test_the_generated_configs_reach_the_guard_and_are_sometimes_refused(admitted):
     # The property above is only as strong as its inputs: check they exercise both outcomes.
     outcomes = set()

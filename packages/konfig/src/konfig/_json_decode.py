@@ -6,6 +6,10 @@
 Reading imports nothing and calls nothing, so untrusted JSON can be loaded and then checked with
 `konfig.resolve(cfg, allowed=[...])`. Malformed input is a `JsonFormatError` naming where it is; the
 markers read here are listed in `_json_format`.
+
+`from_json` reads the common shapes (nodes, calls, constants, tuples, references from the root) in
+one pass, as `json.loads` parses them (`_read_common`); the tree decoder `_Decoder` reads the rest,
+and gives every error.
 """
 
 from __future__ import annotations
@@ -67,6 +71,10 @@ def from_json(text: str | bytes) -> Any:
     import json
 
     try:
+        return _read_common(text, json.loads)
+    except Exception:  # Anything uncommon (or wrong) is read again below, with its exact error.
+        pass
+    try:
         data = json.loads(text)
     except RecursionError:
         raise JsonFormatError(text_nesting_message(text, "This JSON")) from None
@@ -75,6 +83,173 @@ def from_json(text: str | bytes) -> Any:
     except ValueError as e:  # an int of more digits than Python reads, text that is not UTF-8
         raise JsonFormatError(f"Cannot read this JSON: {e}") from e
     return _decode(data, _Decoder)
+
+
+class _NotCommon(Exception):
+    """Internal: `_read_common` met a shape it leaves to `_Decoder` (which gives the exact error, if any)."""
+
+
+# Keys a node keeps as they are, with nothing to check but `__qualname__`'s type: `__qualname__` and
+# keys starting with an ASCII letter (added as they are met, up to 100,000).
+_COMMON_KEYS: set[str] = {QUALNAME}
+
+
+def _read_common(text: str | bytes, loads: Any) -> Any:
+    """`from_json(text)` in one pass, for the common shapes; `_NotCommon` (or any error) for the rest.
+
+    `json.loads` hands each JSON object, its values already read, to `node`, which wraps the
+    parsed dict itself as the node's fields (no copy): a dict of common keys (the set `_COMMON_KEYS`,
+    one C-level subset check) is a node at once; other keys are looked at one by one as `_Decoder.node`
+    does; markers are recognised by dict lookup (`__tuple__`, `__ref__` and `__op__` read here, the
+    others by `_Decoder.marker`). Anything else (`__id__`s, `__raw__=` keys, wrapped documents,
+    nesting deeper than `_common_depth()`, malformed input) raises, and `from_json` reads the text
+    again with `_Decoder`, so the result and every error are the decoder's (the one-pass reader
+    stops at the first such object). Objects are read children first, so references point to a
+    root made beforehand that takes the root object's fields at the end.
+    """
+    common = _COMMON_KEYS
+    is_common = common.issuperset  # of a dict's keys
+    new, config_dict, path_ref, op_ref = object.__new__, ConfigDict, PathRef, OpRef
+    set_fields, set_origin = _SET_FIELDS, _SET_ORIGIN
+    root = new(config_dict)  # what references without a `__root__` point to
+    set_origin(root, None)
+    refs = False
+    # How deep each value read so far nests (a JSON object or array is a level), by id: ConfigDicts,
+    # tuples, references and placeholders (kept alive by the tree); leaf-only nodes (1) are left out.
+    heights: dict[int, int] = {}
+    height_of = heights.get
+    nesting = frozenset({config_dict, tuple, path_ref, op_ref, Placeholder})
+    only_scalars = JSON_SCALARS.issuperset
+    max_height = _common_depth()
+    decoder = _Decoder()  # reads the other markers, their payloads already read
+    decoder.root = root
+
+    def node(data: dict[str, Any]) -> Any:
+        if not (is_common(data) and type(data.get(QUALNAME, "")) is str):
+            data = uncommon(data)
+            if type(data) is not dict:
+                return data  # a marker's value
+        cfg = new(config_dict)
+        set_fields(cfg, data)
+        set_origin(cfg, None)
+        if only_scalars(map(type, data.values())):
+            return cfg  # (most nodes) one level
+        h = height(data.values())
+        if h > 1:
+            heights[id(cfg)] = h
+        return cfg
+
+    def height(values: Any) -> int:
+        """1 + the height of the highest of `values`; `_NotCommon` past `max_height`."""
+        h = 1
+        for v in values:
+            t = type(v)
+            if t in nesting:
+                child = height_of(id(v), 1)
+            elif t is list:
+                child = height(v)
+            else:
+                continue
+            if child >= h:
+                h = child + 1
+        if h > max_height:
+            raise _NotCommon
+        return h
+
+    def uncommon(data: dict[str, Any]) -> Any:
+        """`data`'s keys looked at one by one, as `_Decoder.node` does; a marker's value."""
+        first = next(iter(data))
+        if first in MARKERS:
+            return marker(first, data)
+        check = version = False
+        for k in data:
+            if k[:1] in _PLAIN_FIRST:
+                if len(common) < 100_000:
+                    common.add(k)
+            elif k == QUALNAME:
+                if type(data[k]) is not str:
+                    raise _NotCommon
+            elif k[:2] != "__" or k == CONST:
+                check = True  # A digit (or non-ASCII) key: a positional argument? A constant node.
+            elif k == VERSION_KEY:
+                version = True
+            elif k == ID_KEY or k == ROOT or k[:8] == RAW_PREFIX:
+                raise _NotCommon
+            # Other `__` keys are kept, as `_Decoder.node` keeps them.
+        if version:  # A nested document's (or the root's): a node of the other keys.
+            if _version_problem(data[VERSION_KEY]) is not None:
+                raise _NotCommon
+            del data[VERSION_KEY]
+            if data and next(iter(data)) in MARKERS:  # A wrapped marker (or the root's marker).
+                raise _NotCommon
+        if check:
+            _check_node(data, data)
+        return data
+
+    def marker(kind: str, data: dict[str, Any]) -> Any:
+        payload = data[kind]
+        if kind == TUPLE or (kind == REF and len(data) == 1):
+            if len(data) != 1 or type(payload) is not list:
+                raise _NotCommon
+            value: Any = tuple(payload)
+            if kind == REF:
+                nonlocal refs
+                hash(value)  # TypeError: a list or node as a key
+                refs = True
+                value = PathRef(root, value)
+            heights[id(value)] = height(payload) + 1  # the marker's object and its list
+            return value
+        if kind == OP:
+            return operation(payload, data)
+        # The others, as `_Decoder` reads them (its errors are `_Malformed`); `value` leaves read values as
+        # they are.
+        value = decoder.marker(kind, data)
+        if type(value) in nesting:  # a placeholder's default, a reference's `__root__`
+            heights[id(value)] = height(data.values()) + 1
+        return value
+
+    def operation(op: Any, data: dict[str, Any]) -> OpRef:
+        """`{"__op__": op, "args": [...], "kwargs": {...}}`, its operands read: `_read_op`'s checks."""
+        if not data.keys() <= _MARKER_KEYS[OP]:
+            raise _NotCommon
+        h = height(data.get("args", ()))
+        kwargs = data.get("kwargs")
+        if kwargs is not None:  # read as a node: its fields, if they are as written
+            if type(kwargs) is not config_dict or not is_common(kwargs._fields):
+                raise _NotCommon
+            h = max(h, height_of(id(kwargs), 1))
+            data = {**data, "kwargs": kwargs._fields}
+        value = _read_op(decoder, op, data)
+        heights[id(value)] = h + 1
+        return value
+
+    value = loads(text, object_hook=node)
+    if type(value) is list:
+        height(value)
+    if type(value) is config_dict:
+        if not refs:
+            return value
+        set_fields(root, value._fields)
+        return root
+    if refs:  # References from a root that is not a node: the decoder's error.
+        raise _NotCommon
+    return value
+
+
+def _common_depth() -> int:
+    """How deep `_read_common` reads: levels that `_Decoder` reads too, well within the recursion limit.
+
+    `_Decoder` takes two to three Python frames per level; deeper input is left to it, so that
+    it raises its nesting error where it runs out of frames.
+    """
+    import sys
+
+    return sys.getrecursionlimit() // 8
+
+
+# `cfg._fields = ...` / `cfg._origin = ...` on a new node, past `ConfigDict.__setattr__`: the slots' setters.
+_SET_FIELDS = ConfigDict.__dict__["_fields"].__set__
+_SET_ORIGIN = ConfigDict.__dict__["_origin"].__set__
 
 
 def decode(data: Any) -> Any:

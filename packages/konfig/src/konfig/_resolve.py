@@ -329,6 +329,8 @@ class _Resolver:
             raise _Failure(f"evaluating `{ref_repr(r)}` raised {type(e).__name__}: {e}", e) from None
         if guard is not None:
             self.guarded(guard.admit_result, result)
+            if r._konfig_op == "call":  # what a call returns is judged as a call node's result is
+                self.guarded(guard.admit_built, result)
         return result
 
     @staticmethod
