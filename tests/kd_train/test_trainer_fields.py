@@ -81,7 +81,8 @@ def test_a_sown_collection_is_not_state_and_the_step_compiles_once() -> None:
     trainer = lib.make_trainer(model=_SowsALoss(), num_train_steps=6, log_metrics_every=100)
     state, _ = trainer.train()
     assert state.collections == {}
-    assert dict(trainer.trainstep.num_traces) == {("fused", False): 1}  # losses only: every step in it
+    traces = trainer.trainstep.num_traces
+    assert set(traces) <= {("fused", False), (False, False)} and set(traces.values()) == {1}  # each once
 
 
 class _TakesDeterministic(nn.Module):

@@ -1,0 +1,55 @@
+"""The device lane: kd-train's in-process tests on whatever accelerator JAX finds, in one process.
+
+    python3 -m hatch run test-device            # here: on the CPU (what CI runs anyway)
+    python3 tests/device_lane.py -q             # on an accelerator machine (benchmarks/device/tpu.sh lane)
+
+One program at a time can hold an accelerator, so the lane runs the test files of `tests/kd_train` that start
+no process of their own (no `subprocess`, `multiprocessing` or `sys.executable`), all in this process. Tests
+that compare numbers state their precision; CPU-only assumptions are skipped with the reason. Arguments go to
+pytest.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+# Run as a script, this folder is sys.path[0]: its test packages (tests/kontext, tests/ktyping...) would hide
+# the packages of those names.
+if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    del sys.path[0]
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent / "kd_train"
+_STARTS_PROCESSES = re.compile(r"\b(subprocess|multiprocessing|sys\.executable|os\.fork|Popen)\b")
+
+
+def in_process_files() -> list[str]:
+    """The test files of tests/kd_train that start no process."""
+    return sorted(
+        str(path) for path in TESTS.glob("test_*.py") if not _STARTS_PROCESSES.search(path.read_text())
+    )
+
+
+# Test files that need a package an accelerator machine may lack (it has no network): left out, said.
+_NEEDS = {"test_data_tfds_source.py": "tensorflow_datasets"}
+
+
+def main(argv: list[str]) -> int:
+    import importlib.util
+
+    import jax
+
+    files = in_process_files()
+    for name, module in _NEEDS.items():
+        if importlib.util.find_spec(module) is None:
+            files = [f for f in files if Path(f).name != name]
+            print(f"device lane: {name} left out: {module} is not installed here")
+    print(f"device lane: {len(files)} test files on {jax.default_backend()} ({jax.devices()[0].device_kind})")
+    return int(pytest.main([*argv, *files]))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
