@@ -44,7 +44,8 @@ def test_train_applies_overrides_and_prints_one_line_per_logging_step(run_dir):
     chosen = [line for line in lines if line.startswith(("fused steps: ", "single steps ("))]
     assert len(chosen) == 1, lines
     lines.remove(chosen[0])
-    assert [line.split(" |")[0] for line in lines[:-1]] == ["step 1", "step 20", "step 40", "step 60"]
+    assert [line.split(" |")[0] for line in lines[:-2]] == ["step 1", "step 20", "step 40", "step 60"]
+    assert lines[-2].startswith("compiled ") and "train_step" in lines[-2]  # the programs, each timed
     assert lines[-1].startswith("done: 60 steps in ")
 
 

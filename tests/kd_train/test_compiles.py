@@ -62,6 +62,9 @@ def test_the_summary_names_the_longest_programs_and_counts_the_rest():
     assert summary.startswith("2 programs in "), summary
     assert log.seconds() == pytest.approx(sum(programs.values()))
     assert CompileLog().programs() == {}  # a new log counts from its start
+    narrow = log.summary(width=30)
+    assert len(narrow) <= 30 or narrow == "2 programs in " + narrow.split(" in ")[1], narrow
+    assert "more" in narrow or ":" not in narrow
 
 
 @pytest.mark.parametrize(

@@ -567,6 +567,8 @@ TFDS_NAME = "kd_tiny_digits"
 
 @pytest.fixture(scope="module")
 def tfds_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Installed by the test environment; an accelerator machine without network may lack it (the device lane).
+    pytest.importorskip("tensorflow_datasets", reason="writing the dataset needs tensorflow-datasets")
     from tests.kd_train.test_data_tfds_source import NAME, KdTinyDigits
 
     assert NAME == TFDS_NAME

@@ -7,6 +7,7 @@ import kd
 import numpy as np
 import pytest
 import train_fixtures as lib
+from precision import highest
 
 LAST = 10
 
@@ -137,7 +138,8 @@ def test_evaluator_averages_over_every_example_of_every_batch():
         metrics={"mean_y": kd.metrics.Average(values="batch.y")},
     )
     state = trainer.init_state()
-    values = evaluator.evaluate(state, step=0)
+    with highest():  # compared with a float64 reference
+        values = evaluator.evaluate(state, step=0)
     params = jax.device_get(state.params)
     x, y = (np.concatenate([b[k] for b in batches]) for k in ("x", "y"))
     np.testing.assert_allclose(values["losses/l2"], np.mean((_mlp(params, x) - y) ** 2), rtol=1e-5)

@@ -13,6 +13,7 @@ import train_fixtures as lib
 from kd.train import _plan
 from kd.train._feed import fused_size
 from kd.train._plan import time_capped
+from precision import ON_CPU
 
 FIELDS = dict(
     model=lib.BatchNormed(),  # batch statistics: a collection updated every step
@@ -88,8 +89,9 @@ def test_by_default_the_updates_between_logging_steps_are_one_call():
         (1000, 4096, True, 125),  # 8 calls of at most 128
         (1000, 4096, False, 125),  # 999 = 8 calls, the last of 124
         (1000, None, True, 125),  # row indices only: the same limit
-        (100, 4 << 20, True, 2),  # 4 MB batches: 8 MB of stacked batches on CPU
-        (100, 16 << 20, True, 1),  # too large to stack: one update per call
+        # Stacked batches within 8 MB on CPU, 64 MB on an accelerator:
+        (100, 4 << 20, True, 2 if ON_CPU else 15),  # 4 MB batches: 2 per call (15: 7 calls of 100)
+        (100, 16 << 20, True, 1 if ON_CPU else 4),  # too large to stack on CPU: one update per call
         (1, 4096, True, 1),  # every step logs
         (2, 4096, False, 1),
     ],

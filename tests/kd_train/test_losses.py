@@ -11,6 +11,7 @@ import numpy as np
 import optax
 import pytest
 from kd import losses, metrics
+from precision import rtol
 
 _PREDS = np.array([[1.0, 2.0], [3.0, -1.0]], np.float32)
 _TARGETS = np.array([[0.0, 2.5], [1.0, 1.0]], np.float32)
@@ -42,21 +43,21 @@ def test_huber_is_quadratic_below_delta_and_linear_above():
     err = np.abs(_PREDS - _TARGETS)
     expected = np.where(err <= delta, 0.5 * err**2, delta * (err - 0.5 * delta)).mean()
     value = _value(losses.Huber(preds="p", targets="t", delta=delta), preds=_PREDS, targets=_TARGETS)
-    np.testing.assert_allclose(value, expected, rtol=1e-6)
+    np.testing.assert_allclose(value, expected, rtol=rtol(1e-6))
 
 
 def test_softmax_cross_entropy_with_probability_labels():
     labels = np.array([[0.5, 0.5, 0.0], [0.0, 1.0, 0.0]], np.float32)
     expected = -(labels * _log_softmax(_LOGITS)).sum(-1).mean()
     value = _value(losses.SoftmaxCrossEntropy(logits="l", labels="y"), logits=_LOGITS, labels=labels)
-    np.testing.assert_allclose(value, expected, rtol=1e-6)
+    np.testing.assert_allclose(value, expected, rtol=rtol(1e-6))
 
 
 @pytest.mark.parametrize("labels", [_INT_LABELS, _INT_LABELS[:, None]], ids=["b", "b_1"])
 def test_softmax_cross_entropy_with_int_labels_shaped_b_or_b_1(labels):
     expected = -_log_softmax(_LOGITS)[np.arange(2), _INT_LABELS].mean()
     loss = losses.SoftmaxCrossEntropyWithIntLabels(logits="l", labels="y")
-    np.testing.assert_allclose(_value(loss, logits=_LOGITS, labels=labels), expected, rtol=1e-6)
+    np.testing.assert_allclose(_value(loss, logits=_LOGITS, labels=labels), expected, rtol=rtol(1e-6))
 
 
 def test_softmax_cross_entropy_with_int_labels_keeps_the_labels_shape():
@@ -141,7 +142,7 @@ def test_mask_normalized_by_values_divides_by_the_number_of_values():
 def test_int_label_loss_with_a_per_example_mask_shaped_like_the_labels():
     loss = losses.SoftmaxCrossEntropyWithIntLabels(logits="l", labels="y")
     value = _value(loss, logits=_LOGITS, labels=_INT_LABELS, mask=np.array([True, False]))
-    np.testing.assert_allclose(value, -_log_softmax(_LOGITS)[0, 0], rtol=1e-6)
+    np.testing.assert_allclose(value, -_log_softmax(_LOGITS)[0, 0], rtol=rtol(1e-6))
 
 
 def test_mask_that_does_not_broadcast_names_both_shapes():

@@ -12,6 +12,7 @@ import ktyping
 import numpy as np
 import pytest
 from kd import metrics
+from precision import rtol
 
 _LOGITS = jnp.array([[2.0, 0.0, 0.0], [0.0, 3.0, 0.0], [0.0, 0.0, 1.0], [5.0, 0.0, 0.0]])
 _LABELS = jnp.array([0, 1, 0, 2])  # the first two are right
@@ -127,14 +128,14 @@ def test_norm_concat_merges_batches_as_the_norm_of_all_their_values():
     norm = metrics.Norm(tensor="x", aggregation_type="concat")
     state = norm.get_state(tensor=jnp.asarray(a)).merge(norm.get_state(tensor=jnp.asarray(b)))
     expected = np.sqrt((a**2).sum() + (b**2).sum())
-    np.testing.assert_allclose(jax.device_get(state).compute(), expected, rtol=1e-6)
+    np.testing.assert_allclose(jax.device_get(state).compute(), expected, rtol=rtol(1e-6))
 
 
 def test_norm_concat_with_a_mask_is_the_norm_of_the_masked_in_rows():
     x = np.array([[3.0, 4.0], [0.0, 1.0], [2.0, 0.0]])
     mask = np.array([[True], [False], [True]])
     value = metrics.Norm(tensor="x", aggregation_type="concat")(tensor=jnp.asarray(x), mask=jnp.asarray(mask))
-    np.testing.assert_allclose(value, np.sqrt((x[[0, 2]] ** 2).sum()), rtol=1e-6)
+    np.testing.assert_allclose(value, np.sqrt((x[[0, 2]] ** 2).sum()), rtol=rtol(1e-6))
 
 
 def test_norm_concat_with_ord_1_is_the_sum_of_absolute_values():

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import train_fixtures as lib
 from flax import linen as nn
+from precision import highest
 
 KEY = jax.random.PRNGKey(0)
 
@@ -39,7 +40,8 @@ def test_fourier_embedding_is_the_dense_projection_of_the_grid_features():
     shape = (2, 4, 3, 6)  # (b, h, w, d): embedded over h and w
     emb = kd.nn.FourierEmbedding(num_fourier_bases=3)
     variables = emb.init(KEY, shape, axis=(-3, -2))
-    out = emb.apply(variables, shape, axis=(-3, -2))
+    with highest():  # compared with a float64 reference
+        out = emb.apply(variables, shape, axis=(-3, -2))
 
     h, w = np.meshgrid(np.linspace(-np.pi, np.pi, 4), np.linspace(-np.pi, np.pi, 3), indexing="ij")
     features = _fourier_reference(np.stack([h, w], axis=-1), 3)  # (4, 3, 12)
@@ -135,7 +137,8 @@ def test_sequential_composes_the_layers_in_order_and_names_the_output():
         np.asarray(x) @ np.asarray(p["layers_0"]["kernel"]) + np.asarray(p["layers_0"]["bias"]), 0
     )
     expected = hidden @ np.asarray(p["layers_2"]["kernel"]) + np.asarray(p["layers_2"]["bias"])
-    out = model.apply(variables, x)
+    with highest():  # compared with a float64 reference
+        out = model.apply(variables, x)
     assert set(out) == {"logits"}
     np.testing.assert_allclose(np.asarray(out["logits"]), expected, rtol=1e-5, atol=1e-6)
 
@@ -348,7 +351,8 @@ def test_interms_property_is_read_by_a_trainer_key():
     trainer = lib.make_trainer(model=_Recorder(), train_metrics={"h": lib.Mean(values="interms.hidden[0]")})
     state = trainer.init_state()
     batch = {"x": jax.random.normal(KEY, (8, 2)), "y": jnp.zeros((8, 1))}
-    context = trainer.trainstep.forward(state.params, state.collections, batch, state.step, is_training=True)
+    with highest():  # compared with a float64 reference
+        context = trainer.trainstep.forward(state.params, state.collections, batch, state.step, is_training=True)
     p = state.params["hidden_layer"]
     expected = 3 * (np.asarray(batch["x"]) @ np.asarray(p["kernel"]) + np.asarray(p["bias"]))
     np.testing.assert_allclose(np.asarray(context.interms["hidden"][0]), expected, rtol=1e-5, atol=1e-6)
@@ -398,7 +402,8 @@ def test_interms_property_in_an_nnx_model_matches_linen():
     trainer = lib.make_trainer(model=NnxRecorder, train_metrics={"h": lib.Mean(values="interms.hidden[0]")})
     state = trainer.init_state()
     batch = {"x": jax.random.normal(KEY, (8, 2)), "y": jnp.zeros((8, 1))}
-    context = trainer.trainstep.forward(state.params, state.collections, batch, state.step, is_training=True)
+    with highest():  # compared with a float64 reference
+        context = trainer.trainstep.forward(state.params, state.collections, batch, state.step, is_training=True)
     p = state.params["linear"]
     expected = 3 * (np.asarray(batch["x"]) @ np.asarray(p["kernel"]) + np.asarray(p["bias"]))
     np.testing.assert_allclose(np.asarray(context.interms["hidden"][0]), expected, rtol=1e-5, atol=1e-6)

@@ -83,18 +83,23 @@ class CompileLog:
         }
         return dict(sorted(found.items(), key=lambda item: -item[1]))
 
-    def summary(self, limit: int = 5) -> str:
-        """`"3 programs in 2.3s: fused_steps 1.2s, init_state 0.72s, train_step 0.31s"`; programs under
-        `SMALL_SECONDS` and those past `limit` are counted together (`+ 2 small 0.04s`)."""
-        programs = self.programs()
-        named = [(n, s) for n, s in programs.items() if s >= SMALL_SECONDS][:limit]
-        rest = [s for n, s in programs.items() if (n, s) not in named]
-        parts = [f"{name} {_secs(s)}" for name, s in named]
-        if rest:
-            parts.append(f"+ {len(rest)} more {_secs(sum(rest))}")
+    def summary(self, limit: int = 5, width: int = 90) -> str:
+        """`"3 programs in 2.3s: fused_steps 1.2s, init_state 0.72s, train_step 0.31s"`, in at most `width`
+        characters; programs under `SMALL_SECONDS`, past `limit` or past the width are counted together
+        (`+ 2 more 0.04s`)."""
+        programs = list(self.programs().items())
         count = len(programs)
-        head = f"{count} program{'s' if count != 1 else ''} in {_secs(sum(programs.values()))}"
-        return head + (": " + ", ".join(parts) if parts else "")
+        head = f"{count} program{'s' if count != 1 else ''} in {_secs(sum(s for _, s in programs))}"
+        candidates = [(n, s) for n, s in programs if s >= SMALL_SECONDS][:limit]
+        for shown in range(len(candidates), -1, -1):
+            parts = [f"{name} {_secs(s)}" for name, s in candidates[:shown]]
+            rest = [s for n, s in programs if (n, s) not in candidates[:shown]]
+            if rest:
+                parts.append(f"+ {len(rest)} more {_secs(sum(rest))}")
+            line = head + (": " + ", ".join(parts) if parts else "")
+            if len(line) <= width or shown == 0:
+                return line
+        return head
 
 
 def _secs(seconds: float) -> str:
