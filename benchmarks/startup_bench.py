@@ -104,8 +104,8 @@ def main() -> None:
     medians = {name: statistics.median(values) for name, values in times.items()}
     print()
     print(f"start-up of examples/mlp_regression.py (median of {repeats}; seconds from the process start)")
-    print(f"{'what':<30} {'seconds':>8} {'x hand':>7}")
-    print("-" * 47)
+    print(f"{'what':<33} {'seconds':>8} {'x hand':>7}")
+    print("-" * 50)
     labels = {
         "hand": "hand loop: step 1 done",
         "kd cold": "kd-train: step 1 (cold cache)",
@@ -113,7 +113,7 @@ def main() -> None:
         "complete": "kd-train: 'run already complete'",
     }
     for name, label in labels.items():
-        print(f"{label:<30} {medians[name]:>8.2f} {medians[name] / medians['hand']:>7.2f}")
+        print(f"{label:<33} {medians[name]:>8.2f} {medians[name] / medians['hand']:>7.2f}")
     print(f"warm / cold step 1: {medians['kd warm'] / medians['kd cold']:.2f}")
 
 
