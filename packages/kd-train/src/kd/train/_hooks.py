@@ -76,15 +76,11 @@ class ProfilerHook(BaseHook):
             jax.profiler.stop_trace()
 
 
-# Compile seconds since the clock was made (`clock.seconds()`), per program too (`clock.programs()`).
-CompileClock = CompileLog
-
-
 class ProgressHook(BaseHook):
     """Moves the bar by the call's updates, leaves compile time out of its rate, and shows the latest loss
     a call brought back once it is computed (the previous call's, if this one's is still running)."""
 
-    def __init__(self, bar: Any, compile_clock: CompileClock) -> None:
+    def __init__(self, bar: Any, compile_clock: CompileLog) -> None:
         self.bar, self.compile_clock = bar, compile_clock
         self._compiled = compile_clock.seconds()
         self._pending: Any = None
@@ -171,7 +167,7 @@ class MetricsHook(BaseHook):
         bar: Any,
         schedules: Mapping[str, Callable[[int], Any]],
         clock: RunClock,
-        compile_clock: CompileClock,
+        compile_clock: CompileLog,
         watch: NonFiniteWatch,
     ) -> None:
         self.writer, self.bar, self.schedules, self.clock, self.watch = writer, bar, schedules, clock, watch

@@ -24,6 +24,7 @@ import jax
 from kd._interfaces import Hook
 from kd._phase import during
 from kd.train import _hooks
+from kd.train._compiles import CompileLog
 from kd.train._feed import make_feed
 from kd.train._inspect import parameter_table
 from kd.train._nonfinite import NonFiniteWatch
@@ -112,7 +113,7 @@ class TrainingRun:
         )
         self.runner = CallRunner(t.trainstep, feed, size, measure=t.steps_per_call is None)
         timer = _hooks.CallTimer(size)
-        compile_clock = _hooks.CompileClock()
+        compile_clock = CompileLog()
         self._profiler = _hooks.ProfilerHook(t.profiler) if t.profiler is not None else None
         self._metrics = _hooks.MetricsHook(
             writer=writer,

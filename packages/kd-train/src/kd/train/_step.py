@@ -152,7 +152,8 @@ class TrainStep:
             bool(return_metrics) and bool(self.metrics),
             bool(return_summaries) and bool(self.summaries),
         )
-        fn = self._jitted.get((*variant, source is not None))
+        key = (*variant, source is not None)
+        fn = self._jitted.get(key)
         if fn is None:
 
             def train_step(state: TrainState, batch: Any, source: Any) -> tuple[TrainState, AuxState]:
@@ -160,7 +161,7 @@ class TrainStep:
                     batch = gather_rows(source, batch)
                 return self._step(state, batch, *variant)
 
-            fn = self._jitted[(*variant, source is not None)] = self._compiled(train_step, state)
+            fn = self._jitted[key] = self._compiled(train_step, state)
         return fn(state, batch, source)
 
     def _compiled(self, fn: Any, state: TrainState) -> Any:
