@@ -5,8 +5,9 @@
 #   here:   bash benchmarks/device/tpu.sh --wheels        # builds kd's wheels, downloads what its index lacks
 #   there:  bash benchmarks/device/tpu.sh lane suite lm   # carry=[".whl-tpu"]
 #
-# Phases: lane (hatch run test-device's in-process suite), suite (benchmarks/model_suite.py), lm (the LM
-# benchmark of examples/lm.py beside a hand loop), startup (benchmarks/startup_bench.py).
+# Phases: lane (hatch run test-device's in-process suite), suite (benchmarks/model_suite.py), lm
+# (benchmarks/lm_bench.py: examples/lm.py by kd-train beside a hand loop; LM_ARGS adds its flags), explore
+# (lm_bench.py --explore: hand loops of batch / attention / remat choices), startup (benchmarks/startup_bench.py).
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 WHEELS="$ROOT/.whl-tpu"
@@ -52,7 +53,8 @@ for phase in "$@"; do
     lane) timeout "${LANE_SECONDS:-480}" python3 tests/device_lane.py -q -rfE -p no:cacheprovider --durations=10 ${LANE_ARGS:-} 2>&1 | tee "$OUT/lane.log" | tail -80 ;;
     suite) python3 benchmarks/model_suite.py --repeats "${REPEATS:-3}" --steps "${STEPS:-600}" 2>&1 | tee "$OUT/suite.log" | tail -40 ;;
     startup) python3 benchmarks/startup_bench.py 2>&1 | tee "$OUT/startup.log" | tail -12 ;;
-    lm) python3 benchmarks/lm_bench.py 2>&1 | tee "$OUT/lm.log" | tail -30 ;;
+    explore) python3 benchmarks/lm_bench.py --explore ${LM_ARGS:-} 2>&1 | tee "$OUT/explore.log" | tail -30 ;;
+    lm) python3 benchmarks/lm_bench.py ${LM_ARGS:-} 2>&1 | tee "$OUT/lm.log" | tail -30 ;;
     *) echo "unknown phase $phase" ;;
   esac
 done

@@ -141,3 +141,23 @@ def test_example_sweep_expands_into_configs_whose_schedules_follow_num_train_ste
         assert float(konfig.resolve(reloaded.schedules["learning_rate"])(steps // 2)) == pytest.approx(
             float(schedule(steps // 2))
         )
+
+
+def test_lm_example_learns_to_copy_its_repeated_segments_on_a_cpu() -> None:
+    # examples/lm.py at its CPU size (its docstring's command): random 16-token segments repeated over 128
+    # tokens; a model that only learned the token frequencies stays at log(256) = 5.55.
+    proc = _train(
+        "--cfg=examples/lm.py",
+        "--cfg.model.0=LM-mu",
+        "--cfg.aux.vocab_size=256",
+        "--cfg.aux.sequence_length=128",
+        "--cfg.train_ds.loader.period=16",
+        "--cfg.train_ds.batch_size=16",
+        "--cfg.num_train_steps=300",
+        "--cfg.log_metrics_every=100",
+        "--cfg.schedules.learning_rate.peak_value=3e-3",
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    losses = _logged(proc.stdout, "xent")
+    assert sorted(losses) == [1, 100, 200, 300]
+    assert losses[1] > 5.0 and losses[300] < 1.5

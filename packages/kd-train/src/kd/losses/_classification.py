@@ -59,7 +59,9 @@ class SoftmaxCrossEntropyWithIntLabels(_base.Loss):
 
 def _integer_label_cross_entropy(logits: jax.Array, labels: jax.Array) -> jax.Array:
     """`logsumexp(logits) - logits[label]`, as optax's, the label's logit picked by a one-hot `where` (exact:
-    the other terms are zeros) rather than `take_along_axis`, whose gradient checkify cannot trace."""
+    the other terms are zeros) rather than `take_along_axis`, whose gradient checkify cannot trace. Logits
+    below float32 (a bf16 model's) are upcast: XLA fuses the cast into the reductions."""
+    logits = logits.astype(jnp.promote_types(logits.dtype, jnp.float32))
     classes = jnp.arange(logits.shape[-1])
     one_hot = labels[..., None] == classes
     label_logits = jnp.sum(jnp.where(one_hot, logits, 0), axis=-1)

@@ -2,6 +2,7 @@
 
 cfg.model = kd.nn.ExternalModule(model=nn.Dense(features=10), keys="batch.x")
 cfg.model = kd.nn.Vit(image="batch.image", encoder=kd.nn.VitEncoder.from_variant_str("ViT-Ti/8"))
+cfg.model = kd.nn.DecoderLM.from_variant_str("LM-B", vocab_size=51200, tokens="batch.inputs", dtype="bfloat16")
 cfg.model = kd.nn.Sequential(inputs="batch.x", layers=[nn.Dense(8), kd.nn.Dropout(0.1), nn.Dense(1)])
 """
 
@@ -9,11 +10,17 @@ from ._adapter import ExternalModule as ExternalModule
 from ._adapter import WrapperModule as WrapperModule
 from ._attention import ImprovedMultiHeadDotProductAttention as ImprovedMultiHeadDotProductAttention
 from ._attention import MultiHeadDotProductAttention as MultiHeadDotProductAttention
+from ._attention import SelfAttention as SelfAttention
+from ._attention_kernels import attention_implementation as attention_implementation
+from ._attention_kernels import dot_product_attention as dot_product_attention
 from ._attention import dot_product_attention_weights as dot_product_attention_weights
 from ._errors import PatchSizeError as PatchSizeError
 from ._errors import TrainingModeError as TrainingModeError
 from ._errors import VariantError as VariantError
 from ._interms import interms_property as interms_property
+from ._lm import DecoderBlock as DecoderBlock
+from ._lm import DecoderLM as DecoderLM
+from ._lm import LMSpec as LMSpec
 from ._misc import Dropout as Dropout
 from ._misc import DummyModel as DummyModel
 from ._misc import Identity as Identity
@@ -50,6 +57,8 @@ __all__ = [
     "AddEmbedding",
     "AddLearnedEmbedding",
     "AttentionModule",
+    "DecoderBlock",
+    "DecoderLM",
     "Dropout",
     "DummyModel",
     "ExternalModule",
@@ -58,6 +67,7 @@ __all__ = [
     "Identity",
     "ImageTokenizer",
     "ImprovedMultiHeadDotProductAttention",
+    "LMSpec",
     "LearnedEmbedding",
     "MultiHeadDotProductAttention",
     "NormModule",
@@ -69,6 +79,7 @@ __all__ = [
     "PreNormBlock",
     "Rearrange",
     "Reduce",
+    "SelfAttention",
     "Sequential",
     "TrainingModeError",
     "TransformerBlock",
@@ -80,7 +91,9 @@ __all__ = [
     "VitEncoder",
     "WrapperModule",
     "ZeroEmbedding",
+    "attention_implementation",
     "convert_to_fourier_features",
+    "dot_product_attention",
     "dot_product_attention_weights",
     "interms_property",
     "is_training",

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 from flax import linen as nn
 
+from kd.nn._attention_kernels import dot_product_attention
 from kd.nn._train_property import accept_training_property, is_training
 
 
@@ -159,3 +160,55 @@ class MultiHeadDotProductAttention(nn.MultiHeadDotProductAttention):
         # Without dropout the mode changes nothing: the module then also runs outside a Trainer.
         deterministic = self.dropout_rate == 0.0 or not is_training()
         return super().__call__(inputs_q, inputs_k, inputs_v, mask=mask, deterministic=deterministic)
+
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention by a fused kernel: one `qkv` projection, `kd.nn.dot_product_attention`, `out`.
+
+    No weights are sown (the fused kernels never hold them; `ImprovedMultiHeadDotProductAttention` does).
+
+    Attributes:
+      num_heads: the number of heads; divides the features.
+      is_causal: token i attends to tokens up to i (a decoder).
+      implementation: of `kd.nn.dot_product_attention` ("auto": the fastest that applies on the backend).
+      dtype: the computation's dtype (e.g. "bfloat16"); None: the inputs'.
+      param_dtype: the parameters' dtype.
+    Usage: `kd.nn.SelfAttention(num_heads=6, is_causal=True, dtype="bfloat16")`.
+    """
+
+    num_heads: int
+    is_causal: bool = False
+    implementation: str = "auto"
+    use_bias: bool = False
+    dtype: Any = None
+    param_dtype: Any = "float32"
+    kernel_init: Callable[..., jax.Array] = nn.initializers.lecun_normal()
+
+    @nn.compact
+    def __call__(self, tokens: jax.Array, mask: jax.Array | None = None) -> jax.Array:
+        """Tokens `(*b, t, d)` to `(*b, t, d)`; `mask` (True: attend) broadcasts to `(*b, h, t, t)`."""
+        features = tokens.shape[-1]
+        if features % self.num_heads:
+            raise ValueError(f"num_heads={self.num_heads} must divide the tokens' {features} features")
+        dtype = tokens.dtype if self.dtype is None else jnp.dtype(self.dtype)
+        qkv = nn.DenseGeneral(
+            features=(3, self.num_heads, features // self.num_heads),
+            use_bias=self.use_bias,
+            kernel_init=self.kernel_init,
+            dtype=dtype,
+            param_dtype=jnp.dtype(self.param_dtype),
+            name="qkv",
+        )(tokens)
+        query, key, value = (qkv[..., i, :, :] for i in range(3))
+        mixed = dot_product_attention(
+            query, key, value, is_causal=self.is_causal, mask=mask, implementation=self.implementation
+        )
+        return nn.DenseGeneral(
+            features=features,
+            axis=(-2, -1),
+            use_bias=self.use_bias,
+            kernel_init=self.kernel_init,
+            dtype=dtype,
+            param_dtype=jnp.dtype(self.param_dtype),
+            name="out",
+        )(mixed)

@@ -1,0 +1,159 @@
+"""Fused dot-product attention over `(*b, t, h, d)` tensors, its implementation chosen by backend and shape.
+
+out = kd.nn.dot_product_attention(query, key, value, is_causal=True)   # "auto": the fastest that applies
+kd.nn.attention_implementation(query, key, is_causal=True)             # -> "splash" on a TPU, "xla" on a CPU
+
+Implementations:
+  "einsum": the reference: the weights `(*b, h, q, k)` materialized by `dot_product_attention_weights`, then
+            mixed; what the others are tested against.
+  "xla":    `jax.nn.dot_product_attention(implementation="xla")`.
+  "cudnn":  `jax.nn.dot_product_attention(implementation="cudnn")` (GPUs, 16-bit inputs).
+  "splash": the Pallas TPU flash-attention kernel (`jax.experimental.pallas.ops.tpu.splash_attention`),
+            blockwise, never materializing the `t x t` weights; self-attention without mask or bias, a
+            sequence length that its blocks divide. On other backends it runs in Pallas' interpreter (slow:
+            for tests).
+  "auto":   "splash" on a TPU where it applies (one device, `t >= SPLASH_MIN_LENGTH`, no mask or bias),
+            else `jax.nn.dot_product_attention`'s own choice (cuDNN on a GPU where it applies, else XLA).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import jax
+import jax.numpy as jnp
+
+Implementation = Literal["auto", "einsum", "xla", "cudnn", "splash"]
+IMPLEMENTATIONS: tuple[str, ...] = ("auto", "einsum", "xla", "cudnn", "splash")
+SPLASH_MIN_LENGTH = 512  # below it, XLA's fused attention is as fast on a v5e (benchmarks/lm_bench.py)
+_SPLASH_BLOCK = 512  # the kernel's block along both sequences (clipped to the sequence)
+_LANES = 128  # the TPU's vector width: the kernel's blocks are multiples of it
+
+
+def attention_implementation(
+    query: jax.Array,
+    key: jax.Array,
+    *,
+    is_causal: bool = False,
+    masked: bool = False,
+    implementation: Implementation = "auto",
+) -> str:
+    """The implementation `dot_product_attention` runs for these shapes: `implementation` unless "auto".
+
+    Usage: `kd.nn.attention_implementation(q, k, is_causal=True)  # "splash" / "xla" / "cudnn"`.
+
+    Raises:
+      ValueError: an unknown `implementation`, or "splash" where it cannot run (the message says why).
+    """
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(f"attention implementation {implementation!r}: expected one of {IMPLEMENTATIONS}")
+    if implementation == "splash":
+        reason = _splash_refusal(query, key, masked)
+        if reason:
+            raise ValueError(f"attention implementation 'splash' cannot run here: {reason}")
+        return "splash"
+    if implementation != "auto":
+        return implementation
+    if (
+        jax.default_backend() == "tpu"
+        and jax.device_count() == 1
+        and query.shape[-3] >= SPLASH_MIN_LENGTH
+        and not _splash_refusal(query, key, masked)
+    ):
+        return "splash"
+    return "auto"
+
+
+def _splash_refusal(query: jax.Array, key: jax.Array, masked: bool) -> str:
+    """Why the splash kernel cannot take these inputs, or "" where it can."""
+    length = query.shape[-3]
+    if masked:
+        return "it takes no mask or bias (causal masking is is_causal=True)"
+    if key.shape[-3] != length:
+        return f"it attends within one sequence, got {length} queries and {key.shape[-3]} keys"
+    block = min(_SPLASH_BLOCK, length)
+    if length % _LANES or length % block:
+        return f"the sequence length {length} must be a multiple of {_LANES} (and of {block} above it)"
+    return ""
+
+
+def dot_product_attention(
+    query: jax.Array,
+    key: jax.Array,
+    value: jax.Array,
+    *,
+    is_causal: bool = False,
+    mask: jax.Array | None = None,
+    bias: jax.Array | None = None,
+    implementation: Implementation = "auto",
+) -> jax.Array:
+    """Multi-head attention `(*b, q, h, d)` of queries `(*b, q, h, d)` over keys / values `(*b, k, h, d)`.
+
+    Scaled by `1 / sqrt(d)`; `is_causal` lets query i see keys up to i; `mask` (True: attend) and `bias`
+    broadcast to `(*b, h, q, k)`. Usage: `kd.nn.dot_product_attention(q, k, v, is_causal=True)`.
+    """
+    masked = mask is not None or bias is not None
+    chosen = attention_implementation(
+        query, key, is_causal=is_causal, masked=masked, implementation=implementation
+    )
+    if chosen == "splash":
+        return _splash_attention(query, key, value, is_causal=is_causal)
+    if chosen == "einsum":
+        from kd.nn._attention import dot_product_attention_weights
+
+        if is_causal:
+            causal = jnp.tril(jnp.ones((query.shape[-3], key.shape[-3]), bool))
+            mask = causal if mask is None else jnp.logical_and(mask, causal)
+        weights = dot_product_attention_weights(query, key, bias=bias, mask=mask)
+        return jnp.einsum("...hqk,...khd->...qhd", weights, value)
+    batch = query.shape[:-3]
+    flat = lambda x: x.reshape(-1, *x.shape[-3:])  # noqa: E731  (jax.nn takes one batch axis)
+    broadcast = lambda m: None if m is None else jnp.broadcast_to(  # noqa: E731
+        m, (*batch, query.shape[-2], query.shape[-3], key.shape[-3])
+    ).reshape(-1, query.shape[-2], query.shape[-3], key.shape[-3])
+    out = jax.nn.dot_product_attention(
+        flat(query),
+        flat(key),
+        flat(value),
+        bias=broadcast(bias),
+        mask=broadcast(mask),
+        is_causal=is_causal,
+        implementation=None if chosen == "auto" else chosen,
+    )
+    return out.reshape(*batch, *out.shape[-3:])
+
+
+def _splash_kernel(length: int, heads: int, is_causal: bool, interpret: bool):  # noqa: ANN202
+    """The splash kernel for one shape, built in each trace: its mask's block tables become arrays of that
+    trace (a kernel kept across traces leaks tracers)."""
+    from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as kernel
+    from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_mask as masks
+
+    one = masks.CausalMask((length, length)) if is_causal else masks.FullMask((length, length))
+    block = min(_SPLASH_BLOCK, length)
+    sizes = kernel.BlockSizes(
+        block_q=block,
+        block_kv=block,
+        block_kv_compute=block,
+        block_q_dkv=block,
+        block_kv_dkv=block,
+        block_kv_dkv_compute=block,
+        use_fused_bwd_kernel=True,
+    )
+    return kernel.make_splash_mha(
+        masks.MultiHeadMask([one] * heads),
+        block_sizes=sizes,
+        head_shards=1,
+        q_seq_shards=1,
+        interpret=interpret,
+    )
+
+
+def _splash_attention(query: jax.Array, key: jax.Array, value: jax.Array, *, is_causal: bool) -> jax.Array:
+    """The splash kernel over `(*b, t, h, d)`: heads first for the kernel, mapped over the batch."""
+    *batch, length, heads, depth = query.shape
+    run = _splash_kernel(length, heads, is_causal, jax.default_backend() != "tpu")
+    scaled = query * jnp.asarray(1 / depth**0.5, query.dtype)
+    heads_first = lambda x: jnp.swapaxes(x.reshape(-1, *x.shape[-3:]), 1, 2)  # noqa: E731  (n, h, t, d)
+    out = jax.vmap(run)(heads_first(scaled), heads_first(key), heads_first(value))
+    return jnp.swapaxes(out, 1, 2).reshape(*batch, length, heads, depth)
