@@ -16,7 +16,9 @@ Every variant trains the model, data and optimizer of `examples/lm.py` (with `--
 Columns: steps/s over the window from the first logging step after step 1 to the last (kd: the wall times of
 its metrics.jsonl rows, written once their values are on the host); tokens/s; TFLOP/s and MFU by the PaLM
 count (`6 N_matmul B T + 12 L d T B T`, N_matmul: parameters but the position table and the untied embedding)
-over the chip's bf16 peak; the first device's peak memory; first step s (from the parent's start of the
+over the chip's bf16 peak; arrays: the first device's peak GiB of live arrays (`memory_stats()`: parameters,
+optimizer state, batches; not a program's temporaries); step GiB: the hand step's arguments, outputs and
+temporaries by XLA's memory analysis (what must fit in the chip's memory); first step s (from the parent's start of the
 process); compile s (XLA's backend compile seconds in the process). `--explore` prints the same for hand loops
 of each choice in EXPLORE, in one process (out-of-memory choices are reported and skipped).
 """
@@ -47,12 +49,21 @@ EXPLORE = [  # --explore: (label, overrides) of hand loops, in one process
     ("b16 xla", ["train_ds.batch_size=16", "model.attention=xla"]),
     ("b16 splash", ["train_ds.batch_size=16", "model.attention=splash"]),
     ("b24 splash", ["train_ds.batch_size=24", "model.attention=splash"]),
-    ("b32 splash dots_no_batch", ["train_ds.batch_size=32", "model.attention=splash", "model.remat=dots_no_batch"]),
+    (
+        "b32 splash dots_no_batch",
+        ["train_ds.batch_size=32", "model.attention=splash", "model.remat=dots_no_batch"],
+    ),
     ("b32 splash full", ["train_ds.batch_size=32", "model.attention=splash", "model.remat=full"]),
     ("b32 splash", ["train_ds.batch_size=32", "model.attention=splash"]),
 ]
 # bfloat16 dense peak per chip, TFLOP/s (vendor data sheets).
-PEAK_TFLOPS = {"TPU v4": 275.0, "TPU v5 lite": 197.0, "TPU v5": 459.0, "TPU v6 lite": 918.0, "NVIDIA H100 80GB HBM3": 989.0}
+PEAK_TFLOPS = {
+    "TPU v4": 275.0,
+    "TPU v5 lite": 197.0,
+    "TPU v5": 459.0,
+    "TPU v6 lite": 918.0,
+    "NVIDIA H100 80GB HBM3": 989.0,
+}
 _RESULT = "RESULT "
 _T0 = "LM_BENCH_T0"
 
@@ -77,7 +88,9 @@ def _flops(params: Any, model: Any, batch: int, length: int) -> dict[str, float]
     import numpy as np
 
     n_params = sum(int(np.prod(leaf.shape)) for leaf in jax.tree.leaves(params))
-    lookups = model.max_length * model.d_model + (0 if model.tie_embeddings else model.vocab_size * model.d_model)
+    lookups = model.max_length * model.d_model + (
+        0 if model.tie_embeddings else model.vocab_size * model.d_model
+    )
     tokens = batch * length
     flops = 6 * (n_params - lookups) * tokens + 12 * model.num_layers * model.d_model * length * tokens
     return {"n_params": n_params, "model_flops_per_step": float(flops), "tokens_per_step": tokens}
@@ -109,7 +122,9 @@ def _count_compiles() -> None:
     monitoring.register_event_duration_secs_listener(listener)
 
 
-def hand_loop(sets: list[str], steps: int, window_start: int, *, first_from_t0: bool = True) -> dict[str, Any]:
+def hand_loop(
+    sets: list[str], steps: int, window_start: int, *, first_from_t0: bool = True
+) -> dict[str, Any]:
     """The hand-written loop over the config's model, optimizer and data (module docstring)."""
     import jax
     import jax.numpy as jnp
@@ -145,6 +160,17 @@ def hand_loop(sets: list[str], steps: int, window_start: int, *, first_from_t0: 
     compiled = jax.jit(train_step, donate_argnums=0).lower(state, batches[0]).compile()
     cost = compiled.cost_analysis()
     cost = cost[0] if isinstance(cost, (list, tuple)) else cost
+    memory = compiled.memory_analysis()
+    step_bytes = (
+        None
+        if memory is None
+        else (
+            memory.argument_size_in_bytes
+            + memory.output_size_in_bytes
+            + memory.temp_size_in_bytes
+            - memory.alias_size_in_bytes
+        )
+    )
     first = window = None
     for i in range(steps):
         state, loss = compiled(state, batches[i % POOL])
@@ -161,6 +187,7 @@ def hand_loop(sets: list[str], steps: int, window_start: int, *, first_from_t0: 
         "first_step_s": first,
         "final_loss": float(loss),
         "xla_flops_per_step": float(cost["flops"]) if cost and cost.get("flops", -1) > 0 else None,
+        "step_mem_gib": None if step_bytes is None else step_bytes / 2**30,
         **_flops(state[0], model, batch, length),
     }
 
@@ -229,23 +256,33 @@ def _row(name: str, result: dict[str, Any], hand: dict[str, Any] | None) -> str:
     derived = _derived(result)
     mfu = "n/a" if derived["mfu"] is None else f"{100 * derived['mfu']:.1f}%"
     mem = "n/a" if result.get("peak_mem_gib") is None else f"{result['peak_mem_gib']:.1f}"
+    step_mem = "-" if result.get("step_mem_gib") is None else f"{result['step_mem_gib']:.1f}"
     ratio = f"{result['steps_per_s'] / hand['steps_per_s']:.2f}" if hand else "-"
     first = f"{result['first_step_s']:.1f}" if result.get("first_step_s") is not None else "-"
     return (
         f"{name:<26} {result['steps_per_s']:>8.2f} {ratio:>6} {derived['tokens_per_s']:>10.0f} "
-        f"{derived['tflops']:>8.1f} {mfu:>6} {mem:>7} {first:>7} {result.get('compile_s', 0):>9.1f} "
+        f"{derived['tflops']:>8.1f} {mfu:>6} {mem:>7} {step_mem:>8} {first:>7} {result.get('compile_s', 0):>9.1f} "
         f"{result['final_loss']:>7.3f}"
     )
 
 
 _HEADER = (
-    f"{'variant':<26} {'steps/s':>8} {'x hand':>6} {'tokens/s':>10} {'TFLOP/s':>8} {'MFU':>6} {'mem GiB':>7} "
+    f"{'variant':<26} {'steps/s':>8} {'x hand':>6} {'tokens/s':>10} {'TFLOP/s':>8} {'MFU':>6} {'arrays':>7} {'step GiB':>8} "
     f"{'first s':>7} {'compile s':>9} {'loss':>7}"
 )
 
 
 def spawn(variant: str, sets: list[str], steps: int, window_start: int) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--child", variant, "--steps", str(steps), "--window", str(window_start)]
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        variant,
+        "--steps",
+        str(steps),
+        "--window",
+        str(window_start),
+    ]
     command += [f"--set={item}" for item in sets]
     cache = tempfile.mkdtemp(prefix="lm_bench_cache_")  # each kd run compiles afresh, as a first run does
     start = time.time()
@@ -268,17 +305,24 @@ def explore(sets: list[str], steps: int, window_start: int) -> None:
         compiled_before = sum(_COMPILES)
         try:
             result = hand_loop([*sets, *extra], steps, window_start, first_from_t0=False)
-        except Exception as error:  # noqa: BLE001  (an out-of-memory choice: reported, the next one runs)
-            print(f"{label:<26} failed: {type(error).__name__}: {str(error).splitlines()[0][:150]}", flush=True)
+        except Exception as error:
+            print(
+                f"{label:<26} failed: {type(error).__name__}: {str(error).splitlines()[0][:150]}", flush=True
+            )
             continue
-        print(_row(label, {**result, **_device(), "compile_s": sum(_COMPILES) - compiled_before}, None), flush=True)
+        print(
+            _row(label, {**result, **_device(), "compile_s": sum(_COMPILES) - compiled_before}, None),
+            flush=True,
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--steps", type=int, default=100)
-    parser.add_argument("--window", type=int, default=25, help="the window's first step (kd's logging period)")
+    parser.add_argument(
+        "--window", type=int, default=25, help="the window's first step (kd's logging period)"
+    )
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--set", action="append", default=[], help="a config override, PATH=VALUE")
     parser.add_argument("--explore", action="store_true")
@@ -298,24 +342,39 @@ def main() -> None:
     variants = [v for v in args.variants.split(",") if v]
     if set(variants) - set(VARIANTS):
         raise SystemExit(f"--variants: expected some of {VARIANTS}, got {variants}")
-    print(f"examples/lm.py {' '.join(args.set) or '(as written)'}: {args.steps} steps, window from {args.window}")
+    print(
+        f"examples/lm.py {' '.join(args.set) or '(as written)'}: {args.steps} steps, window from {args.window}"
+    )
     runs: dict[str, list[dict[str, Any]]] = {v: [] for v in variants}
     for repeat in range(args.repeats):
         for variant in variants:
             result = spawn(variant, args.set, args.steps, args.window)
             runs[variant].append(result)
-            print(f"  run {repeat + 1}/{args.repeats} {variant:<4} {result['steps_per_s']:.2f} steps/s, "
-                  f"wall {result['wall_s']:.1f} s", flush=True)
+            print(
+                f"  run {repeat + 1}/{args.repeats} {variant:<4} {result['steps_per_s']:.2f} steps/s, "
+                f"wall {result['wall_s']:.1f} s",
+                flush=True,
+            )
     print()
     first = runs[variants[0]][0]
-    print(f"{first['device_kind']} x{first['devices']}; {first['n_params'] / 1e6:.1f}M parameters, "
-          f"{first['tokens_per_step']} tokens and {first['model_flops_per_step'] / 1e12:.2f} model TFLOP per step"
-          + (f" (XLA counts {runs['hand'][0]['xla_flops_per_step'] / 1e12:.2f} in the hand step)"
-             if "hand" in runs and runs["hand"][0].get("xla_flops_per_step") else ""))
+    print(
+        f"{first['device_kind']} x{first['devices']}; {first['n_params'] / 1e6:.1f}M parameters, "
+        f"{first['tokens_per_step']} tokens and {first['model_flops_per_step'] / 1e12:.2f} model TFLOP per step"
+        + (
+            f" (XLA counts {runs['hand'][0]['xla_flops_per_step'] / 1e12:.2f} in the hand step)"
+            if "hand" in runs and runs["hand"][0].get("xla_flops_per_step")
+            else ""
+        )
+    )
     print(_HEADER)
     medians = {
-        variant: {**results[0], **{key: statistics.median(r[key] for r in results)
-                                   for key in ("steps_per_s", "first_step_s", "compile_s", "wall_s")}}
+        variant: {
+            **results[0],
+            **{
+                key: statistics.median(r[key] for r in results)
+                for key in ("steps_per_s", "first_step_s", "compile_s", "wall_s")
+            },
+        }
         for variant, results in runs.items()
     }
     hand = medians.get("hand")

@@ -19,7 +19,9 @@ def repeated_segments(
     """`num_sequences` sequences of `length + 1` tokens (a random `period`-token segment, repeated), split
     into `inputs` (all but the last token) and `targets` (all but the first)."""
     if period < 1 or vocab_size < 2:
-        raise ValueError(f"repeated_segments: period {period} and vocab_size {vocab_size} must be >= 1 and >= 2")
+        raise ValueError(
+            f"repeated_segments: period {period} and vocab_size {vocab_size} must be >= 1 and >= 2"
+        )
     rng = np.random.default_rng(seed)
     segments = rng.integers(0, vocab_size, size=(num_sequences, period), dtype=np.int32)
     tokens = np.tile(segments, (1, -(-(length + 1) // period)))[:, : length + 1]

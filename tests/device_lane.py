@@ -66,7 +66,19 @@ def main(argv: list[str]) -> int:
         print(f"device lane: {test} left out: it {reason}")
         deselect += ["--deselect", f"tests/kd_train/{test}"]  # a node id, from the repository root
     print(f"device lane: {len(files)} test files on {jax.default_backend()} ({jax.devices()[0].device_kind})")
-    return int(pytest.main([*argv, *deselect, *files]))
+    return int(pytest.main([*argv, *deselect, *files], plugins=[_SayFailuresAtOnce()]))
+
+
+class _SayFailuresAtOnce:
+    """Prints each failure's node id, place and message as it happens: a lane cut short by a machine's time limit
+    still says what failed (pytest's own summary comes at the end)."""
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            crash = getattr(report.longrepr, "reprcrash", None)
+            where = f"{crash.path}:{crash.lineno}: " if crash else ""
+            message = crash.message if crash else str(report.longrepr).strip()
+            print(f"\nFAILED {report.nodeid} ({report.when}): {where}{message[:400]}", flush=True)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # One session on a borrowed accelerator machine (the `device` tool: a bare TPU v5e with its own JAX, no
 # network): installs the stack beside the machine's JAX, then runs the phases asked for, writing to $OUT.
 #
-#   here:   bash benchmarks/device/tpu.sh --wheels        # builds kd's wheels, downloads what its index lacks
+#   here:   PATH=$PATH:$(python3 -m hatch env find default)/bin bash benchmarks/device/tpu.sh --wheels
+#           (builds kd's wheels with uv, downloads with the system's pip what the machine's index lacks)
 #   there:  bash benchmarks/device/tpu.sh lane suite lm   # carry=[".whl-tpu"]
 #
 # Phases: lane (hatch run test-device's in-process suite), suite (benchmarks/model_suite.py), lm
@@ -21,7 +22,8 @@ if [[ "${1:-}" == "--wheels" ]]; then
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
     --platform manylinux1_x86_64 -d "$WHEELS" etils==1.15.0 grain==0.2.18 array-record==0.8.6 \
-    dm-tree==0.1.10 cloudpickle==3.1.3 tensorboardX==2.6.5 more-itertools==11.2.1 portpicker wrapt
+    dm-tree==0.1.10 cloudpickle==3.1.3 tensorboardX==2.6.5 more-itertools==11.2.1 portpicker wrapt flatbuffers \
+    || { echo 'pip download failed: run this outside hatch (python3 with pip), uv on PATH'; exit 1; }
   ls "$WHEELS" "$WHEELS/ours"
   exit 0
 fi

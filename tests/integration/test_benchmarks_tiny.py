@@ -30,6 +30,7 @@ TINY_RUNS = {
     # within the test's time; the others run the same code.
     "model_suite.py --tiny --models nnx": ["model  variant", "nnx    kd1", "nnx    hand", "kd/hand"],
     "startup_bench.py --tiny": ["hand loop: step 1 done", "kd-train: step 1 (warm cache)", "warm / cold step 1"],
+    "lm_bench.py --tiny --variants hand,kd1": ["variant ", "hand ", "kd1 ", "model TFLOP per step"],
     "ecosystem/gemma.py --help": ["usage: gemma.py"],
 }
 

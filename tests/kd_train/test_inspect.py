@@ -207,11 +207,12 @@ def test_report_summarizes_the_config(report):
 
 def test_report_gives_flops_and_memory_in_human_units(report):
     assert re.search(r"^compute +[\d.]+ K?FLOP per step", report, flags=re.MULTILINE)
-    assert re.search(r"argument [\d.]+ K?B, output [\d.]+ K?B, temp [\d.]+ K?B.*; total [\d.]+ K?B", report)
+    assert re.search(r"argument [\d.]+ [KMG]?B, output [\d.]+ [KMG]?B, temp [\d.]+ [KMG]?B.*; total [\d.]+ [KMG]?B", report)
     if ON_CPU:
         assert "no memory limit, so whether it fits is unknown" in report  # CPU reports no bytes_limit
     else:  # an accelerator reports its memory: the step's share of it
-        assert re.search(r"The step holds [\d.]+ K?B at once: [\d.]+% of the [\d.]+ GiB of .*; it fits", report)
+        # human_bytes counts in 1024s and writes GB (as inspect's tables do), not GiB
+        assert re.search(r"The step holds [\d.]+ [KMG]?B at once: [\d.]+% of the [\d.]+ GB of .*; it fits", report)
 
 
 def test_report_contains_context_and_parameter_tables(report):

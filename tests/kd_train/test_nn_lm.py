@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import kd
 import numpy as np
 import pytest
-
-import kd
-from tests.kd_train.precision import ON_CPU, highest, rtol
+from precision import ON_CPU, highest, rtol
 
 # The splash kernel's products run at the chip's default precision (bf16 passes), whatever `highest()` says.
 SPLASH_ON_CHIP_TOL = 2e-2
@@ -28,7 +27,9 @@ def test_each_implementation_matches_the_einsum_reference_values_and_gradients(
     q, k, v = _qkv((2, 128, 2, 64))
 
     def loss(impl: str) -> tuple[jax.Array, tuple[jax.Array, ...]]:
-        f = lambda q, k, v: (kd.nn.dot_product_attention(q, k, v, is_causal=is_causal, implementation=impl) ** 2).sum()  # noqa: E731
+        def f(q: jax.Array, k: jax.Array, v: jax.Array) -> jax.Array:
+            return (kd.nn.dot_product_attention(q, k, v, is_causal=is_causal, implementation=impl) ** 2).sum()
+
         return jax.value_and_grad(f, argnums=(0, 1, 2))(q, k, v)
 
     with highest():
@@ -54,7 +55,10 @@ def test_mask_and_bias_reach_every_implementation_but_splash_which_refuses_them(
     with highest():
         ref = kd.nn.dot_product_attention(q, k, v, mask=mask, implementation="einsum")
         np.testing.assert_allclose(
-            kd.nn.dot_product_attention(q, k, v, mask=mask, implementation="xla"), ref, rtol=rtol(1e-5), atol=1e-6
+            kd.nn.dot_product_attention(q, k, v, mask=mask, implementation="xla"),
+            ref,
+            rtol=rtol(1e-5),
+            atol=1e-6,
         )
     with pytest.raises(ValueError, match="'splash' cannot run here: it takes no mask or bias"):
         kd.nn.dot_product_attention(q, k, v, mask=mask, implementation="splash")
@@ -66,10 +70,12 @@ def test_mask_and_bias_reach_every_implementation_but_splash_which_refuses_them(
         (100, 100, "the sequence length 100 must be a multiple of 128"),
         (128, 256, "it attends within one sequence, got 128 queries and 256 keys"),
         (640, 640, "the sequence length 640 must be a multiple of 128 \\(and of 512 above it\\)"),
+        (128, 128, "its heads must have a multiple of 64 features, got 32"),
     ],
 )
 def test_splash_says_why_it_cannot_take_a_shape(q_len: int, k_len: int, reason: str) -> None:
-    q, k = jnp.zeros((1, q_len, 2, 64)), jnp.zeros((1, k_len, 2, 64))
+    depth = 32 if "features" in reason else 64
+    q, k = jnp.zeros((1, q_len, 2, depth)), jnp.zeros((1, k_len, 2, depth))
     with pytest.raises(ValueError, match=reason):
         kd.nn.attention_implementation(q, k, implementation="splash")
 
@@ -80,7 +86,9 @@ def test_auto_picks_splash_only_on_a_tpu_and_an_unknown_name_is_refused() -> Non
     on_one_tpu = jax.default_backend() == "tpu" and jax.device_count() == 1
     assert chosen == ("splash" if on_one_tpu else "auto")
     assert kd.nn.attention_implementation(q, q, is_causal=True, masked=True) == "auto"
-    with pytest.raises(ValueError, match=r"attention implementation 'flash': expected one of \('auto', 'einsum'"):
+    with pytest.raises(
+        ValueError, match=r"attention implementation 'flash': expected one of \('auto', 'einsum'"
+    ):
         kd.nn.attention_implementation(q, q, implementation="flash")  # type: ignore[arg-type]
 
 
@@ -144,7 +152,7 @@ def test_unscanned_layers_compute_what_the_scan_computes_with_the_same_weights()
     scanned, unrolled = _tiny_lm(), _tiny_lm(scan_layers=False)
     params = scanned.init(jax.random.key(0), tokens)["params"]
     layers = params.pop("layers")
-    per_layer = {f"layers_{i}": jax.tree.map(lambda leaf: leaf[i], layers) for i in range(2)}
+    per_layer = {f"layers_{i}": jax.tree.map(lambda leaf, i=i: leaf[i], layers) for i in range(2)}
     with highest():
         np.testing.assert_allclose(
             unrolled.apply({"params": {**params, **per_layer}}, tokens),
@@ -166,7 +174,9 @@ def test_the_loss_upcasts_bf16_logits_before_its_softmax() -> None:
 
 def test_a_splash_model_is_traced_again_after_its_init_and_differentiated() -> None:
     # The kernel is built in each trace: one kept from init's trace leaked its tracers into apply's.
-    model = kd.nn.DecoderLM.from_variant_str("mu", vocab_size=64, max_length=128, tokens="x", attention="splash")
+    model = kd.nn.DecoderLM.from_variant_str(
+        "mu", num_heads=1, vocab_size=64, max_length=128, tokens="x", attention="splash"
+    )  # one head of 64 features: the kernel's narrowest
     tokens = jax.random.randint(jax.random.key(1), (2, 128), 0, 64)
     params = jax.jit(model.init)(jax.random.key(0), tokens)
     logits = jax.jit(model.apply)(params, tokens)

@@ -10,7 +10,7 @@ Implementations:
   "cudnn":  `jax.nn.dot_product_attention(implementation="cudnn")` (GPUs, 16-bit inputs).
   "splash": the Pallas TPU flash-attention kernel (`jax.experimental.pallas.ops.tpu.splash_attention`),
             blockwise, never materializing the `t x t` weights; self-attention without mask or bias, a
-            sequence length that its blocks divide. On other backends it runs in Pallas' interpreter (slow:
+            sequence length that its blocks divide, heads of a multiple of 64 features. On other backends it runs in Pallas' interpreter (slow:
             for tests).
   "auto":   "splash" on a TPU where it applies (one device, `t >= SPLASH_MIN_LENGTH`, no mask or bias),
             else `jax.nn.dot_product_attention`'s own choice (cuDNN on a GPU where it applies, else XLA).
@@ -28,6 +28,7 @@ IMPLEMENTATIONS: tuple[str, ...] = ("auto", "einsum", "xla", "cudnn", "splash")
 SPLASH_MIN_LENGTH = 512  # below it, XLA's fused attention is as fast on a v5e (benchmarks/lm_bench.py)
 _SPLASH_BLOCK = 512  # the kernel's block along both sequences (clipped to the sequence)
 _LANES = 128  # the TPU's vector width: the kernel's blocks are multiples of it
+_MIN_HEAD_DIM = 64  # heads of 64 and 128 features run on a v5e; narrower ones are not known to
 
 
 def attention_implementation(
@@ -71,6 +72,9 @@ def _splash_refusal(query: jax.Array, key: jax.Array, masked: bool) -> str:
         return "it takes no mask or bias (causal masking is is_causal=True)"
     if key.shape[-3] != length:
         return f"it attends within one sequence, got {length} queries and {key.shape[-3]} keys"
+    depth = query.shape[-1]
+    if depth % _MIN_HEAD_DIM:
+        return f"its heads must have a multiple of {_MIN_HEAD_DIM} features, got {depth}"
     block = min(_SPLASH_BLOCK, length)
     if length % _LANES or length % block:
         return f"the sequence length {length} must be a multiple of {_LANES} (and of {block} above it)"
@@ -108,9 +112,11 @@ def dot_product_attention(
         return jnp.einsum("...hqk,...khd->...qhd", weights, value)
     batch = query.shape[:-3]
     flat = lambda x: x.reshape(-1, *x.shape[-3:])  # noqa: E731  (jax.nn takes one batch axis)
-    broadcast = lambda m: None if m is None else jnp.broadcast_to(  # noqa: E731
-        m, (*batch, query.shape[-2], query.shape[-3], key.shape[-3])
-    ).reshape(-1, query.shape[-2], query.shape[-3], key.shape[-3])
+    pairs = (query.shape[-2], query.shape[-3], key.shape[-3])  # (h, q, k)
+
+    def broadcast(m: jax.Array | None) -> jax.Array | None:
+        return None if m is None else jnp.broadcast_to(m, (*batch, *pairs)).reshape(-1, *pairs)
+
     out = jax.nn.dot_product_attention(
         flat(query),
         flat(key),
@@ -123,7 +129,7 @@ def dot_product_attention(
     return out.reshape(*batch, *out.shape[-3:])
 
 
-def _splash_kernel(length: int, heads: int, is_causal: bool, interpret: bool):  # noqa: ANN202
+def _splash_kernel(length: int, heads: int, is_causal: bool, interpret: bool):
     """The splash kernel for one shape, built in each trace: its mask's block tables become arrays of that
     trace (a kernel kept across traces leaks tracers)."""
     from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as kernel

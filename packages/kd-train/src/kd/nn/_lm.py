@@ -142,8 +142,8 @@ class DecoderLM(nn.Module):
     @classmethod
     def from_variant_str(cls, variant_str: str, **kwargs: Any) -> DecoderLM:
         """The model of a variant (`LM_SIZES`: mu, Ti, S, B (~160M with a 51200 vocabulary), L); `kwargs` set
-        the other fields. Usage: `kd.nn.DecoderLM.from_variant_str("LM-S", vocab_size=256, tokens="batch.x")`."""
-        return cls(**dataclasses.asdict(LMSpec.from_variant_string(variant_str)), **kwargs)
+        the other fields, or change a size (`num_heads=1`). Usage: `kd.nn.DecoderLM.from_variant_str("LM-S", vocab_size=256, tokens="batch.x")`."""
+        return cls(**{**dataclasses.asdict(LMSpec.from_variant_string(variant_str)), **kwargs})
 
     @nn.compact
     def __call__(self, tokens: jax.Array) -> jax.Array:
