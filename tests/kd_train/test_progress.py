@@ -48,21 +48,46 @@ def test_a_training_run_moves_the_bar_to_the_last_step(monkeypatch):
 
 def test_between_logging_steps_the_bar_shows_each_calls_loss_once_computed(monkeypatch):
     shown: list[tuple[str, float]] = []
+    steps: list[int] = []
     monkeypatch.setattr("sys.stderr", FakeTerminal())
     monkeypatch.setattr(
         _progress.Progress._Bar, "losses", lambda self, values: shown.extend(values.items()), raising=True
     )
-    fields = dict(num_train_steps=12, steps_per_call=1, progress=kd.train.Progress(enabled=True))
+    real_step = _progress.Progress._Bar.step
+    monkeypatch.setattr(
+        _progress.Progress._Bar, "step", lambda self, n: (steps.append(n), real_step(self, n))[1], raising=True
+    )
+    # Calls of 3 fused updates between logging steps 1 and 12: they end at steps 1, 4, 7, 10 and 12.
+    fields = dict(num_train_steps=12, steps_per_call=3, progress=kd.train.Progress(enabled=True))
     make_trainer(log_metrics_every=1000, **fields).train()  # logs steps 1 and 12 only
-    first_run = list(shown)
+    first_run, calls = list(shown), list(steps)
     logged = kd.writers.InMemoryWriter()
-    make_trainer(log_metrics_every=1, writer=logged, **fields).train()  # the same run, every step logged
+    make_trainer(log_metrics_every=1, writer=logged, steps_per_call=1, num_train_steps=12).train()  # every step
     losses = [value for _, value in logged.scalars["losses/l2"]]
+    assert calls == [1, 3, 3, 3, 2]
     assert {name for name, _ in first_run} == {"l2"}
+    call_ends = [losses[end - 1] for end in (1, 4, 7, 10, 12)]
     values = [value for _, value in first_run]
-    # each step's loss reached the bar (in order, each once the step computed it), not only steps 1 and 12
-    assert len(values) >= 11 and all(v in losses for v in values), (values, losses)
-    assert [losses.index(v) for v in values] == sorted(losses.index(v) for v in values)
+    # The calls' losses reached the bar in order, each once computed (the previous call's when this one's is
+    # still running), not only those of the logging steps 1 and 12.
+    assert all(v in call_ends for v in values), (values, call_ends)
+    assert [call_ends.index(v) for v in values] == sorted(call_ends.index(v) for v in values)
+    assert len(set(values) - {call_ends[0], call_ends[-1]}) >= 1
+
+
+def test_steps_per_call_1_runs_single_updates_in_calls_from_one_logging_step_to_the_next(monkeypatch):
+    steps: list[int] = []
+    monkeypatch.setattr("sys.stderr", FakeTerminal())
+    real_step = _progress.Progress._Bar.step
+    monkeypatch.setattr(
+        _progress.Progress._Bar, "step", lambda self, n: (steps.append(n), real_step(self, n))[1], raising=True
+    )
+    trainer = make_trainer(
+        num_train_steps=12, log_metrics_every=6, steps_per_call=1, progress=kd.train.Progress(enabled=True)
+    )
+    trainer.train()
+    assert steps == [1, 5, 6]  # the hooks run after steps 1, 6 and 12, not after every update
+    assert trainer.trainstep.num_traces.get(("fused", True), 0) == 0  # every update its own compiled step
 
 
 def test_the_bar_leaves_compile_time_out_of_its_rate(monkeypatch):

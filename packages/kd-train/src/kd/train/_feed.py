@@ -36,6 +36,8 @@ CPU_STACKED_BYTES_BUDGET = 8 << 20
 CPU_RESIDENT_BYTES = 256 << 20
 # On an accelerator, within this fraction of its memory (the rest is the model's and XLA's).
 ACCELERATOR_RESIDENT_FRACTION = 1 / 8
+# Single updates in a row take their rows from one block of this many updates' rows (one host-to-device copy).
+ROWS_BLOCK = 128
 
 
 def device_budget() -> int:
@@ -88,7 +90,8 @@ class HostFeed:
 
 class DeviceRowsFeed:
     """Every example on the device (`source`); a fused call gets the rows of its batches (`int32[size, rows]`),
-    a single step the rows of its batch (`int32[rows]`), and gathers each batch there."""
+    a single step the rows of its batch (`int32[rows]`), or single steps in a row a block holding the rows of
+    up to `ROWS_BLOCK` of them (one transfer), and gathers each batch there."""
 
     def __init__(self, data: RowsIterator) -> None:
         self._data = data
@@ -96,6 +99,16 @@ class DeviceRowsFeed:
 
     def next_batch(self, step: int) -> np.ndarray:
         return _next_rows(self._data, step).astype(np.int32, copy=False)
+
+    def next_block(self, step: int, num_steps: int) -> jax.Array:
+        """The rows of updates `step .. step + num_steps - 1` (at most `ROWS_BLOCK`) in one `int32[ROWS_BLOCK,
+        rows]` block on the device, update s's at `s % ROWS_BLOCK` (`TrainStep.step` picks them there)."""
+        rows = [_next_rows(self._data, step + i) for i in range(num_steps)]
+        block = np.empty((ROWS_BLOCK, *np.shape(rows[0])), np.int32)
+        block[:] = rows[-1]  # padding: never trained on
+        for i, taken in enumerate(rows):
+            block[(step + i) % ROWS_BLOCK] = taken
+        return jax.device_put(block)
 
     def next_group(self, step: int, num_steps: int, *, size: int) -> tuple[int, np.ndarray]:
         """`(num_steps, rows)`: every batch is full (`gather_on_device`), so all `num_steps` are taken."""

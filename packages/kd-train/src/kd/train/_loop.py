@@ -103,15 +103,18 @@ class TrainingRun:
         stop = t.stop_step
         desc = t.setup.tqdm_info.desc
         self._bar = t.progress.start(total=stop, initial=start, desc=None if desc == "train" else desc)
+        # steps_per_call=1: every update its own compiled call, the calls still running from one logging step
+        # to the next (hooks run between calls: per update they would cost more than a small model's update).
+        single = t.steps_per_call == 1
         feed, size = make_feed(
             data,
             sharding=t.sharding,
             element_spec=t.element_spec,
-            steps_per_call=t.steps_per_call,
+            steps_per_call=None if single else t.steps_per_call,
             period=t.log_metrics_every,
             logging_step_inside=not t.trainstep.metrics,
         )
-        self.runner = CallRunner(t.trainstep, feed, size, measure=t.steps_per_call is None)
+        self.runner = CallRunner(t.trainstep, feed, size, measure=t.steps_per_call is None, single=single)
         timer = _hooks.CallTimer(size)
         compile_clock = CompileLog()
         self._profiler = _hooks.ProfilerHook(t.profiler) if t.profiler is not None else None

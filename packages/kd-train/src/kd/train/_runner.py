@@ -31,6 +31,7 @@ import jax
 from kd._phase import during
 from kd._terminal import print_line
 from kd.train._aux import AuxState
+from kd.train._feed import ROWS_BLOCK as ROWS_PER_BLOCK
 from kd.train._plan import Call
 from kd.train._state import TrainState
 from kd.train._step import TrainStep
@@ -62,12 +63,18 @@ class CallOutput:
 class CallRunner:
     """Runs planned calls: `state, out = runner.run(state, call)` (see the module docstring)."""
 
-    def __init__(self, trainstep: TrainStep, feed: Any, size: int, *, measure: bool = False) -> None:
+    def __init__(
+        self, trainstep: TrainStep, feed: Any, size: int, *, measure: bool = False, single: bool = False
+    ) -> None:
         self.trainstep = trainstep
         self.feed = feed
         self.size = size  # the K of the compiled fused call
-        # Fused or single updates: measured once the fused call is compiled (`measure`), else fused.
-        self.choice: str | None = None if measure and size > 1 and jax.process_count() == 1 else "fused"
+        # Fused or single updates: `single` forces single ones; else measured once the fused call is compiled
+        # (`measure`), else fused.
+        measured = measure and size > 1 and jax.process_count() == 1
+        self.choice: str | None = "single" if single else None if measured else "fused"
+        # Device rows: single updates take theirs from blocks of many updates' rows (one copy per block).
+        self._in_blocks = callable(getattr(feed, "next_block", None))
         self.measured: tuple[float, float] | None = None  # seconds per update: (fused, single), once chosen
         self._compiled = {"fused": False, "single": False}
         self._timed = {"fused": [0.0, 0], "single": [0.0, 0]}  # seconds, updates
@@ -169,8 +176,16 @@ class CallRunner:
     ) -> tuple[TrainState, int]:
         """Single updates up to step `until`; the one that ends the call (`end`) gives `out.aux`, with its
         metrics when `log_metrics`."""
+        block, block_end = None, step
         while step < until:
-            state, aux = self._single(state, step, log_metrics=log_metrics and step + 1 == end)
+            if self._in_blocks and step >= block_end:  # the rows of the next updates, in one copy
+                count = min(until - step, ROWS_PER_BLOCK)
+                block, block_end = self.feed.next_block(step, count), step + count
+            metrics = log_metrics and step + 1 == end
+            if block is not None:
+                state, aux = self.trainstep.step(state, block, return_metrics=metrics, source=self.feed.source)
+            else:
+                state, aux = self._single(state, step, log_metrics=metrics)
             step += 1
             out.losses.append((step, aux.loss_states))
             if step == end:
@@ -180,7 +195,7 @@ class CallRunner:
     def _single(
         self, state: TrainState, step: int, *, log_metrics: bool, log_summaries: bool = False
     ) -> tuple[TrainState, AuxState]:
-        batch = self.feed.next_batch(step)
+        batch = self.feed.next_block(step, 1) if self._in_blocks else self.feed.next_batch(step)
         return self.trainstep.step(
             state, batch, return_metrics=log_metrics, return_summaries=log_summaries, source=self.feed.source
         )

@@ -146,17 +146,22 @@ class TrainStep:
     ) -> tuple[TrainState, AuxState]:
         """One optimizer update. `state` is donated: do not use it afterwards. With `source` (a tree of arrays
         holding every example, on the device) `batch` is instead the rows of the batch (`int32[rows]`),
-        gathered on the device: no batch is copied from the host."""
+        gathered on the device: no batch is copied from the host. With `source`, `batch` may also be a block of
+        rows (`int32[n, rows]`, on the device) holding this update's at `state.step % n`: the rows of many
+        updates are copied in one transfer, and each update sends nothing."""
         # Asking for metrics when there are none gives the same outputs: the same compiled function.
         variant = (
             bool(return_metrics) and bool(self.metrics),
             bool(return_summaries) and bool(self.summaries),
         )
-        key = (*variant, source is not None)
+        in_block = source is not None and np.ndim(batch) == 2
+        key = (*variant, source is not None, in_block)
         fn = self._jitted.get(key)
         if fn is None:
 
             def train_step(state: TrainState, batch: Any, source: Any) -> tuple[TrainState, AuxState]:
+                if in_block:
+                    batch = jax.lax.dynamic_index_in_dim(batch, state.step % batch.shape[0], keepdims=False)
                 if source is not None:
                     batch = gather_rows(source, batch)
                 return self._step(state, batch, *variant)

@@ -98,7 +98,8 @@ class Trainer:
         batches within 8 MB on CPU, 64 MB on accelerators; no limit but 128 when the examples sit on the
         device, see `kd.data.RowsIterator`; once a logging window has measured the updates, calls of about
         2 s at most). A call never runs past a step that logs, evaluates, checkpoints or bounds a profile.
-        On CPU the parameters are the same bits either way; 1 runs every update as its own call.
+        On CPU the parameters are the same bits either way; 1 runs every update as its own compiled step
+        (no loop), the steps between two logging steps one after the other, the hooks after the last.
       on_nonfinite_loss: `"stop"` (default): a NaN or infinite loss raises `kd.train.NonFiniteLossError` naming
         the step and the losses, before anything computed from it is logged or checkpointed; `"skip"`: such
         an update is not applied (the state stays as it was, the data moves on) and is reported.
