@@ -11,9 +11,9 @@ from ._adapter import WrapperModule as WrapperModule
 from ._attention import ImprovedMultiHeadDotProductAttention as ImprovedMultiHeadDotProductAttention
 from ._attention import MultiHeadDotProductAttention as MultiHeadDotProductAttention
 from ._attention import SelfAttention as SelfAttention
-from ._attention import dot_product_attention_weights as dot_product_attention_weights
 from ._attention_kernels import attention_implementation as attention_implementation
 from ._attention_kernels import dot_product_attention as dot_product_attention
+from ._attention_kernels import dot_product_attention_weights as dot_product_attention_weights
 from ._errors import PatchSizeError as PatchSizeError
 from ._errors import TrainingModeError as TrainingModeError
 from ._errors import VariantError as VariantError

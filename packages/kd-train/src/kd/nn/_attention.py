@@ -13,37 +13,8 @@ import jax
 import jax.numpy as jnp
 from flax import linen as nn
 
-from kd.nn._attention_kernels import dot_product_attention
+from kd.nn._attention_kernels import dot_product_attention, dot_product_attention_weights
 from kd.nn._train_property import accept_training_property, is_training
-
-
-def dot_product_attention_weights(
-    query: jax.Array,
-    key: jax.Array,
-    softmax_axis: int = -1,
-    bias: jax.Array | None = None,
-    mask: jax.Array | None = None,
-    softmax_dtype: Any = jnp.float32,
-) -> jax.Array:
-    """Attention weights `(*b, h, q, k)` of queries `(*b, q, h, d)` and keys `(*b, k, h, d)`.
-
-    Usage: `weights = kd.nn.dot_product_attention_weights(query, key, mask=mask)`.
-
-    Args:
-      query: the queries; scaled by `1 / sqrt(d)` here.
-      key: the keys.
-      softmax_axis: normalized over the keys (-1), or over the queries (-2, as slot attention).
-      bias: added to the logits, broadcastable to `(*b, h, q, k)`.
-      mask: where False, the weight is (about) zero; broadcastable to `(*b, h, q, k)`.
-      softmax_dtype: the softmax is computed in this dtype (None: the inputs'), then cast back.
-    """
-    logits = jnp.einsum("...qhd,...khd->...hqk", query / jnp.sqrt(query.shape[-1]).astype(query.dtype), key)
-    if bias is not None:
-        logits = logits + bias
-    if mask is not None:
-        logits = jnp.where(mask, logits, jnp.finfo(logits.dtype).min)
-    dtype = logits.dtype if softmax_dtype is None else softmax_dtype
-    return jax.nn.softmax(logits.astype(dtype), axis=softmax_axis).astype(logits.dtype)
 
 
 @accept_training_property
@@ -162,6 +133,7 @@ class MultiHeadDotProductAttention(nn.MultiHeadDotProductAttention):
         return super().__call__(inputs_q, inputs_k, inputs_v, mask=mask, deterministic=deterministic)
 
 
+@accept_training_property
 class SelfAttention(nn.Module):
     """Multi-head self-attention by a fused kernel: one `qkv` projection, `kd.nn.dot_product_attention`, `out`.
 

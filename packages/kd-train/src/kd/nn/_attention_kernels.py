@@ -18,7 +18,7 @@ Implementations:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
@@ -81,6 +81,35 @@ def _splash_refusal(query: jax.Array, key: jax.Array, masked: bool) -> str:
     return ""
 
 
+def dot_product_attention_weights(
+    query: jax.Array,
+    key: jax.Array,
+    softmax_axis: int = -1,
+    bias: jax.Array | None = None,
+    mask: jax.Array | None = None,
+    softmax_dtype: Any = jnp.float32,
+) -> jax.Array:
+    """Attention weights `(*b, h, q, k)` of queries `(*b, q, h, d)` and keys `(*b, k, h, d)`.
+
+    Usage: `weights = kd.nn.dot_product_attention_weights(query, key, mask=mask)`.
+
+    Args:
+      query: the queries; scaled by `1 / sqrt(d)` here.
+      key: the keys.
+      softmax_axis: normalized over the keys (-1), or over the queries (-2, as slot attention).
+      bias: added to the logits, broadcastable to `(*b, h, q, k)`.
+      mask: where False, the weight is (about) zero; broadcastable to `(*b, h, q, k)`.
+      softmax_dtype: the softmax is computed in this dtype (None: the inputs'), then cast back.
+    """
+    logits = jnp.einsum("...qhd,...khd->...hqk", query / jnp.sqrt(query.shape[-1]).astype(query.dtype), key)
+    if bias is not None:
+        logits = logits + bias
+    if mask is not None:
+        logits = jnp.where(mask, logits, jnp.finfo(logits.dtype).min)
+    dtype = logits.dtype if softmax_dtype is None else softmax_dtype
+    return jax.nn.softmax(logits.astype(dtype), axis=softmax_axis).astype(logits.dtype)
+
+
 def dot_product_attention(
     query: jax.Array,
     key: jax.Array,
@@ -103,8 +132,6 @@ def dot_product_attention(
     if chosen == "splash":
         return _splash_attention(query, key, value, is_causal=is_causal)
     if chosen == "einsum":
-        from kd.nn._attention import dot_product_attention_weights
-
         if is_causal:
             causal = jnp.tril(jnp.ones((query.shape[-3], key.shape[-3]), bool))
             mask = causal if mask is None else jnp.logical_and(mask, causal)

@@ -21,6 +21,7 @@ from flax import linen as nn
 
 from kd.nn._attention import SelfAttention
 from kd.nn._errors import VariantError
+from kd.nn._train_property import accept_training_property
 
 # name: (d_model, num_layers, num_heads, mlp_size); heads of 128 features from S up (the TPU's lane width).
 LM_SIZES: dict[str, tuple[int, int, int, int]] = {
@@ -66,6 +67,7 @@ def _dtype(value: Any) -> Any:
     return None if value is None else jnp.dtype(value)
 
 
+@accept_training_property
 class DecoderBlock(nn.Module):
     """Pre-LN decoder block: `x += attention(norm(x)); x += mlp(norm(x))`, causal self-attention, GELU MLP.
 
@@ -106,6 +108,7 @@ class _ScannedBlock(DecoderBlock):
         return super().__call__(tokens), None
 
 
+@accept_training_property
 class DecoderLM(nn.Module):
     """Token embedding + learned positions, `num_layers` `DecoderBlock`s, a final LayerNorm, an output head.
 

@@ -116,7 +116,9 @@ class CallRunner:
             out.losses.append((step, out.aux.loss_states))
         return state, out
 
-    def _measure(self, state: TrainState, step: int, fused_end: int, out: CallOutput) -> tuple[TrainState, int]:
+    def _measure(
+        self, state: TrainState, step: int, fused_end: int, out: CallOutput
+    ) -> tuple[TrainState, int]:
         """Compiles each way once (a single update, a fused one), then times half the call's other fused
         updates fused and the other half single, each to the end of its work, until each way has
         `PROBE_UPDATES` of them; then keeps the faster (`self.choice`). The call's last fused update is left
@@ -158,7 +160,9 @@ class CallRunner:
                     "Trainer.steps_per_call forces either)"
                 )
 
-    def _singles_for(self, state: TrainState, step: int, count: int, out: CallOutput) -> tuple[TrainState, int]:
+    def _singles_for(
+        self, state: TrainState, step: int, count: int, out: CallOutput
+    ) -> tuple[TrainState, int]:
         state, end = self._singles(state, step, step + count, out)
         return state, end - step
 
@@ -172,7 +176,14 @@ class CallRunner:
         return state, taken
 
     def _singles(
-        self, state: TrainState, step: int, until: int, out: CallOutput, *, end: int = -1, log_metrics: bool = False
+        self,
+        state: TrainState,
+        step: int,
+        until: int,
+        out: CallOutput,
+        *,
+        end: int = -1,
+        log_metrics: bool = False,
     ) -> tuple[TrainState, int]:
         """Single updates up to step `until`; the one that ends the call (`end`) gives `out.aux`, with its
         metrics when `log_metrics`."""
@@ -180,12 +191,20 @@ class CallRunner:
         while step < until:
             if self._in_blocks and step >= block_end:  # the rows of the next updates, in one copy
                 count = min(until - step, ROWS_PER_BLOCK)
-                block, block_end = self.feed.next_block(step, count), step + count
+                with during(
+                    f"training, steps {step + 1}-{step + count}"
+                    if count > 1
+                    else f"training, step {step + 1}"
+                ):
+                    block, block_end = self.feed.next_block(step, count), step + count
             metrics = log_metrics and step + 1 == end
-            if block is not None:
-                state, aux = self.trainstep.step(state, block, return_metrics=metrics, source=self.feed.source)
-            else:
-                state, aux = self._single(state, step, log_metrics=metrics)
+            with during(f"training, step {step + 1}"):  # a crash names its update, not the call's range
+                if block is not None:
+                    state, aux = self.trainstep.step(
+                        state, block, return_metrics=metrics, source=self.feed.source
+                    )
+                else:
+                    state, aux = self._single(state, step, log_metrics=metrics)
             step += 1
             out.losses.append((step, aux.loss_states))
             if step == end:
