@@ -1,7 +1,7 @@
 """A decoder-only language model of `kd.nn` blocks (`kd.nn.DecoderLM`, variant LM-B: 164M parameters with a
 51,200-token vocabulary), bf16 compute with float32 parameters and optimizer state, on synthetic sequences.
 
-Run on an accelerator: `kd-train --cfg=examples/lm.py` (a TPU v5e: the splash attention kernel, ~40% of the
+Run on an accelerator: `kd-train --cfg=examples/lm.py` (a TPU v5e: the splash attention kernel, 58% of the
 chip's bf16 peak; see docs/guides/performance.md). On a CPU, a small variant for a look:
 `hatch run train --cfg=examples/lm.py --cfg.model.0=LM-mu --cfg.aux.vocab_size=256
 --cfg.aux.sequence_length=128 --cfg.train_ds.batch_size=8 --cfg.num_train_steps=200` (the loss falls from

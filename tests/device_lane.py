@@ -58,6 +58,8 @@ def main(argv: list[str]) -> int:
     if shard is not None:  # --shard=I/N: every N-th file from the I-th (1-based), for a machine's time limit
         argv = [a for a in argv if a != shard]
         index, count = (int(n) for n in shard.split("=", 1)[1].split("/"))
+        if not 1 <= index <= count:
+            raise SystemExit(f"{shard}: expected --shard=I/N with 1 <= I <= N")
         files = files[index - 1 :: count]
         print(f"device lane: shard {index}/{count}")
     for name, module in _NEEDS.items():

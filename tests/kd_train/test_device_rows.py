@@ -156,6 +156,20 @@ def test_single_steps_on_device_rows_give_the_bits_of_host_batches():
     assert device_trainer.writer.scalars["losses/l2"] == host_trainer.writer.scalars["losses/l2"]
 
 
+def test_single_steps_past_a_rows_block_and_resumed_mid_window_keep_the_bits_of_host_batches(tmp_path):
+    # 140 single updates logged every 100: the calls' rows blocks (ROWS_BLOCK = 128 slots, update s at
+    # s % 128) wrap around; a run stopped at step 77 and resumed fills its next block from there.
+    assert _feed.ROWS_BLOCK == 128
+    fields = dict(num_train_steps=140, log_metrics_every=100, steps_per_call=1)
+    _, host = _run(train_ds=_pipeline(shuffle=True, on_device=False), **fields)
+    _, straight = _run(train_ds=_pipeline(shuffle=True), **fields)
+    _run(tmp_path, train_ds=_pipeline(shuffle=True), stop_after_steps=77, **fields)
+    _, resumed = _run(tmp_path, train_ds=_pipeline(shuffle=True), **fields)
+
+    _assert_same_bits((straight.params, straight.opt_state), (host.params, host.opt_state))
+    _assert_same_bits((resumed.params, resumed.opt_state), (host.params, host.opt_state))
+
+
 def test_a_run_past_the_last_epoch_names_the_step():
     with pytest.raises(kd.train.ConfigError, match=r"ran out of batches after 14 steps"):
         _run(train_ds=_pipeline(num_epochs=2))  # 14 batches, 25 steps

@@ -52,14 +52,13 @@ def test_causal_attention_lets_no_query_see_a_later_key() -> None:
 def test_mask_and_bias_reach_every_implementation_but_splash_which_refuses_them() -> None:
     q, k, v = _qkv((2, 8, 2, 4))
     mask = jnp.tril(jnp.ones((8, 8), bool)) & (jnp.arange(8) != 3)  # key 3 hidden from every query after it
+    bias = jax.random.normal(jax.random.key(5), (2, 8, 8))  # per head, broadcast over the batch
     with highest():
-        ref = kd.nn.dot_product_attention(q, k, v, mask=mask, implementation="einsum")
-        np.testing.assert_allclose(
-            kd.nn.dot_product_attention(q, k, v, mask=mask, implementation="xla"),
-            ref,
-            rtol=rtol(1e-5),
-            atol=1e-6,
-        )
+        ref = kd.nn.dot_product_attention(q, k, v, mask=mask, bias=bias, implementation="einsum")
+        out = kd.nn.dot_product_attention(q, k, v, mask=mask, bias=bias, implementation="xla")
+        np.testing.assert_allclose(out, ref, rtol=rtol(1e-5), atol=1e-6)
+        unbiased = kd.nn.dot_product_attention(q, k, v, mask=mask, implementation="xla")
+    assert not np.allclose(unbiased, ref, atol=1e-3)  # the bias took part
     with pytest.raises(ValueError, match="'splash' cannot run here: it takes no mask or bias"):
         kd.nn.dot_product_attention(q, k, v, mask=mask, implementation="splash")
 
@@ -78,6 +77,16 @@ def test_splash_says_why_it_cannot_take_a_shape(q_len: int, k_len: int, reason: 
     q, k = jnp.zeros((1, q_len, 2, depth)), jnp.zeros((1, k_len, 2, depth))
     with pytest.raises(ValueError, match=reason):
         kd.nn.attention_implementation(q, k, implementation="splash")
+
+
+def test_splash_refuses_several_devices_which_would_need_a_shard_map(monkeypatch: pytest.MonkeyPatch) -> None:
+    q = jnp.zeros((2, 1024, 2, 128))
+    monkeypatch.setattr(jax, "device_count", lambda: 4)
+    with pytest.raises(
+        ValueError, match="'splash' cannot run here: it runs on one device here, and JAX sees 4"
+    ):
+        kd.nn.attention_implementation(q, q, is_causal=True, implementation="splash")
+    assert kd.nn.attention_implementation(q, q, is_causal=True) == "auto"  # auto: jax.nn's own choice
 
 
 def test_auto_picks_splash_only_on_a_tpu_and_an_unknown_name_is_refused() -> None:

@@ -10,7 +10,8 @@ Implementations:
   "cudnn":  `jax.nn.dot_product_attention(implementation="cudnn")` (GPUs, 16-bit inputs).
   "splash": the Pallas TPU flash-attention kernel (`jax.experimental.pallas.ops.tpu.splash_attention`),
             blockwise, never materializing the `t x t` weights; self-attention without mask or bias, a
-            sequence length that its blocks divide, heads of a multiple of 64 features. On other backends it runs in Pallas' interpreter (slow:
+            sequence length that its blocks divide, heads of a multiple of 64 features, one device (it is not
+            partitioned over several: a shard_map over the mesh is not written yet). On other backends it runs in Pallas' interpreter (slow:
             for tests).
   "auto":   "splash" on a TPU where it applies (one device, `t >= SPLASH_MIN_LENGTH`, no mask or bias),
             else `jax.nn.dot_product_attention`'s own choice (cuDNN on a GPU where it applies, else XLA).
@@ -68,6 +69,8 @@ def attention_implementation(
 def _splash_refusal(query: jax.Array, key: jax.Array, masked: bool) -> str:
     """Why the splash kernel cannot take these inputs, or "" where it can."""
     length = query.shape[-3]
+    if jax.device_count() > 1:  # a Mosaic kernel is not partitioned by jit: it would need a shard_map
+        return f"it runs on one device here, and JAX sees {jax.device_count()}"
     if masked:
         return "it takes no mask or bias (causal masking is is_causal=True)"
     if key.shape[-3] != length:

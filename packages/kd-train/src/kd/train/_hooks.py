@@ -129,13 +129,16 @@ class CallTimer(BaseHook):
     """Times the updates of each logging window (evaluations and saves left out): `limit()` is the call
     size that takes about `kd.train._plan.CALL_SECONDS`."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, *, unmeasured: int | None = None) -> None:
         self.size = size
+        self.unmeasured = unmeasured  # the call size until a window is timed (None: `size`)
         self.seconds_per_update: float | None = None
         self._window: tuple[float, int] | None = None
         self._restart = False
 
     def limit(self) -> int:
+        if self.seconds_per_update is None and self.unmeasured is not None:
+            return min(self.size, self.unmeasured)
         return time_capped(self.size, self.seconds_per_update)
 
     def before(self, call: Call) -> None:

@@ -28,7 +28,7 @@ from kd.train._compiles import CompileLog
 from kd.train._feed import make_feed
 from kd.train._inspect import parameter_table
 from kd.train._nonfinite import NonFiniteWatch
-from kd.train._plan import Cadence, Call, plan
+from kd.train._plan import UNMEASURED_SINGLE_CALL, Cadence, Call, plan
 from kd.train._preemption import Preemption
 from kd.train._progress import print_line
 from kd.train._run_record import write_run_end, write_run_start
@@ -115,7 +115,9 @@ class TrainingRun:
             logging_step_inside=not t.trainstep.metrics,
         )
         self.runner = CallRunner(t.trainstep, feed, size, measure=t.steps_per_call is None, single=single)
-        timer = _hooks.CallTimer(size)
+        # Single updates of a model not yet timed: short calls, so that a SIGTERM or Ctrl-C is seen within a
+        # few updates even when one takes seconds (the first logging window then sets the calls' length).
+        timer = _hooks.CallTimer(size, unmeasured=UNMEASURED_SINGLE_CALL if single else None)
         compile_clock = CompileLog()
         self._profiler = _hooks.ProfilerHook(t.profiler) if t.profiler is not None else None
         self._metrics = _hooks.MetricsHook(

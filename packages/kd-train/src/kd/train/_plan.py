@@ -22,6 +22,9 @@ from collections.abc import Callable, Iterator
 MAX_STEPS_PER_CALL = 128
 # Once an update's time is known (from a logging window), a call runs at most about this long.
 CALL_SECONDS = 2.0
+# steps_per_call=1 before a logging window has timed the updates: calls of at most this many (a SIGTERM, Ctrl-C
+# or the non-finite check is seen within them, whatever one update takes).
+UNMEASURED_SINGLE_CALL = 8
 
 
 @dataclasses.dataclass(frozen=True)
