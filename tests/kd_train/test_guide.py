@@ -493,7 +493,7 @@ def test_a_crash_in_user_code_shows_where_and_the_users_frames(project: pathlib.
     code, _, err = kd_train(f"--cfg={project / 'crash_config.py'}")
     assert code == 1
     lines = err.splitlines()
-    assert lines[0] == "error while training, steps 2-10: RuntimeError: corrupt record 6 in shard 0"
+    assert lines[0] == "error while training, step 7: RuntimeError: corrupt record 6 in shard 0"
     assert lines[1] == f'  File "{project / "broken_data.py"}", line 7, in batches'
     assert lines[-1].startswith("(your code's frames; --traceback=full or KD_TRACEBACK=full shows all ")
     said(lines[0], lines[-1].split(" all ")[0])
