@@ -6,6 +6,7 @@ out = attention(inputs_q=tokens)  # self-attention; sows the weights `(*b, heads
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -163,24 +164,16 @@ class SelfAttention(nn.Module):
         if features % self.num_heads:
             raise ValueError(f"num_heads={self.num_heads} must divide the tokens' {features} features")
         dtype = tokens.dtype if self.dtype is None else jnp.dtype(self.dtype)
-        qkv = nn.DenseGeneral(
-            features=(3, self.num_heads, features // self.num_heads),
+        dense = functools.partial(  # the projections in and out: one kind of layer
+            nn.DenseGeneral,
             use_bias=self.use_bias,
             kernel_init=self.kernel_init,
             dtype=dtype,
             param_dtype=jnp.dtype(self.param_dtype),
-            name="qkv",
-        )(tokens)
+        )
+        qkv = dense(features=(3, self.num_heads, features // self.num_heads), name="qkv")(tokens)
         query, key, value = (qkv[..., i, :, :] for i in range(3))
         mixed = dot_product_attention(
             query, key, value, is_causal=self.is_causal, mask=mask, implementation=self.implementation
         )
-        return nn.DenseGeneral(
-            features=features,
-            axis=(-2, -1),
-            use_bias=self.use_bias,
-            kernel_init=self.kernel_init,
-            dtype=dtype,
-            param_dtype=jnp.dtype(self.param_dtype),
-            name="out",
-        )(mixed)
+        return dense(features=features, axis=(-2, -1), name="out")(mixed)
