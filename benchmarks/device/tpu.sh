@@ -6,7 +6,8 @@
 #           (builds kd's wheels with uv, downloads with the system's pip what the machine's index lacks)
 #   there:  bash benchmarks/device/tpu.sh lane suite lm   # carry=[".whl-tpu"]
 #
-# Phases: lane (hatch run test-device's in-process suite), suite (benchmarks/model_suite.py), lm
+# Phases: lane (hatch run test-device's in-process suite), suite (benchmarks/model_suite.py; SUITE_ARGS adds its
+# flags, e.g. --models=mlp,cnn), lm
 # (benchmarks/lm_bench.py: examples/lm.py by kd-train beside a hand loop; LM_ARGS adds its flags), explore
 # (lm_bench.py --explore: hand loops of batch / attention / remat choices), startup (benchmarks/startup_bench.py),
 # vit (examples/digits_vit.py by kd-train, cold then again on the warm compilation cache: the time to step 1).
@@ -61,7 +62,7 @@ for phase in "$@"; do
       part=${phase#lane}; shard=${part:+--shard=$part/2}
       timeout "${LANE_SECONDS:-570}" python3 tests/device_lane.py -q -rfE -p no:cacheprovider --durations=10 \
         $shard ${LANE_ARGS:-} 2>&1 | tee "$OUT/$phase.log" | tail -80 ;;
-    suite) python3 benchmarks/model_suite.py --repeats "${REPEATS:-3}" --steps "${STEPS:-600}" 2>&1 | tee "$OUT/suite.log" | tail -40 ;;
+    suite) python3 benchmarks/model_suite.py --repeats "${REPEATS:-3}" --steps "${STEPS:-600}" ${SUITE_ARGS:-} 2>&1 | tee "$OUT/suite.log" | tail -40 ;;
     startup) python3 benchmarks/startup_bench.py 2>&1 | tee "$OUT/startup.log" | tail -12 ;;
     explore) python3 benchmarks/lm_bench.py --explore ${LM_ARGS:-} 2>&1 | tee "$OUT/explore.log" | tail -30 ;;
     lm) python3 benchmarks/lm_bench.py ${LM_ARGS:-} 2>&1 | tee "$OUT/lm.log" | tail -30 ;;

@@ -117,3 +117,17 @@ def test_an_unknown_policy_is_a_config_error_naming_the_field():
         kd.train.ConfigError, match=r"on_nonfinite_loss: expected 'stop' or 'skip', got 'ignore'"
     ):
         lib.make_trainer(on_nonfinite_loss="ignore")
+
+
+def test_the_accelerator_path_copying_each_loss_early_still_names_the_nan_step():
+    # On an accelerator the watch starts each loss state's copy to the host as it is added (the bulk read then
+    # waits for no transfer one by one); the same path, run on CPU arrays, still finds the first bad step.
+    from kd.train import _nonfinite
+
+    watch = _nonfinite.NonFiniteWatch(policy="stop", last_checkpoint=lambda: None)
+    watch._copy_early = True
+    for step, value in enumerate([1.0, 2.0, float("nan"), 3.0], start=1):
+        total, count = jax.numpy.float32(value), jax.numpy.float32(1)
+        watch.add(step, {"l2": kd.metrics.AverageState(total=total, count=count)})
+    with pytest.raises(kd.train.NonFiniteLossError, match=r"step 3: the loss is not finite \(l2 = nan"):
+        watch.check()

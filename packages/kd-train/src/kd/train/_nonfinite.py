@@ -41,9 +41,12 @@ class NonFiniteWatch:
         self.skipped = 0
         self._last_checkpoint = last_checkpoint
         self._pending: list[tuple[int, Mapping[str, Any]]] = []
-        self._max_in_flight = (
-            _MAX_IN_FLIGHT_CPU_DEVICES if jax.device_count() > 1 and jax.default_backend() == "cpu" else None
-        )
+        on_cpu = jax.default_backend() == "cpu"
+        self._max_in_flight = _MAX_IN_FLIGHT_CPU_DEVICES if jax.device_count() > 1 and on_cpu else None
+        # On an accelerator each loss state is copied to the host as soon as it is computed, so the bulk read
+        # finds them there: read at the check, a hundred updates' scalars cost ~0.2 ms per update on a TPU
+        # v5e (each its own transfer, waited for in turn), more than a small model's update.
+        self._copy_early = not on_cpu
 
     def add(self, step: int, loss_states: Mapping[str, Any]) -> None:
         """The loss states of the update that reached `step`."""
@@ -54,6 +57,10 @@ class NonFiniteWatch:
         self._add((first_step, (num_steps, stacked)))
 
     def _add(self, entry: tuple[int, Any]) -> None:
+        if self._copy_early:
+            for leaf in jax.tree.leaves(entry[1]):
+                if isinstance(leaf, jax.Array):
+                    leaf.copy_to_host_async()
         self._pending.append(entry)
         if len(self._pending) >= _MAX_PENDING:
             self.check()
