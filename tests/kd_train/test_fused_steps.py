@@ -37,6 +37,18 @@ def _run(tmp_path: Path | None = None, **fields):
     return trainer, state, writer
 
 
+def _assert_close(a, b) -> None:
+    """Equal up to rounding, leaving out the first layer's bias: the batch norm after it cancels its gradient,
+    which is rounding noise that adam scales up to steps of ~1e-2."""
+    kept = lambda tree: [  # noqa: E731
+        np.asarray(x) for path, x in jax.tree_util.tree_leaves_with_path(tree)
+        if jax.tree_util.keystr(path) != "['Dense_0']['bias']"
+    ]
+    assert len(kept(a)) == len(jax.tree.leaves(a)) - 1
+    for x, y in zip(kept(a), kept(b), strict=True):
+        np.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-6)
+
+
 def _assert_same_bits(a, b) -> None:
     for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
@@ -189,24 +201,30 @@ def test_calls_shrink_once_a_logging_window_measured_the_updates(monkeypatch):
 # --- fused steps only where they win: measured once, kept for the run ------------------------------------
 
 
-def _slowed(trainer, *, fused: float = 0.0, single: float = 0.0):
+def _slowed(trainer, *, fused: float = 0.0, single: float = 0.0, unrolled: float = 0.0, record=None):
     """Makes one way of running updates slower (a sleep per call), as a rolled loop of convolutions is on
-    XLA:CPU; returns the list of fused calls made, as `(first step, last step)`."""
+    XLA:CPU; returns the list of fused calls made, as `(first step, last step)` (the unrolled ones go to
+    `record`)."""
     import time
 
-    calls, fused_steps, step = [], trainer.trainstep.fused_steps, trainer.trainstep.step
+    calls, trainstep = [], trainer.trainstep
+    fused_steps, unrolled_steps, step = trainstep.fused_steps, trainstep.unrolled_steps, trainstep.step
 
-    def slow_fused(state, inputs, num_steps, **kwargs):
-        calls.append((int(state.step) + 1, int(state.step) + num_steps))
-        time.sleep(fused)
-        return fused_steps(state, inputs, num_steps, **kwargs)
+    def slow(run, seconds, into):
+        def slowed(state, inputs, num_steps, **kwargs):
+            into.append((int(state.step) + 1, int(state.step) + num_steps))
+            time.sleep(seconds)
+            return run(state, inputs, num_steps, **kwargs)
+
+        return slowed
 
     def slow_single(*args, **kwargs):
         time.sleep(single)
         return step(*args, **kwargs)
 
-    trainer.trainstep.fused_steps = slow_fused
-    trainer.trainstep.step = slow_single
+    trainstep.fused_steps = slow(fused_steps, fused, calls)
+    trainstep.unrolled_steps = slow(unrolled_steps, unrolled, [] if record is None else record)
+    trainstep.step = slow_single
     return calls
 
 
@@ -216,16 +234,48 @@ PROBED = dict(num_train_steps=80, log_metrics_every=20, evals={})
 def test_the_default_measures_and_keeps_single_steps_where_fused_calls_are_slower(capsys):
     reference = lib.make_trainer(**{**FIELDS, **PROBED, "steps_per_call": 1}).train()[0]
     trainer = lib.make_trainer(**{**FIELDS, **PROBED})
-    calls = _slowed(trainer, fused=0.3)
+    unrolled = []
+    calls = _slowed(trainer, fused=0.3, unrolled=0.3, record=unrolled)
 
     state, _ = trainer.train()
 
     out = capsys.readouterr().out
     assert out.count("single steps (fused calls of 20 measured") == 1, out
+    assert out.count(", unrolled calls of 8 ") == 1, out  # the loop lost, so unrolled calls were timed too
     # Step 1 is a single step (step 1 waits for one compile only); the next call compiles the other way
-    # (a single step 2, a fused step 3) and is split to measure (4-11 fused, 12-19 single); then single steps.
+    # (a single step 2, a fused step 3) and times 8 updates each way (4-11 fused, 12-19 single).
     assert calls == [(3, 3), (4, 11)]
-    _assert_same_bits(state.params, reference.params)  # the choice changes speed, never the bits
+    # Then unrolled calls: one to compile, 8 updates timed; none once single steps are chosen.
+    assert sum(last - first + 1 for first, last in unrolled) == 16 and unrolled[-1][1] < 60, unrolled
+    _assert_close(state.params, reference.params)  # unrolled calls may round an update an ulp otherwise
+
+
+def test_a_loop_that_is_not_much_slower_is_not_replaced_by_unrolled_calls(capsys):
+    reference = lib.make_trainer(**{**FIELDS, **PROBED, "steps_per_call": 1}).train()[0]
+    trainer = lib.make_trainer(**{**FIELDS, **PROBED})
+    unrolled = []
+    _slowed(trainer, fused=0.001, record=unrolled)  # 8 fused updates a ms slower: not a loop that lost
+
+    state, _ = trainer.train()
+
+    assert unrolled == [], capsys.readouterr().out
+    _assert_same_bits(state.params, reference.params)  # fused or single: the choice changes speed, not bits
+
+
+def test_where_the_loop_loses_unrolled_calls_are_kept_if_faster_than_single_steps(capsys):
+    reference = lib.make_trainer(**{**FIELDS, **PROBED, "steps_per_call": 1}).train()[0]
+    trainer = lib.make_trainer(**{**FIELDS, **PROBED})
+    unrolled = []
+    calls = _slowed(trainer, fused=0.8, single=0.02, record=unrolled)
+
+    state, _ = trainer.train()
+
+    out = capsys.readouterr().out
+    assert out.count("unrolled steps: 8 per call (measured") == 1, out
+    assert calls == [(3, 3), (4, 11)]  # the compiled loop: compiled and timed only
+    # After the measuring, every update before each logging step runs in unrolled calls of at most 8.
+    assert [(first, last) for first, last in unrolled if first > 60] == [(61, 68), (69, 76), (77, 80)]
+    _assert_close(state.params, reference.params)
 
 
 def test_the_default_keeps_fused_calls_where_they_are_faster(capsys):

@@ -17,7 +17,12 @@ by one (step 1 waits for one compile only, the single step's). Then a call's fus
 update and a fused one compile both programs (once), then half the rest runs fused and the other half single,
 each timed; once each way has `PROBE_UPDATES` timed updates (one call of 100, or several short ones), the
 faster way is kept for the rest of the run, said once (`fused steps: 100 per call (measured 1.9x single
-steps)`). Both ways compute the same bits on CPU, so the choice changes speed only.
+steps)`). Where the loop loses, a third way is timed against single updates the same way: calls of
+`UNROLLED_UPDATES` updates written out one after the other (`TrainStep.unrolled_steps`: no loop, so the
+convolutions keep their fast path; a small CNN on XLA:CPU runs them 1.3x single steps). The loop and single
+updates compute the same bits on CPU, so choosing between them changes speed only; unrolled calls, tried only
+where the loop runs at less than `LOOP_LOST` of single steps' speed, may round an update differently (an ulp):
+there `steps_per_call=1` is what keeps a resumed run bit-identical to an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -38,6 +43,10 @@ from kd.train._step import TrainStep
 
 # Timed updates each way (fused, single) before the faster is chosen.
 PROBE_UPDATES = 8
+# Updates of an unrolled call (`TrainStep.unrolled_steps`), tried where the compiled loop loses to single steps
+# by more than LOOP_LOST (the loop of convolutions on XLA:CPU: ~0.1x; not a timing's noise).
+UNROLLED_UPDATES = 8
+LOOP_LOST = 0.5
 
 
 @dataclasses.dataclass
@@ -76,8 +85,11 @@ class CallRunner:
         # Device rows: single updates take theirs from blocks of many updates' rows (one copy per block).
         self._in_blocks = callable(getattr(feed, "next_block", None))
         self.measured: tuple[float, float] | None = None  # seconds per update: (fused, single), once chosen
-        self._compiled = {"fused": False, "single": False}
-        self._timed = {"fused": [0.0, 0], "single": [0.0, 0]}  # seconds, updates
+        # The ways being timed against each other: the compiled loop first; if it loses, the unrolled call.
+        self._probing = ("fused", "single")
+        self._compiled = {"fused": False, "single": False, "unrolled": False}
+        self._timed: dict[str, list[float]] = {"fused": [0.0, 0], "single": [0.0, 0]}  # seconds, updates
+        self._group = {"fused": self._fused, "unrolled": self._unrolled}
 
     def run(self, state: TrainState, call: Call) -> tuple[TrainState, CallOutput]:
         steps = f"step {call.end}" if call.updates <= 1 else f"steps {call.start + 1}-{call.end}"
@@ -91,19 +103,20 @@ class CallRunner:
         logs = call.log_metrics or call.log_summaries
         if self.choice is None:
             state, step = self._measure(state, step, fused_end, out)
-        if self.choice != "fused":  # single updates: chosen, or too few to measure yet
+        group = self._group.get(self.choice)  # fused or unrolled calls, else single updates
+        if group is None:  # single updates: chosen, or too few to measure yet
             state, step = self._singles(state, step, fused_end, out, end=end, log_metrics=call.log_metrics)
+        cap = UNROLLED_UPDATES if self.choice == "unrolled" else self.size
         while step < fused_end:
-            taken, inputs = self.feed.next_group(step, fused_end - step, size=self.size)
-            if taken:
-                state, losses = self.trainstep.fused_steps(state, inputs, taken, source=self.feed.source)
-                out.losses.append((step + 1, (taken, losses)))
-                step += taken
-                if logs and step == end:  # the call's last update logs: its losses come from the fused call
-                    # (picked on the host: indexing on the device would compile two small programs)
-                    last = jax.tree.map(lambda x, i=taken - 1: x[i], jax.device_get(losses))
-                    out.aux = AuxState(loss_states=last)
-            if step < fused_end:  # a batch that cannot be stacked (other shapes) runs on its own
+            wanted = min(fused_end - step, cap)
+            state, taken = group(state, step, wanted, out)
+            step += taken
+            if taken and logs and step == end:  # the call's last update logs: its losses come from the group
+                # (picked on the host: indexing on the device would compile two small programs)
+                losses = out.losses[-1][1][1]
+                last = jax.tree.map(lambda x, i=taken - 1: x[i], jax.device_get(losses))
+                out.aux = AuxState(loss_states=last)
+            if taken < wanted:  # a batch that cannot be stacked (other shapes) runs on its own
                 state, aux = self._single(state, step, log_metrics=call.log_metrics and step + 1 == end)
                 step += 1
                 out.losses.append((step, aux.loss_states))
@@ -119,52 +132,89 @@ class CallRunner:
     def _measure(
         self, state: TrainState, step: int, fused_end: int, out: CallOutput
     ) -> tuple[TrainState, int]:
-        """Compiles each way once (a single update, a fused one), then times half the call's other fused
-        updates fused and the other half single, each to the end of its work, until each way has
-        `PROBE_UPDATES` of them; then keeps the faster (`self.choice`). The call's last fused update is left
-        to the path that logs."""
-        for way, run in (("single", self._singles_for), ("fused", self._fused)):
-            if not self._compiled[way] and fused_end - step > 1:
-                state, taken = run(state, step, 1, out)
+        """Compiles each way being probed once (a single update, a fused or unrolled call), then times
+        `PROBE_UPDATES` updates each way, each to the end of its work; then keeps the faster (`self.choice`),
+        or, where the compiled loop lost, probes the unrolled call next, in the same call when it has updates
+        left. The call's last update is left to the path that logs."""
+        while self.choice is None and fused_end - step > 1:
+            grouped, before = self._probing[0], step
+            for way in ("single", grouped):
+                if not self._compiled[way] and fused_end - step > 1:
+                    count = 1 if way != "unrolled" else min(UNROLLED_UPDATES, fused_end - step - 1)
+                    state, taken = self._run_way(way, state, step, count, out)
+                    step += taken
+                    self._compiled[way] = self._compiled[way] or taken > 0
+            if not (self._compiled["single"] and self._compiled[grouped]):
+                return state, step
+            for way in (grouped, "single"):
+                timed = self._timed.setdefault(way, [0.0, 0])
+                count = min(PROBE_UPDATES - timed[1], fused_end - 1 - step)
+                if count < 1:
+                    continue
+                jax.block_until_ready(state)
+                began = time.perf_counter()
+                state, taken = self._run_way(way, state, step, count, out)
+                jax.block_until_ready(state)
+                timed[0] += time.perf_counter() - began
+                timed[1] += taken
                 step += taken
-                self._compiled[way] = self._compiled[way] or taken > 0
-        if not all(self._compiled.values()):
-            return state, step
-        half = (fused_end - step) // 2
-        for way, run in (("fused", self._fused), ("single", self._singles_for)):
-            count = half if way == "fused" else fused_end - 1 - step
-            if count < 1:
-                continue
-            jax.block_until_ready(state)
-            began = time.perf_counter()
-            state, taken = run(state, step, count, out)
-            jax.block_until_ready(state)
-            self._timed[way][0] += time.perf_counter() - began
-            self._timed[way][1] += taken
-            step += taken
-        if min(updates for _, updates in self._timed.values()) >= PROBE_UPDATES:
-            self._choose()
+            if min(self._timed[way][1] for way in self._probing) >= PROBE_UPDATES:
+                if grouped == "fused" and self._per_update("single") < LOOP_LOST * self._per_update("fused"):
+                    self._probing = ("unrolled", "single")  # the loop lost: try the updates written out
+                else:
+                    self._choose()
+            elif step == before:
+                break
         return state, step
 
-    def _choose(self) -> None:
-        fused, single = (seconds / updates for seconds, updates in self._timed.values())
-        self.measured = (fused, single)
-        self.choice = "fused" if fused <= single else "single"
-        if jax.process_index() == 0:
-            ratio = single / fused if fused > 0 else float("inf")
-            if self.choice == "fused":
-                print_line(f"fused steps: {self.size} per call (measured {ratio:.1f}x single steps)")
-            else:
-                print_line(
-                    f"single steps (fused calls of {self.size} measured {ratio:.2f}x single steps; "
-                    "Trainer.steps_per_call forces either)"
-                )
+    def _per_update(self, way: str) -> float:
+        seconds, updates = self._timed[way]
+        return seconds / updates
 
-    def _singles_for(
-        self, state: TrainState, step: int, count: int, out: CallOutput
+    def _run_way(
+        self, way: str, state: TrainState, step: int, count: int, out: CallOutput
     ) -> tuple[TrainState, int]:
-        state, end = self._singles(state, step, step + count, out)
-        return state, end - step
+        """`(state, taken)`: `count` updates (fewer before a batch that cannot be stacked) the way named."""
+        if way == "single":
+            state, end = self._singles(state, step, step + count, out)
+            return state, end - step
+        taken = 0
+        while taken < count:  # an unrolled call runs at most UNROLLED_UPDATES
+            state, group_taken = self._group[way](state, step + taken, count - taken, out)
+            if not group_taken:
+                break
+            taken += group_taken
+        return state, taken
+
+    def _choose(self) -> None:
+        per_update = {way: self._per_update(way) for way in self._timed}
+        self.choice = min(per_update, key=per_update.get)
+        single = per_update["single"]
+        grouped = "unrolled" if "unrolled" in per_update else "fused"
+        self.measured = (per_update["fused"], single)
+        if jax.process_index() != 0:
+            return
+        ratio = {way: single / seconds if seconds > 0 else float("inf") for way, seconds in per_update.items()}
+        if self.choice == "fused":
+            print_line(f"fused steps: {self.size} per call (measured {ratio['fused']:.1f}x single steps)")
+        elif self.choice == "unrolled":
+            print_line(
+                f"unrolled steps: {UNROLLED_UPDATES} per call (measured {ratio['unrolled']:.1f}x single steps; "
+                f"a compiled loop of them measured {ratio['fused']:.2f}x)"
+            )
+        else:
+            tried = f"fused calls of {self.size} measured {ratio['fused']:.2f}x single steps"
+            if grouped == "unrolled":
+                tried += f", unrolled calls of {UNROLLED_UPDATES} {ratio['unrolled']:.2f}x"
+            print_line(f"single steps ({tried}; Trainer.steps_per_call forces either)")
+
+    def _unrolled(self, state: TrainState, step: int, count: int, out: CallOutput) -> tuple[TrainState, int]:
+        """`(state, taken)`: up to `min(count, UNROLLED_UPDATES)` updates in one unrolled call."""
+        taken, inputs = self.feed.next_group(step, min(count, UNROLLED_UPDATES), size=UNROLLED_UPDATES)
+        if taken:
+            state, losses = self.trainstep.unrolled_steps(state, inputs, taken, source=self.feed.source)
+            out.losses.append((step + 1, (taken, losses)))
+        return state, taken
 
     def _fused(self, state: TrainState, step: int, count: int, out: CallOutput) -> tuple[TrainState, int]:
         """`(state, taken)`: up to `count` fused updates in one call (fewer before a batch that cannot be
