@@ -84,13 +84,51 @@ def test_eval_only_given_a_kauldron_xid_names_the_folder_to_give_instead(tmp_pat
         konfig.resolve(cfg)
 
 
+def test_kauldrons_form_evaluates_the_run_in_cfg_workdir_and_writes_in_its_eval_only_folder(trained):
+    # Kauldron's mnist_eval_only: `--cfg.workdir=` the trained run's folder, nothing in cfg.aux.
+    source, values_in_training = trained
+    before = {name: (source / name).read_text() for name in ("config.json", "metrics.jsonl")}
+    cfg = _eval_only_cfg(source)
+
+    trainer = konfig.resolve(cfg)
+    _, values = trainer.train()
+
+    assert trainer.aux["workdir"] == str(source) and trainer.workdir == str(source / "eval_only")
+    assert values["again/losses/l2"] == pytest.approx(values_in_training["losses/l2"], rel=1e-6)
+    rows = (source / "eval_only" / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(row)["step"] for row in rows] == [6]
+    assert {name: (source / name).read_text() for name in before} == before  # the trained run's, untouched
+
+
 def test_the_command_line_runs_an_eval_only_config_and_says_what_it_evaluated(trained, tmp_path):
+    source, values_in_training = trained
+    result = _kd_train_eval_only(tmp_path, f"--cfg.aux.workdir={source}", f"--cfg.workdir={tmp_path / 'out'}")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[-1].startswith(f"done: evaluated step 6 of {source} in ")
+    row = json.loads((tmp_path / "out" / "metrics.jsonl").read_text().splitlines()[0])
+    assert row["again/losses/l2"] == pytest.approx(values_in_training["losses/l2"], rel=1e-6)
+    assert result.stderr == ""
+
+
+def test_the_command_line_takes_kauldrons_form_with_the_trained_run_as_workdir(tmp_path):
+    source = tmp_path / "trained"
+    values_in_training = _trained(source)
+    for _ in range(2):  # a second time: its own eval_only/ folder is its run, not another config's
+        result = _kd_train_eval_only(tmp_path, f"--cfg.workdir={source}")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip().splitlines()[-1].startswith(f"done: evaluated step 6 of {source} in ")
+    rows = [json.loads(r) for r in (source / "eval_only" / "metrics.jsonl").read_text().splitlines()]
+    assert rows[-1]["again/losses/l2"] == pytest.approx(values_in_training["losses/l2"], rel=1e-6)
+
+
+def _kd_train_eval_only(tmp_path, *flags: str):
+    """`kd-train` on a minimal eval-only config file (one evaluator) with `flags`."""
     import os
     import subprocess
     import sys
     from pathlib import Path
 
-    source, values_in_training = trained
     config = tmp_path / "eval_only.py"
     config.write_text(
         "import konfig\n"
@@ -108,19 +146,9 @@ def test_the_command_line_runs_an_eval_only_config_and_says_what_it_evaluated(tr
         "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")]),
     }
     kd_train = str(Path(sys.executable).parent / "kd-train")
-    result = subprocess.run(
-        [kd_train, f"--cfg={config}", f"--cfg.aux.workdir={source}", f"--cfg.workdir={tmp_path / 'out'}"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
+    return subprocess.run(
+        [kd_train, f"--cfg={config}", *flags], capture_output=True, text=True, env=env, timeout=600
     )
-    assert result.returncode == 0, result.stderr
-    lines = result.stdout.strip().splitlines()
-    assert lines[-1].startswith(f"done: evaluated step 6 of {source} in ")
-    row = json.loads((tmp_path / "out" / "metrics.jsonl").read_text().splitlines()[0])
-    assert row["again/losses/l2"] == pytest.approx(values_in_training["losses/l2"], rel=1e-6)
-    assert result.stderr == ""
 
 
 def test_eval_only_refuses_the_trained_runs_own_folder_and_fields_it_would_not_use(trained, tmp_path):

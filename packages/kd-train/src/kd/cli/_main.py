@@ -292,12 +292,16 @@ def _train_one(
     compiling = CompileLog()
     workdir = base if name is None or base is None else os.path.join(base, _folder_name(name))
     cfg.workdir = workdir
+    workdir = _eval_only_in_place(cfg, workdir)
     if name is not None and lead:
         print(f"sweep item {index}/{count}: {name} -> {workdir or '(no workdir)'}", flush=True)
     if workdir is not None and not opts.force:
         _refuse_other_run(workdir, konfig.to_json(cfg))
     trainer = _resolve(cfg, profile=opts.profile, allowed=allowed, track=_tracking(opts.track, name, base))
-    if workdir is not None and not _ready_to_train(workdir, trainer, force=opts.force, lead=lead):
+    evaluates_only = getattr(trainer.setup, "eval_only", False)  # trains nothing: reruns add their rows
+    if workdir is not None and not evaluates_only and not _ready_to_train(
+        workdir, trainer, force=opts.force, lead=lead
+    ):
         return 0  # already complete: nothing to do
     try:
         state, logged = trainer.train()
@@ -317,7 +321,7 @@ def _train_one(
         return 143  # preempted (SIGTERM): the loop said where it stopped; 128 + SIGTERM, as if killed by it
     if lead:
         seconds = time.perf_counter() - started
-        if getattr(trainer.setup, "eval_only", False):  # Trainer.eval_only(): nothing trained
+        if evaluates_only:  # Trainer.eval_only(): nothing trained
             source = trainer.aux.get("workdir")
             print(f"done: evaluated step {int(state.step)} of {source} in {seconds:.1f}s", flush=True)
         else:
@@ -405,6 +409,38 @@ def _given_workdir(cfg: Any) -> str | None:
     if value is None or not isinstance(value, (str, os.PathLike)):
         return None
     return os.fspath(value)
+
+
+def _eval_only_in_place(cfg: Any, workdir: str | None) -> str | None:
+    """The workdir this run writes: for Kauldron's eval-only form (`Trainer.eval_only()` given the trained run
+    as `--cfg.workdir`, no `cfg.aux.workdir`) its `eval_only/` subfolder, the config then naming the trained
+    run as `cfg.aux.workdir` (kd's form); else `workdir`."""
+    from kd.train._eval_only import in_place
+
+    try:
+        qualname = str(cfg["__qualname__"])
+    except (KeyError, AttributeError, TypeError):
+        return workdir
+    if workdir is None or not qualname.endswith("Trainer.eval_only"):
+        return workdir
+    try:
+        aux = cfg["aux"]
+    except (KeyError, AttributeError, TypeError):
+        return workdir
+    if _given_workdir(aux) is not None or _given_value(aux, "xid") is not None:
+        return workdir
+    source, own = in_place(None, workdir)
+    if own != workdir:
+        aux["workdir"], cfg.workdir = source, own
+    return own
+
+
+def _given_value(cfg: Any, key: str) -> Any:
+    try:
+        value = cfg[key]
+    except (KeyError, AttributeError, TypeError):
+        return None
+    return None if isinstance(value, type(konfig.placeholder(str))) else value
 
 
 def _folder_name(item_name: str) -> str:

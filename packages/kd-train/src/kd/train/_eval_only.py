@@ -8,7 +8,9 @@ The model, its RNG streams, sharding and the state's shapes come from the traine
 (resolved in konfig's safe mode with the modules its run.json recorded); the parameters, collections and
 step from its latest checkpoint. Every evaluator runs once at that step; the values go to this run's writer
 (`<workdir>/metrics.jsonl`, TensorBoard), never to the trained run's (its config.json's writers are not built). Kauldron names the trained run by XManager ids
-(`cfg.aux.xid`, `wid`); here it is its folder, `cfg.aux.workdir`.
+(`cfg.aux.xid`, `wid`); here it is its folder, `cfg.aux.workdir`. Kauldron's eval-only example instead gives the
+trained run's folder as `cfg.workdir`: with `cfg.aux.workdir` unset, that run is evaluated and this one writes to
+its `eval_only/` subfolder (`in_place`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,26 @@ if TYPE_CHECKING:
 SOURCE_KEY = "workdir"
 """`cfg.aux.workdir`: the trained run an eval-only Trainer evaluates."""
 
+IN_PLACE_FOLDER = "eval_only"
+"""Kauldron's form, `cfg.workdir` = the trained run's folder and no `cfg.aux.workdir`: this run's own records
+(config.json, run.json, metrics.jsonl, TensorBoard) go to this subfolder of it."""
+
+
+def in_place(source: Any, workdir: Any) -> tuple[Any, Any]:
+    """`(source, workdir)` for Kauldron's eval-only form: with no trained run named (`cfg.aux.workdir` unset)
+    and a `cfg.workdir` that holds a run (its config.json), that run is the one evaluated and this run writes
+    to its `eval_only/` subfolder. Anything else is returned as given.
+
+    Usage: `source, workdir = in_place(None, "/runs/base")  # ("/runs/base", "/runs/base/eval_only")`.
+    """
+    if isinstance(source, (str, os.PathLike)) and str(source):
+        return source, workdir
+    if not isinstance(workdir, (str, os.PathLike)) or not str(workdir):
+        return source, workdir
+    if not os.path.isfile(os.path.join(os.fspath(workdir), "config.json")):
+        return source, workdir
+    return os.fspath(workdir), os.path.join(os.fspath(workdir), IN_PLACE_FOLDER)
+
 
 def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, Any]) -> Trainer:
     """The trained run's Trainer with this config's evaluators, workdir and writer, set to evaluate only."""
@@ -49,6 +71,11 @@ def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, Any]) -> Trainer:
         )
     aux = dict(kwargs.get("aux") or {})
     source = aux.get(SOURCE_KEY)
+    if aux.get("xid") in (None, konfig.placeholder):  # Kauldron's form: cfg.workdir is the trained run's
+        source, workdir = in_place(source, kwargs.get("workdir"))
+        if workdir is not kwargs.get("workdir"):
+            kwargs = {**kwargs, "workdir": workdir}
+            aux[SOURCE_KEY] = source
     if aux.get("xid") not in (None, konfig.placeholder) and source is None:
         raise ConfigError(
             f"Trainer.eval_only: cfg.aux.xid={aux['xid']!r} names an XManager experiment, which kd does not "
@@ -57,7 +84,8 @@ def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, Any]) -> Trainer:
     if not isinstance(source, (str, os.PathLike)) or not str(source):
         raise ConfigError(
             "Trainer.eval_only: cfg.aux.workdir must name the trained run's folder (the one holding its "
-            f"config.json and checkpoints/), e.g. --cfg.aux.workdir=/tmp/run; got {source!r}"
+            "config.json and checkpoints/), e.g. --cfg.aux.workdir=/tmp/run, or, as in Kauldron, cfg.workdir "
+            f"(this run then writes to its {IN_PLACE_FOLDER}/ subfolder); got {source!r}"
         )
     source = os.fspath(source)
     config_path = os.path.join(source, "config.json")
