@@ -61,6 +61,9 @@ def test_kauldrons_packages_are_views_onto_our_namespaces(alias) -> None:
     assert config_util.ROOT_CFG_REF is kd.train.ROOT_CFG_REF
     assert sharding_utils.ShardingStrategy is kd.sharding.ShardingStrategy
     assert immutabledict_lib.ImmutableDict is konfig.ImmutableDict
+    from kauldron import kxm  # Kauldron's tiny_vit_advanced: `cfg.xm_job = kxm.Job(...)`
+
+    assert kxm.Job is kd.xm.Job and kxm.JobRequirements is kd.xm.JobRequirements
     with pytest.raises(
         AttributeError, match=r"kauldron.metrics.base.NoSuchMetric: kd has no such name .*kd.metrics"
     ):

@@ -53,6 +53,7 @@ MODULES: dict[str, str] = {
     "kauldron.inspect": "kd.inspect",
     "kauldron.export": "kd.export",
     "kauldron.xm": "kd.xm",
+    "kauldron.kxm": "kd.xm",  # `from kauldron import kxm`: Kauldron's launcher API (`kxm.Job(...)`)
     "kauldron.utils": "kd.utils",
     "kauldron.utils.api": "kd.utils",
     "kauldron.utils.config_util": "kd.utils.config_util",
