@@ -50,6 +50,7 @@ NAMESPACES = (
     "kd.xm",
     "kd.utils",
     "kd.kdash",
+    "kd.testing",
     "kd.kauldron_alias",
     "kd.cli",
 )

@@ -64,6 +64,10 @@ def test_kauldrons_packages_are_views_onto_our_namespaces(alias) -> None:
     from kauldron import kxm  # Kauldron's tiny_vit_advanced: `cfg.xm_job = kxm.Job(...)`
 
     assert kxm.Job is kd.xm.Job and kxm.JobRequirements is kd.xm.JobRequirements
+    from kauldron.testing import assert_utils  # Kauldron's partial_loader_test
+
+    assert assert_utils.assert_trees_all_same_type is kd.testing.assert_trees_all_same_type
+    assert importlib.import_module("kauldron.testing").assert_step_specs is kd.testing.assert_step_specs
     with pytest.raises(
         AttributeError, match=r"kauldron.metrics.base.NoSuchMetric: kd has no such name .*kd.metrics"
     ):

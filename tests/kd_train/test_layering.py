@@ -33,6 +33,7 @@ LAYERS = (
         "typing",
         "kdash",
         "kauldron_alias",
+        "testing",
     ),  # small pieces
     ("metrics", "nn", "optim", "data", "sharding", "ckpts", "_konfig_surface"),  # the parts with no other part below them
     ("losses", "summaries", "writers"),  # built on metrics / the terminal

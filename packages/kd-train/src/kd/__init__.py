@@ -7,7 +7,7 @@
 
 The namespaces (`kd.train`, `kd.data`, `kd.losses`, `kd.metrics`, `kd.summaries`, `kd.ckpts`,
 `kd.evals`, `kd.optim`, `kd.nn`, `kd.sharding`, `kd.writers`, `kd.inspect`, `kd.export`, `kd.xm`, `kd.random`,
-`kd.typing`, `kd.utils`, `kd.kdash`, `kd.kauldron_alias`) load on
+`kd.typing`, `kd.utils`, `kd.kdash`, `kd.testing`, `kd.kauldron_alias`) load on
 first use, so `import kd` does not import JAX. `kd.kxm` is `kd.xm` under Kauldron's name (`from kd import kxm`).
 """
 
@@ -44,6 +44,7 @@ _NAMESPACES = frozenset(
         "utils",
         "kdash",
         "kauldron_alias",
+        "testing",
     }
 )
 _ALIASES = {"kxm": "xm"}  # Kauldron's `from kauldron import kxm`
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from kd import random as random
     from kd import sharding as sharding
     from kd import summaries as summaries
+    from kd import testing as testing
     from kd import train as train
     from kd import typing as typing
     from kd import utils as utils

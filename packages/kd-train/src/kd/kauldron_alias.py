@@ -53,6 +53,7 @@ MODULES: dict[str, str] = {
     "kauldron.inspect": "kd.inspect",
     "kauldron.export": "kd.export",
     "kauldron.xm": "kd.xm",
+    "kauldron.testing": "kd.testing",
     "kauldron.kxm": "kd.xm",  # `from kauldron import kxm`: Kauldron's launcher API (`kxm.Job(...)`)
     "kauldron.utils": "kd.utils",
     "kauldron.utils.api": "kd.utils",
@@ -121,7 +122,8 @@ KAULDRON_MODULES = frozenset(
     utils.immutabledict.immutabledict_lib utils.immutabledict.utils utils.interms_property
     utils.kdash utils.kdash.build_utils utils.kdash.dashboard_utils utils.kdash.plot_utils
     utils.kdash.xm_utils utils.pd_utils utils.plot_segmentation utils.sharding_utils
-    utils.status_utils utils.train_property utils.utils utils.xmanager
+    utils.status_utils utils.train_property utils.utils utils.xmanager testing testing.assert_spec
+    testing.assert_utils
     """.split()
 )
 
