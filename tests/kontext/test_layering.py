@@ -21,6 +21,7 @@ LAYERS = (
     ("_lookup", "_glob"),  # walking a tree: following a path (and why it failed); matching a glob, writing
     ("_paths",),  # the path types (Path, GlobPath), reading any path into parts
     ("_by_path", "_flatten", "_keys", "_path_builder"),  # the operations
+    ("path_parser", "path_builder", "type_utils"),  # Kauldron's module paths, for code written against it
     ("",),  # kontext/__init__.py: the public API
 )
 ORDER = layer_order("kontext", LAYERS)
