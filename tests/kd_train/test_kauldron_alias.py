@@ -66,6 +66,8 @@ def test_kauldrons_packages_are_views_onto_our_namespaces(alias) -> None:
     assert kxm.Job is kd.xm.Job and kxm.JobRequirements is kd.xm.JobRequirements
     from kauldron.testing import assert_utils  # Kauldron's partial_loader_test
 
+    assert kd.ckpts.partial_loader.PartialKauldronLoader is kd.ckpts.PartialKauldronLoader  # `kd.ckpts.partial_loader.X`
+
     assert assert_utils.assert_trees_all_same_type is kd.testing.assert_trees_all_same_type
     assert importlib.import_module("kauldron.testing").assert_step_specs is kd.testing.assert_step_specs
     with pytest.raises(

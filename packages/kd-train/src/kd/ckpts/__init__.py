@@ -23,6 +23,7 @@ Kauldron's names and call forms work beside these: `ckpt.save(state, step=100)`,
 """
 
 from . import items as items
+from . import partial_loader as partial_loader  # Kauldron's module path: its public names
 from ._base import BaseCheckpointer as BaseCheckpointer
 from ._base import Restored as Restored
 from ._base import Steps as Steps
@@ -69,5 +70,6 @@ __all__ = [
     "Steps",
     "default_checkpointer",
     "items",
+    "partial_loader",
     "workdir_from_xid",
 ]
