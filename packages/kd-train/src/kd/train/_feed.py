@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
+from kd._phase import during
 from kd.data._iterator import RowsIterator
 from kd.train._errors import ConfigError
 from kd.train._plan import MAX_STEPS_PER_CALL
@@ -72,7 +73,8 @@ class HostFeed:
         and it is the next `next_batch`."""
         batches: list[Any] = []
         while len(batches) < num_steps:
-            batch = self._pull(step + len(batches))
+            with during(f"training, step {step + len(batches) + 1}"):  # a crash in the data names its update
+                batch = self._pull(step + len(batches))
             if _leaf_shapes(batch) != self._shapes:
                 self._pending = batch
                 break
