@@ -337,8 +337,9 @@ def print_table(steps: int, repeats: int, runs: dict[tuple[str, str], list[dict[
         for m, v in runs
         if v == "kd"
     ]
-    print(f"kd/hand steady steps/s, median over the models: {statistics.median(kd_over_hand):.2f}")
-    for model in dict.fromkeys(m for m, _ in runs):
+    if kd_over_hand:
+        print(f"kd/hand steady steps/s, median over the models: {statistics.median(kd_over_hand):.2f}")
+    for model in dict.fromkeys(m for m, v in runs if v == "warm"):
         first = {v: statistics.median(r["first_step_s"] for r in runs[(model, v)]) for v in ("kd", "warm")}
         init = {v: statistics.median(r["from_setup_s"] for r in runs[(model, v)]) for v in ("kd", "warm")}
         print(
@@ -352,6 +353,9 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS), help=f"of {', '.join(MODELS)} (default all)")
     parser.add_argument("--steps", type=int, default=300, help="updates per run (default 300)")
     parser.add_argument("--repeats", type=int, default=3, help="processes per model and variant (default 3)")
+    parser.add_argument(
+        "--variants", default=",".join(VARIANTS), help=f"of {', '.join(VARIANTS)} (default all; hand always runs)"
+    )
     parser.add_argument("--tiny", action="store_true", help="--steps 20 --repeats 1: a smoke test")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # "model,variant": one run, in a subprocess
     args = parser.parse_args()
@@ -365,16 +369,21 @@ def main() -> None:
     unknown = sorted(set(models) - set(MODELS))
     if unknown or args.steps < 4:
         raise SystemExit(f"--models: unknown {unknown}, expected some of {MODELS}; --steps at least 4")
+    asked = {v for v in args.variants.split(",") if v}
+    if asked - set(VARIANTS):
+        raise SystemExit(f"--variants: unknown {sorted(asked - set(VARIANTS))}, expected some of {VARIANTS}")
+    # The hand loop is what the others are measured against; warm reads the cache its repeat's kd run filled.
+    variants = [v for v in VARIANTS if v in asked | {"hand"} | ({"kd"} if "warm" in asked else set())]
     from importlib.metadata import version  # the children import jax, not this process
 
     print(
         f"kd vs a hand loop; jax {version('jax')}, flax {version('flax')}, optax {version('optax')}, {os.cpu_count()} CPUs"
     )
-    runs: dict[tuple[str, str], list[dict[str, Any]]] = {(m, v): [] for m in models for v in VARIANTS}
+    runs: dict[tuple[str, str], list[dict[str, Any]]] = {(m, v): [] for m in models for v in variants}
     caches = tempfile.TemporaryDirectory(prefix="model_suite_cache_")
     for repeat in range(args.repeats):
         for model in models:
-            for variant in VARIANTS:
+            for variant in variants:
                 # kd and kd1 start cold (a folder of their own); warm reads what this repeat's kd wrote.
                 folder = "kd" if variant == "warm" else variant
                 cache = os.path.join(caches.name, f"{repeat}-{model}-{folder}")

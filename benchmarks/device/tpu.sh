@@ -7,7 +7,7 @@
 #   there:  bash benchmarks/device/tpu.sh lane suite lm   # carry=[".whl-tpu"]
 #
 # Phases: lane (hatch run test-device's in-process suite), suite (benchmarks/model_suite.py; SUITE_ARGS adds its
-# flags, e.g. --models=mlp,cnn), lm
+# flags, e.g. --models=mlp,cnn or --variants=kd,kd1: 15 processes, ~6 min on a v5e), lm
 # (benchmarks/lm_bench.py: examples/lm.py by kd-train beside a hand loop; LM_ARGS adds its flags), explore
 # (lm_bench.py --explore: hand loops of batch / attention / remat choices), startup (benchmarks/startup_bench.py),
 # vit (examples/digits_vit.py by kd-train, cold then again on the warm compilation cache: the time to step 1).
