@@ -77,3 +77,11 @@ def test_still_a_pytree_in_insertion_order():
     d = ImmutableDict(z=1, a=2)
     doubled = jax.tree_util.tree_map(lambda v: v * 2, d)
     assert type(doubled) is ImmutableDict and list(doubled) == ["z", "a"] and doubled == {"z": 2, "a": 4}
+
+
+def test_a_config_takes_an_immutable_dict_as_the_dict_it_holds():
+    # As Kauldron: `cfg.a = ImmutableDict(...)` (say, a resolved config's dict) is stored as its items.
+    cfg = konfig.ConfigDict()
+    cfg.a = ImmutableDict(x=1, inner=[ImmutableDict(y=2)])
+    assert cfg == konfig.ConfigDict({"a": {"x": 1, "inner": [{"y": 2}]}})
+    assert konfig.resolve(cfg)["a"] == ImmutableDict(x=1, inner=(ImmutableDict(y=2),))  # resolved: frozen again

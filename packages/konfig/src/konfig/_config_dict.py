@@ -64,6 +64,7 @@ from ._errors import (
     nesting_message,
     shorten_path,
 )
+from ._immutable_dict import ImmutableDict
 from ._json_format import VERSION_KEY
 from ._keys import CONST, QUALNAME, UNION_QUALNAME, is_positional_key, num_args, path_key
 from ._leaf_types import LEAF_TYPES
@@ -631,6 +632,8 @@ def normalize(value: Any) -> Any:
         return t(items) if changed else value
     if isinstance(value, (Ref, Placeholder, ConfigDict)):
         return value
+    if isinstance(value, ImmutableDict):  # konfig's own frozen mapping (a resolved config's): its items, as a dict
+        return normalize(dict(value))
     if t is set or t is frozenset:
         for item in value:
             if type(item) not in LEAF_TYPES:
