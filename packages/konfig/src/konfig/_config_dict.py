@@ -661,6 +661,16 @@ def normalize(value: Any) -> Any:
     raise _node_path.BadValue(value)
 
 
+def unchecked_node(fields: Mapping[str, Any]) -> ConfigDict:
+    """A node of `fields` whose arguments are not checked against its target's signature (read as text:
+    `konfig.resolve` checks them when it builds the node)."""
+    node = ConfigDict._raw({}, None)
+    for key, value in fields.items():
+        t = type(value)
+        node._fields[key] = value if t in LEAF_TYPES or t is ConfigDict else normalize(value)
+    return node
+
+
 def _is_captured(value: Any) -> bool:
     return getattr(type(value), "_konfig_as_const", None) is not None
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 
 from .. import _repr
-from .._config_dict import ConfigDict
+from .._config_dict import ConfigDict, unchecked_node
 from .._errors import OverrideError, shown
 from .._targets import NoAttribute, find_imported
 
@@ -39,11 +39,13 @@ PY_PREFIX = "py::"
 _COLON = "__konfig_module_boundary__"
 
 
-def parse_py_expression(expr: str) -> Any:
+def parse_py_expression(expr: str, *, check: bool = True) -> Any:
     """Parses a `py::` expression (without the prefix) into config values.
 
     Usage: `cfg.model = parse_py_expression("mylib.Dense(features=12)")`; a printed node
     (`<ConfigDict[mylib.Dense(features=12)]>`, what `repr(node)` gives) reads as its inside.
+    `check=False` reads the text only: no name or argument is checked against a module already imported
+    (Kauldron's `py_flag_parser`); `konfig.resolve` checks them later.
     """
     import ast
 
@@ -60,7 +62,7 @@ def parse_py_expression(expr: str) -> Any:
             f"`py::{shown(expr)}` ({len(expr):,} characters) is nested too deeply for Python's parser."
         ) from None
     try:
-        return _Reader(expr).read(tree.body)
+        return _Reader(expr, check=check).read(tree.body)
     except RecursionError:
         raise OverrideError(
             f"`py::{shown(expr)}` is nested deeper than konfig can read within Python's recursion "
@@ -98,8 +100,9 @@ def _mark_module_boundaries(expr: str) -> str:
 
 
 class _Reader:
-    def __init__(self, expr: str) -> None:
+    def __init__(self, expr: str, *, check: bool = True) -> None:
         self.expr = expr
+        self.check = check
 
     def error(self, node: ast.AST, what: str) -> OverrideError:
         col = getattr(node, "col_offset", 0)
@@ -110,6 +113,8 @@ class _Reader:
 
     def node(self, fields: dict[str, Any]) -> Any:
         """The config node, its target checked when its module is already loaded (never imported)."""
+        if not self.check:
+            return unchecked_node(fields)
         target = str(fields.get("__qualname__", fields.get("__const__")))
         try:
             find_imported(target)  # No module `__getattr__`, property or other descriptor is run.
