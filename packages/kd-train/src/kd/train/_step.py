@@ -61,8 +61,7 @@ class TrainStep:
         self.capture = InterestFilter(_all_paths(self.losses, self.metrics, self.summaries))
         self.num_traces: Counter[tuple[Any, bool]] = Counter()
         self._jitted: dict[tuple[bool, bool], Any] = {}
-        self._jitted_fused: Any = None
-        self._jitted_unrolled: Any = None
+        self._jitted_groups: dict[str, Any] = {}  # "fused" / "unrolled": their compiled calls
         self._jitted_init: dict[Any, Any] = {}  # by the batch's shapes
         self._jitted_eval: Any = None
         self._loss_specs_memo: dict[Any, Any] = {}
@@ -202,9 +201,7 @@ class TrainStep:
         body otherwise): each update is the same computation, run `num_steps` times by a loop whose trip
         count is an argument, so any `num_steps <= K` reuses one compile. `state` is donated.
         """
-        if self._jitted_fused is None:
-            self._jitted_fused = self._compiled(self._fused_steps, state)
-        return self._jitted_fused(state, batches, np.int32(num_steps), source)
+        return self._group("fused", self._fused_steps, state, batches, num_steps, source)
 
     def _fused_steps(
         self, state: TrainState, batches: Any, num_steps: jax.Array, source: Any
@@ -245,9 +242,16 @@ class TrainStep:
 
         Usage: `state, losses = trainstep.unrolled_steps(state, stacked_8, 5)`; `losses` as `fused_steps`'.
         """
-        if self._jitted_unrolled is None:
-            self._jitted_unrolled = self._compiled(self._unrolled_steps, state)
-        return self._jitted_unrolled(state, batches, np.int32(num_steps), source)
+        return self._group("unrolled", self._unrolled_steps, state, batches, num_steps, source)
+
+    def _group(
+        self, kind: str, fn: Any, state: TrainState, batches: Any, num_steps: int, source: Any
+    ) -> tuple[TrainState, Any]:
+        """A call of `num_steps` stacked updates by `fn`, compiled once per kind (any count reuses it)."""
+        jitted = self._jitted_groups.get(kind)
+        if jitted is None:
+            jitted = self._jitted_groups[kind] = self._compiled(fn, state)
+        return jitted(state, batches, np.int32(num_steps), source)
 
     def _unrolled_steps(
         self, state: TrainState, batches: Any, num_steps: jax.Array, source: Any
