@@ -67,3 +67,35 @@ def test_where_the_cache_goes(env, expected, monkeypatch, tmp_path):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert _compile_cache.cache_folder() == (None if expected is None else expected.format(home=tmp_path))
+
+
+def test_a_safe_resolve_that_compiles_stores_its_program_in_the_cache(tmp_path):
+    # A config may compile as it resolves (a key, a jnp call): JAX's cache code (only it) may write the cache
+    # folder under safe mode's audit hook, which refuses every other write.
+    cache = tmp_path / "cache"
+    script = (
+        "import sys, jax, konfig\n"
+        "from kd.cli import _compile_cache\n"
+        "_compile_cache.enable_compilation_cache()\n"
+        "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n"
+        "jax.devices()\n"  # the backend starts before the resolve, as in kd-train
+        "cfg = {'x': {'__qualname__': 'jax.numpy:lcm', '0': 4, '1': 6}}\n"
+        "print(int(konfig.resolve(cfg, allowed=['jax'])['x']))\n"
+        "bad = {'x': {'__qualname__': 'jax.numpy:save', '0': sys.argv[1], '1': 1}}\n"
+        "try:\n"
+        "    konfig.resolve(bad, allowed=['jax'])\n"
+        "except konfig.DisallowedTargetError as e:\n"
+        "    print('refused')\n"
+    )
+    environ = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(cache / "planted.npy")],
+        capture_output=True,
+        text=True,
+        env={**environ, "JAX_PLATFORMS": "cpu", "KD_COMPILATION_CACHE": str(cache)},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["12", "refused"]  # other code writing into the cache folder is still refused
+    assert any(p.name.startswith("jit_lcm") for p in cache.iterdir()), sorted(p.name for p in cache.iterdir())
+    assert not (cache / "planted.npy").exists()

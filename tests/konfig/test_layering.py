@@ -31,6 +31,7 @@ LAYERS = (
         "_hash_spread",
         "_leaf_types",
         "_json_format",
+        "_library_caches",  # the caches a program lets its libraries use under safe mode
     ),
     ("_errors",),  # every exception type and the helpers that word messages
     ("_audit",),  # the audit hook of a safe resolve

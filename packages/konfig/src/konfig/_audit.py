@@ -17,10 +17,15 @@ the program are not affected), it refuses, by raising `konfig.DisallowedTargetEr
   already imported (code from a folder a config chose);
 * installing audit hooks, tracers or profilers.
 
+One exception is declared by the program, not by a config: a library cache (`_library_caches`), a folder
+that only the named library code may read, write and list in, such as JAX's persistent compilation cache,
+which stores a compiled program when a resolve compiles one (`jax.random.key(0)` in a config).
+
 The first refusal is kept, so that a resolve whose code caught the error still fails
 (`take_refusal`). Environment reads (`os.environ`) raise no audit event: only the policy guards them.
 
-Usage: `token = enter(); try: ... finally: leave(token)`; `install()` once, when safe mode loads.
+Usage: `token = enter(); try: ... finally: leave(token)`; `install()` once, when safe mode loads;
+`allow_library_cache("/home/me/.cache/kd/jax", code=[".../jax/_src/lru_cache.py"])`.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import sys
 import sysconfig
 
 from ._errors import DisallowedTargetError
+from ._library_caches import LIBRARY_CACHES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -141,6 +147,8 @@ class _Scope:
         self.busy = False
 
 
+_FILE_EVENTS = frozenset({"open", *_WRITE_EVENTS, *_LIST_EVENTS})
+
 _SCOPE: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("konfig_audit_scope", default=None)
 _INSTALLED = False
 _KNOWN_TOP_LEVEL: frozenset[str] | None = None
@@ -164,6 +172,32 @@ def enter() -> contextvars.Token[_Scope | None]:
     _known_top_level()  # read installed distributions now, not from inside the hook
     platform.uname().processor  # noqa: B018 (cached now: it runs `uname -p` once, which the hook refuses)
     return _SCOPE.set(_Scope(_readable_roots(), _cache_folders()))
+
+
+def _library_cache_use(event: str, args: tuple[Any, ...]) -> bool:
+    """Is this file event on a library cache's folder, from that library's code (on the stack)?"""
+    paths = [a for a in args[:2] if isinstance(a, (str, bytes, os.PathLike))] if event != "open" else args[:1]
+    folders = []
+    for path in paths:
+        try:
+            full = os.path.realpath(os.path.abspath(os.fsdecode(os.fspath(path))))
+        except TypeError:
+            return False
+        matching = [c for c in LIBRARY_CACHES if full == c[0] or full.startswith(c[0] + os.sep)]
+        if not matching:
+            return False
+        folders.append(matching)
+    if not folders:
+        return False
+    writers = frozenset().union(*(files for matching in folders for _, files in matching))
+    frame = sys._getframe(3)
+    depth = 0
+    while frame is not None and depth < 200:
+        if frame.f_code.co_filename in writers:
+            return True
+        frame = frame.f_back
+        depth += 1
+    return False
 
 
 def leave(token: contextvars.Token[_Scope | None]) -> None:
@@ -198,6 +232,8 @@ def _hook(event: str, args: tuple[Any, ...], _current: Any = _SCOPE.get) -> None
 
 
 def _judge(event: str, args: tuple[Any, ...], scope: _Scope) -> str | None:
+    if LIBRARY_CACHES and event in _FILE_EVENTS and _library_cache_use(event, args):
+        return None
     if event == "open":
         return _judge_open(args, scope)
     if event == "import":

@@ -21,6 +21,7 @@ kd.ckpts in one line, and any other error is raised.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import logging
@@ -33,6 +34,7 @@ from typing import Any
 from kd.ckpts import _orbax
 
 _ORBAX_SOURCE_DIR = _orbax.source_directory()
+_ASYNCIO_SOURCE_DIR = os.path.join(os.path.dirname(asyncio.__file__), "")
 _ABSL_LOGGER = logging.getLogger("absl")
 _ABSL_SOURCE_DIR = os.path.join(os.path.dirname(_ORBAX_SOURCE_DIR.rstrip(os.sep)), "..", "absl", "")
 _ABSL_SOURCE_DIR = os.path.join(os.path.realpath(_ABSL_SOURCE_DIR), "")
@@ -84,15 +86,24 @@ class _DropOrbaxLeftoverFutures(logging.Filter):
             return True
         error = record.exc_info[1] if record.exc_info else None
         tb = getattr(error, "__traceback__", None)
-        if tb is None and "tensorstore_spec=" in str(error):
-            # A read tensorstore failed in C++ (no Python frame to tell whose): its error names its spec. In
-            # kd only orbax reads through tensorstore, and a future nobody awaited was one it left behind.
+        if "tensorstore_spec=" in str(error) and _only_asyncio_frames(tb):
+            # A read tensorstore failed in C++ (no Python frame but asyncio's own to tell whose): its error
+            # names its spec. In kd only orbax reads through tensorstore, and a future nobody awaited was
+            # one it left behind.
             return False
         while tb is not None:
             if tb.tb_frame.f_code.co_filename.startswith(_ORBAX_SOURCE_DIR):
                 return False
             tb = tb.tb_next
         return True
+
+
+def _only_asyncio_frames(tb: Any) -> bool:
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_ASYNCIO_SOURCE_DIR):
+            return False
+        tb = tb.tb_next
+    return True
 
 
 def _is_orbax_leftover(unraisable: Any) -> bool:
