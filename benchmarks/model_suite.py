@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 MODELS = ("mlp", "cnn", "vit", "lm", "nnx")
@@ -79,12 +80,13 @@ def _data(model: str) -> dict[str, Any]:
         rng = np.random.default_rng(0)
         tokens = rng.integers(0, LM_VOCAB, size=(POOL * LM_BATCH, LM_SEQ + 1)).astype(np.int32)
         return {"inputs": tokens[:, :-1].copy(), "targets": tokens[:, 1:].copy()}
-    from sklearn.datasets import load_digits
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    import digits_data  # scikit-learn's digits, read without importing scikit-learn (as the examples do)
 
-    digits = load_digits()
-    images = (digits.images / 16.0).astype(np.float32)[..., None]
+    raw_images, raw_labels = digits_data.raw_digits()
+    images = (raw_images / 16.0).astype(np.float32)[..., None]
     index = np.resize(np.arange(len(images)), POOL * BATCH)
-    return {"image": images[index], "label": digits.target.astype(np.int32)[index]}
+    return {"image": images[index], "label": raw_labels.astype(np.int32)[index]}
 
 
 def _linen(model: str) -> Any:

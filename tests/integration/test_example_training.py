@@ -161,3 +161,21 @@ def test_lm_example_learns_to_copy_its_repeated_segments_on_a_cpu() -> None:
     losses = _logged(proc.stdout, "xent")
     assert sorted(losses) == [1, 100, 200, 300]
     assert losses[1] > 5.0 and losses[300] < 1.5
+
+
+def test_the_examples_digits_are_scikit_learns_read_without_importing_it() -> None:
+    # examples/digits_data.py reads the file scikit-learn ships (its import is ~1 s of a run's start).
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import digits_data, numpy as np\n"
+        "images, labels = digits_data.raw_digits()\n"
+        "print('sklearn' in sys.modules)\n"
+        "from sklearn.datasets import load_digits\n"
+        "d = load_digits()\n"
+        "print(np.array_equal(images, d.images), images.dtype == d.images.dtype,\n"
+        "      np.array_equal(labels, d.target), labels.dtype == d.target.dtype)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(REPO / "examples")], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "True", "True", "True", "True"]
