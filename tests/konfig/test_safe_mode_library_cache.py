@@ -41,7 +41,7 @@ def test_the_named_code_is_still_refused_outside_its_folder(tmp_path):
 
     with pytest.raises(konfig.DisallowedTargetError, match="for writing"):
         resolve("write", str(elsewhere))
-    with pytest.raises(konfig.DisallowedTargetError, match="os.rename"):  # moving a file out of the cache
+    with pytest.raises(konfig.DisallowedTargetError, match=r"os\.rename"):  # moving a file out of the cache
         (cache / "entry").write_text("x")
         resolve("rename", str(cache / "entry"), str(elsewhere))
     with pytest.raises(konfig.DisallowedTargetError, match="for writing"):  # `cache/../elsewhere` is outside

@@ -53,8 +53,8 @@ from ._immutable_dict import ImmutableDict as ImmutableDict
 from ._immutable_dict import freeze_dict_attrs as freeze_dict_attrs
 from ._immutable_dict import unfreeze as unfreeze
 from ._json_decode import from_json as from_json
-from ._library_caches import allow_library_cache as allow_library_cache
 from ._json_writer import to_json as to_json
+from ._library_caches import allow_library_cache as allow_library_cache
 from ._paths import get_by_path as get_by_path
 from ._paths import set_by_path as set_by_path
 from ._placeholder import placeholder as placeholder

@@ -68,6 +68,6 @@ def _allowed_in_safe_mode(folder: str) -> str:
     spec = importlib.util.find_spec("jax")  # found, not imported
     if "://" in folder or spec is None or not spec.submodule_search_locations:
         return folder
-    source = os.path.join(list(spec.submodule_search_locations)[0], "_src")
+    source = os.path.join(next(iter(spec.submodule_search_locations)), "_src")
     konfig.allow_library_cache(folder, code=[os.path.join(source, name) for name in _JAX_CACHE_CODE])
     return folder
