@@ -67,14 +67,25 @@ MODULES: dict[str, str] = {
     "kauldron.utils.sharding_utils": "kd.sharding",
     "kauldron.utils.train_property": "kd.nn",
     "kauldron.utils.interms_property": "kd.nn",
+    "kauldron.cli": "kd.cli",
 }
 """Kauldron's module paths and the kd module (or namespace) each is given as: the very module for
 `kauldron.kd` / `konfig` / `kontext` / `ktyping`, a view onto the namespace for the others."""
 
+# Kauldron modules that are a module of ours under another name (or one kd's namespace holds under a name taken by
+# something else: `kd.cli.main` is kd-train's entry point, Kauldron's `kauldron.cli.main` is its command module).
+SUBMODULES: dict[str, str] = {
+    "kauldron.cli.main": "kd.cli.commands",
+    "kauldron.cli.cmd_utils": "kd.cli.cmd_utils",
+    "kauldron.cli.config": "kd.cli.config",
+    "kauldron.cli.data": "kd.cli.data",
+    "kauldron.cli.patch_config": "kd.cli.patch_config",
+    "kauldron.cli.run": "kd.cli.run",
+}
+
 # Kauldron packages with no counterpart, and why.
 REFUSED: dict[str, str] = {
     "kauldron.contrib": "kd has no kd.contrib (Kauldron's unsupported research code)",
-    "kauldron.cli": "kd's command line is `kd-train` (kd.cli); Kauldron's absl-flags CLI is not ported",
 }
 """Kauldron packages with no counterpart in kd, and why: importing them is a ModuleNotFoundError saying so."""
 
@@ -108,7 +119,8 @@ KAULDRON_MODULES = frozenset(
     ktyping.array_type_meta ktyping.array_types ktyping.config ktyping.decorator ktyping.dim_view
     ktyping.dtypes ktyping.errors ktyping.frame_utils ktyping.internal_typing ktyping.log
     ktyping.pytree ktyping.scope ktyping.shape_spec ktyping.shape_spec_parser ktyping.shape_tools
-    ktyping.typeguard_checkers ktyping.utils kxm losses losses.base losses.simple main metrics
+    ktyping.typeguard_checkers ktyping.utils kxm cli cli.cmd_utils cli.config cli.data cli.main
+    cli.patch_config cli.run losses losses.base losses.simple main metrics
     metrics.auto_state metrics.base metrics.base_state metrics.classification metrics.clustering
     metrics.fid metrics.image metrics.lpips metrics.stats modules modules.adapter modules.attention
     modules.deprecated modules.input_embeddings modules.knn_types modules.misc modules.models
@@ -179,6 +191,8 @@ def _plan(name: str) -> tuple[str, str] | None:
     for refused, why in REFUSED.items():
         if name == refused or name.startswith(refused + "."):
             return ("refused", why)
+    if name in SUBMODULES:
+        return ("module", SUBMODULES[name])
     for prefix, ours in SAME_TREE.items():
         if name == prefix or name.startswith(prefix + "."):
             # One to one: the very module of ours, or nothing (a view here would become an attribute of ours).
@@ -233,6 +247,8 @@ class _View(types.ModuleType):
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
+        if f"{self.__name__}.{attr}" in SUBMODULES:  # a module, though our namespace has that name for another
+            return importlib.import_module(SUBMODULES[f"{self.__name__}.{attr}"])
         namespace = importlib.import_module(self._kd_namespace)
         try:
             return getattr(namespace, attr)
@@ -334,6 +350,7 @@ def install_if_possible() -> bool:
 __all__ = [
     "MODULES",
     "REFUSED",
+    "SUBMODULES",
     "KauldronInstalledError",
     "install",
     "install_if_possible",

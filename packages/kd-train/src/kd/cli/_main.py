@@ -64,6 +64,9 @@ usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NA
        kd-train diff WORKDIR_A WORKDIR_B
        kd-train launch --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--local|--slurm] [--coordinator_port=PORT]
                        [train's flags]
+       kd-train config show|resolve --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--patch.FIELD=VALUE ...]
+       kd-train data element_spec --cfg=CONFIG.py [--ds_path=train_ds] [--patch.FIELD=VALUE ...]
+       kd-train run eval_shape --cfg=CONFIG.py [--patch.FIELD=VALUE ...]
 
   train    trains the config (a kd.train.Trainer); the default command. With --cfg.workdir it checkpoints
            (unless cfg.checkpointer=None) and writes metrics.jsonl and TensorBoard files; run again, it
@@ -90,6 +93,11 @@ usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NA
   launch   runs the config's cfg.xm_job (a kd.xm.Job: platform, requirements.replicas processes, args,
            env_vars; none: one process): --local (the default) starts its processes of `kd-train` here,
            joined by jax.distributed, and exits with the first failure's code; --slurm prints the srun line
+  config, data, run
+           Kauldron's commands that look into a config patched for a quick trial (kd.cli.PatchConfig:
+           stop after 1 step, a batch per device, no checkpointer, evaluators once; --patch.FIELD=VALUE
+           changes that, a --cfg.PATH override wins): show its tree or resolve it, print a pipeline's
+           element spec, run the state's init and a train step through jax.eval_shape
 
 Config flags are konfig's: --cfg.a.b=VALUE, py:: values, ** globs (see konfig's README).
 A crash in your code (model, loss, data, config file) shows your frames only; --traceback=full (any
@@ -921,6 +929,23 @@ def _diff(argv: list[str]) -> int:
     return 0
 
 
+def _kauldron_command(noun: str) -> Callable[[list[str]], int]:
+    """Kauldron's `<noun> <verb>` commands (kd.cli.commands): config show|resolve, data element_spec, run
+    eval_shape, on the config patched for a quick trial (`--patch.<field>=VALUE`)."""
+
+    def run(argv: list[str]) -> int:
+        from . import commands
+
+        try:
+            args = commands.flag_parser(["kd-train", noun, *argv])
+        except SystemExit as e:  # argparse said what is wrong (a missing or unknown verb, a bad flag)
+            return e.code if isinstance(e.code, int) else 2
+        commands.main(args)
+        return 0
+
+    return run
+
+
 _COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "train": _train,
     "inspect": _inspect,
@@ -928,4 +953,7 @@ _COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "plot": _plot,
     "diff": _diff,
     "launch": _launch.launch,
+    "config": _kauldron_command("config"),
+    "data": _kauldron_command("data"),
+    "run": _kauldron_command("run"),
 }
