@@ -41,6 +41,7 @@ LAYERS = (
     ("utils",),  # Kauldron's kd.utils (config_util fills ROOT_CFG_REF fields the Trainer's way)
     ("evals",),  # evaluators (their step is a TrainStep) and `kd-train eval`
     ("inspect", "export"),  # Kauldron's kd.inspect (a Trainer's figures, data) and kd.export (served models)
+    ("contrib",),  # Kauldron's contributed metrics, summaries, writers, modules and evaluators
     ("cli",),  # the command line
     ("__main__", ""),  # `python -m kd`; kd/__init__.py: the namespaces, loaded lazily
 )

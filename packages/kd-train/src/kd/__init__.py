@@ -7,7 +7,7 @@
 
 The namespaces (`kd.train`, `kd.data`, `kd.losses`, `kd.metrics`, `kd.summaries`, `kd.ckpts`,
 `kd.evals`, `kd.optim`, `kd.nn`, `kd.sharding`, `kd.writers`, `kd.inspect`, `kd.export`, `kd.xm`, `kd.random`,
-`kd.typing`, `kd.utils`, `kd.kdash`, `kd.testing`, `kd.kauldron_alias`) load on
+`kd.typing`, `kd.utils`, `kd.kdash`, `kd.testing`, `kd.contrib`, `kd.kauldron_alias`) load on
 first use, so `import kd` does not import JAX. `kd.kxm` is `kd.xm` under Kauldron's name (`from kd import kxm`).
 """
 
@@ -45,6 +45,7 @@ _NAMESPACES = frozenset(
         "kdash",
         "kauldron_alias",
         "testing",
+        "contrib",
     }
 )
 _ALIASES = {"kxm": "xm"}  # Kauldron's `from kauldron import kxm`
@@ -52,6 +53,7 @@ _ALIASES = {"kxm": "xm"}  # Kauldron's `from kauldron import kxm`
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from kd import ckpts as ckpts
+    from kd import contrib as contrib
     from kd import data as data
     from kd import evals as evals
     from kd import export as export

@@ -68,6 +68,12 @@ MODULES: dict[str, str] = {
     "kauldron.utils.train_property": "kd.nn",
     "kauldron.utils.interms_property": "kd.nn",
     "kauldron.cli": "kd.cli",
+    "kauldron.contrib": "kd.contrib",
+    "kauldron.contrib.metrics": "kd.contrib.metrics",
+    "kauldron.contrib.summaries": "kd.contrib.summaries",
+    "kauldron.contrib.train": "kd.contrib.train",
+    "kauldron.contrib.modules": "kd.contrib.nn",
+    "kauldron.contrib.evals": "kd.contrib.evals",
 }
 """Kauldron's module paths and the kd module (or namespace) each is given as: the very module for
 `kauldron.kd` / `konfig` / `kontext` / `ktyping`, a view onto the namespace for the others."""
@@ -85,7 +91,6 @@ SUBMODULES: dict[str, str] = {
 
 # Kauldron packages with no counterpart, and why.
 REFUSED: dict[str, str] = {
-    "kauldron.contrib": "kd has no kd.contrib (Kauldron's unsupported research code)",
 }
 """Kauldron packages with no counterpart in kd, and why: importing them is a ModuleNotFoundError saying so."""
 
@@ -120,7 +125,11 @@ KAULDRON_MODULES = frozenset(
     ktyping.dtypes ktyping.errors ktyping.frame_utils ktyping.internal_typing ktyping.log
     ktyping.pytree ktyping.scope ktyping.shape_spec ktyping.shape_spec_parser ktyping.shape_tools
     ktyping.typeguard_checkers ktyping.utils kxm cli cli.cmd_utils cli.config cli.data cli.main
-    cli.patch_config cli.run losses losses.base losses.simple main metrics
+    cli.patch_config cli.run contrib contrib.metrics contrib.metrics.meancov
+    contrib.metrics.multilabel_average_precision contrib.metrics.regression contrib.summaries
+    contrib.summaries.confusion_matrix contrib.train contrib.train.npz_writer contrib.modules contrib.modules.knnx
+    contrib.modules.knnx_examples contrib.modules.readout contrib.evals contrib.evals.checkpointed_evaluator
+    contrib.evals.train_eval losses losses.base losses.simple main metrics
     metrics.auto_state metrics.base metrics.base_state metrics.classification metrics.clustering
     metrics.fid metrics.image metrics.lpips metrics.stats modules modules.adapter modules.attention
     modules.deprecated modules.input_embeddings modules.knn_types modules.misc modules.models

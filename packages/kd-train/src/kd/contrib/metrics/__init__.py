@@ -1,0 +1,6 @@
+"""kd.contrib.metrics: Kauldron's contributed metrics (`kauldron.contrib.metrics`).
+
+    kd.contrib.metrics.<name>(...)
+"""
+
+__all__: list[str] = []

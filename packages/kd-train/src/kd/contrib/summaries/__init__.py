@@ -1,0 +1,6 @@
+"""kd.contrib.summaries: Kauldron's contributed summaries (`kauldron.contrib.summaries`).
+
+    kd.contrib.summaries.<name>(...)
+"""
+
+__all__: list[str] = []
