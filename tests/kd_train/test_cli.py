@@ -231,3 +231,22 @@ def test_stopping_earlier_or_later_is_the_same_run(run_dir):
         f"--cfg.workdir={again}",
     )
     assert result.returncode == 0, result.stderr  # not refused as "another config"
+
+
+def test_a_workdir_under_the_home_folder_is_written_where_the_tilde_says(tmp_path):
+    # The shell leaves `~` in `--cfg.workdir=~/runs/a` (it expands only a word's start): kd-train does it.
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    cwd.mkdir()
+    result = subprocess.run(
+        [KD_TRAIN, f"--cfg={EXAMPLE}", "--cfg.num_train_steps=2", "--cfg.workdir=~/runs/a"],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "JAX_PLATFORMS": "cpu", "HOME": str(home)},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (home / "runs" / "a" / "metrics.jsonl").exists()
+    assert list(cwd.iterdir()) == []  # no folder named `~`
+    recorded = json.loads((home / "runs" / "a" / "config.json").read_text())
+    assert recorded["workdir"] == str(home / "runs" / "a")

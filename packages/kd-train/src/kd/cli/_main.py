@@ -416,7 +416,7 @@ def _given_workdir(cfg: Any) -> str | None:
         value = value.default
     if value is None or not isinstance(value, (str, os.PathLike)):
         return None
-    return os.fspath(value)
+    return os.path.expanduser(os.fspath(value))  # `--cfg.workdir=~/runs/a`: the shell leaves `~` after `=`
 
 
 def _eval_only_in_place(cfg: Any, workdir: str | None) -> str | None:

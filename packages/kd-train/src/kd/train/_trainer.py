@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import os
 import re
 import warnings
 from collections.abc import Callable, Mapping
@@ -162,6 +163,8 @@ class Trainer:
         # (`check()` done, the config it was resolved from), a dict that `dataclasses.replace` starts afresh.
         _set = functools.partial(object.__setattr__, self)
         _set("_memo", {})
+        if isinstance(self.workdir, str) and self.workdir.startswith("~"):
+            _set("workdir", os.path.expanduser(self.workdir))  # `~/runs/a` is the home folder's, as in a shell
         model = build_model(self.model)
         if model is not None and not isinstance(model, nn.Module):
             model = as_model(model)  # one NnxModel, shared with the evaluators (ROOT_CFG_REF.model)
