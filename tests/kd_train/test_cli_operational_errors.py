@@ -78,6 +78,45 @@ def test_a_size_of_0_in_the_model_names_its_config_path():
     )
 
 
+def test_an_arithmetic_error_in_the_user_s_model_shows_its_file_and_line(tmp_path):
+    # No field of the config explains it (none is 0): the user's own line is where to look.
+    (tmp_path / "bad_models.py").write_text(
+        "from flax import linen as nn\n"
+        "class BadMLP(nn.Module):\n"
+        "    width: int = 4\n"
+        "    @nn.compact\n"
+        "    def __call__(self, x):\n"
+        "        groups = self.width // (self.width - 4)\n"
+        "        return nn.Dense(groups)(x)\n"
+    )
+    (tmp_path / "conf.py").write_text(
+        "import konfig\n"
+        "with konfig.imports():\n"
+        "    import bad_models\n"
+        "    import kd\n"
+        "    import optax\n"
+        "def get_config():\n"
+        "    import sys; sys.path.insert(0, " + repr(str(ROOT / "examples")) + ")\n"
+        "    import mlp_regression\n"
+        "    cfg = mlp_regression.get_config()\n"
+        "    cfg.model = kd.nn.ExternalModule(model=bad_models.BadMLP(), keys='batch.x')\n"
+        "    return cfg\n"
+    )
+    result = subprocess.run(
+        [KD_TRAIN, f"--cfg={tmp_path / 'conf.py'}", "--cfg.num_train_steps=2"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        timeout=600,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) <= 6, result.stderr
+    assert "ZeroDivisionError" in result.stderr and "BadMLP" in result.stderr, result.stderr
+    assert f'File "{tmp_path / "bad_models.py"}", line 6, in __call__' in result.stderr, result.stderr
+    assert "groups = self.width // (self.width - 4)" in result.stderr
+
+
 def test_a_seed_too_large_for_jax_names_cfg_seed():
     result = kd_train(f"--cfg.seed={2**70}", "--cfg.num_train_steps=2")
     assert_one_paragraph(result, 2, f"cfg.seed = {2**70}", "OverflowError", "64-bit")

@@ -267,6 +267,25 @@ def user_frames(error: BaseException) -> tuple[BaseException, list[Any]] | None:
     return None
 
 
+def _frame_lines(frames: list[Any]) -> list[str]:
+    lines = []
+    hidden = len(frames) - _SHOWN_FRAMES
+    if hidden > 0:
+        lines.append(f"  ... {hidden} earlier frame(s) of your code")
+    for frame in frames[-_SHOWN_FRAMES:]:
+        lines.append(f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}')
+        if frame.line:
+            lines.append(f"    {frame.line.strip()}")
+    return lines
+
+
+def user_frame_lines(error: BaseException) -> str:
+    """The user's frames nearest to where `error` was raised, as `describe_user_error` shows them (a leading
+    newline), or "" when none of its frames is the user's."""
+    found = user_frames(error)
+    return "" if found is None else "\n" + "\n".join(_frame_lines(found[1]))
+
+
 def describe_user_error(error: BaseException, where: str | None) -> str:
     """The crash of user code as a few lines: where in the run, the error, the user's frames nearest to it.
 
@@ -284,14 +303,7 @@ def describe_user_error(error: BaseException, where: str | None) -> str:
     message = _error_text(error)
     if raised is not error and _error_text(raised) not in message:
         message += f"\n  (raised as {_error_text(raised)})"
-    lines = [f"error while {where}: {message}" if where else f"error: {message}"]
-    hidden = len(frames) - _SHOWN_FRAMES
-    if hidden > 0:
-        lines.append(f"  ... {hidden} earlier frame(s) of your code")
-    for frame in frames[-_SHOWN_FRAMES:]:
-        lines.append(f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}')
-        if frame.line:
-            lines.append(f"    {frame.line.strip()}")
+    lines = [f"error while {where}: {message}" if where else f"error: {message}", *_frame_lines(frames)]
     lines.append(f"(your code's frames; --traceback=full or {TRACEBACK_ENV}=full shows all {total} frame(s))")
     return "\n".join(lines)
 

@@ -49,6 +49,7 @@ from ._errors import (
     one_line_warnings,
     operational_cause,
     traceback_frames,
+    user_frame_lines,
     user_frames,
 )
 from ._workdirs import check_workdir
@@ -686,7 +687,10 @@ def _arithmetic_message(error: ArithmeticError, cfg: Any, trainer: Any, phase: s
         (f.f_locals["self"] for f in reversed(frames) if _is_model_part(f.f_locals.get("self"))), None
     )
     if module is None:
-        return f"{kind} while {phase}; check the config's sizes and values (a size of 0, a huge number)"
+        return (
+            f"{kind} while {phase}; check the config's sizes and values (a size of 0, a huge number)"
+            + user_frame_lines(error)
+        )
     zeros = _zero_fields(module)
     paths = _config_paths(cfg, type(module).__name__, zeros)
     shown = f"{type(module).__name__}" + (
@@ -695,7 +699,7 @@ def _arithmetic_message(error: ArithmeticError, cfg: Any, trainer: Any, phase: s
     if paths:
         return f"{', '.join(paths)} = 0: {kind} while {phase} (in {shown}); give it a positive value"
     hint = f" (its fields equal to 0: {', '.join(zeros)})" if zeros else ""
-    return f"{kind} while {phase}, in {shown}{hint}; check the config's values for it"
+    return f"{kind} while {phase}, in {shown}{hint}; check the config's values for it" + user_frame_lines(error)
 
 
 def _is_model_part(obj: Any) -> bool:
