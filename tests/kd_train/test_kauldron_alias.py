@@ -113,8 +113,21 @@ def test_names_that_are_no_module_are_not_found(alias) -> None:
     assert importlib.util.find_spec("kauldron.kd.data.py.Tfds") is None
     with pytest.raises(ModuleNotFoundError, match=r"kauldron\.nothing_here"):
         importlib.import_module("kauldron.nothing_here")
-    with pytest.raises(ModuleNotFoundError, match=r"kd has no kd\.contrib"):
-        importlib.import_module("kauldron.contrib")
+
+
+
+def test_a_refused_kauldron_package_says_why(alias, monkeypatch) -> None:
+    monkeypatch.setitem(kd.kauldron_alias.REFUSED, "kauldron.elsewhere", "kd has no kd.elsewhere (a reason)")
+    with pytest.raises(ModuleNotFoundError, match=r"kd has no kd\.elsewhere \(a reason\)"):
+        importlib.import_module("kauldron.elsewhere.deeper")
+
+
+def test_kauldron_contrib_is_kd_contrib(alias) -> None:
+    from kauldron.contrib.metrics import meancov
+    from kauldron.contrib.modules import knnx  # noqa: F401  (a view onto kd.contrib.nn)
+
+    assert meancov.MeanCov is kd.contrib.metrics.MeanCov
+    assert importlib.import_module("kauldron.kd").contrib is kd.contrib
 
 
 def test_uninstall_forgets_the_alias(alias) -> None:

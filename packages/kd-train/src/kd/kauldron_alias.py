@@ -88,6 +88,7 @@ SUBMODULES: dict[str, str] = {
     "kauldron.cli.patch_config": "kd.cli.patch_config",
     "kauldron.cli.run": "kd.cli.run",
 }
+"""Kauldron module paths given as a module of ours of another name: `kauldron.cli.main` is `kd.cli.commands`."""
 
 # Kauldron packages with no counterpart, and why.
 REFUSED: dict[str, str] = {

@@ -2,7 +2,7 @@
 `kd.contrib.summaries`, `kd.contrib.train` (writers), `kd.contrib.nn` (Kauldron's `contrib.modules`) and
 `kd.contrib.evals`. They follow the core's contracts but are tested less widely; each loads on first use.
 
-    cfg.train_metrics = {"cov": kd.contrib.metrics.MeanCov(values="preds")}
+    cfg.train_metrics = {"rmse": kd.contrib.metrics.RootMeanSquaredError(preds="preds", targets="batch.y")}
 """
 
 import importlib as _importlib

@@ -1,6 +1,18 @@
 """kd.contrib.summaries: Kauldron's contributed summaries (`kauldron.contrib.summaries`).
 
-    kd.contrib.summaries.<name>(...)
+    cfg.train_summaries = {"confusion": kd.contrib.summaries.ConfusionMatrix(logits="preds.logits", labels="batch.label")}
+
+`ConfusionMatrix` computes a `str` (the matrix's numpy `repr`), which writers show as text.
 """
 
-__all__: list[str] = []
+from ._confusion_matrix import NORMALIZE_OPTIONS as NORMALIZE_OPTIONS
+from ._confusion_matrix import ConfusionMatrix as ConfusionMatrix
+from ._confusion_matrix import ConfusionMatrixState as ConfusionMatrixState
+from ._confusion_matrix import confusion_counts as confusion_counts
+
+__all__ = [
+    "NORMALIZE_OPTIONS",
+    "ConfusionMatrix",
+    "ConfusionMatrixState",
+    "confusion_counts",
+]
