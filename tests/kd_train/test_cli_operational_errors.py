@@ -192,3 +192,41 @@ def test_a_low_soft_limit_of_open_files_is_raised_and_the_run_trains(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "run" / "checkpoints" / "ckpt_40").is_dir()
+
+
+def test_a_metric_whose_get_state_returns_an_array_is_named_before_compiling(tmp_path):
+    # A newcomer's slip: `get_state` returning the value, not a state. Caught as the Trainer traces the step.
+    (tmp_path / "my_metrics.py").write_text(
+        "import dataclasses\n"
+        "import jax.numpy as jnp\n"
+        "import kd, kontext\n"
+        "@dataclasses.dataclass(frozen=True, kw_only=True)\n"
+        "class MeanGap(kd.metrics.Metric):\n"
+        "    preds: kontext.Key = kontext.REQUIRED\n"
+        "    targets: kontext.Key = kontext.REQUIRED\n"
+        "    def get_state(self, preds, targets):\n"
+        "        return jnp.abs(preds - targets).mean()\n"
+    )
+    (tmp_path / "conf.py").write_text(
+        "import konfig\n"
+        "with konfig.imports():\n"
+        "    import my_metrics\n"
+        "def get_config():\n"
+        "    import sys; sys.path.insert(0, " + repr(str(ROOT / "examples")) + ")\n"
+        "    import mlp_regression\n"
+        "    cfg = mlp_regression.get_config()\n"
+        "    cfg.train_metrics = {'gap': my_metrics.MeanGap(preds='preds', targets='batch.y')}\n"
+        "    return cfg\n"
+    )
+    result = subprocess.run(
+        [KD_TRAIN, f"--cfg={tmp_path / 'conf.py'}", "--cfg.num_train_steps=2"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        timeout=600,
+    )
+    assert_one_paragraph(
+        result, 2, "train_metrics['gap'] (MeanGap): get_state returned an array (float32[])", "kd.metrics.State"
+    )
+    assert "compiled" not in result.stdout  # found by tracing, before any compile

@@ -26,7 +26,7 @@ from jax.experimental import checkify
 from kd.losses._base import total_loss
 from kd.train._aux import AuxState
 from kd.train._context import Context
-from kd.train._errors import KeyPathError, ShapeMismatchError
+from kd.train._errors import ConfigError, KeyPathError, ShapeMismatchError
 from kd.train._model import InterestFilter, NnxModel, as_model
 from kd.train._rngs import RngStreams
 from kd.train._state import TrainState
@@ -359,6 +359,18 @@ def states_of(objects: Mapping[str, Any], context: Context, field: str) -> dict[
             raise KeyPathError(f"{where}: {e}") from None
         except ktyping.KTypeCheckError as e:
             raise ShapeMismatchError(f"{where}: {e}") from None
+        state = out[name]
+        if not (callable(getattr(state, "merge", None)) and callable(getattr(state, "compute", None))):
+            shown = (
+                f"an array ({np.dtype(state.dtype).name}{list(state.shape)})"
+                if hasattr(state, "shape") and hasattr(state, "dtype")
+                else f"a {type(state).__name__}"
+            )
+            raise ConfigError(
+                f"{where}: get_state returned {shown}, not a state: return a `kd.metrics.State`, which merges "
+                "across steps and computes the value (`kd.metrics.AverageState.from_values(values)`, or a "
+                "`@kd.metrics.state_dataclass` of your own; docs/guides/extending.md)"
+            )
     return out
 
 
