@@ -138,3 +138,24 @@ def test_a_profiler_traces_the_asked_steps_into_the_workdir(tmp_path):
 def test_a_profiler_rejects_a_non_positive_step_count():
     with pytest.raises(ValueError, match=r"Profiler\.num_steps: expected an int >= 1, got 0"):
         kd.train.Profiler(num_steps=0)
+
+
+def test_the_bar_shows_the_wall_clock_and_no_rate_until_a_second_call(monkeypatch):
+    # A run of 32 s that spent 31 compiling must not end saying [00:01<00:00]; the first call's 1.1 s for one
+    # update must not become an ETA of hours.
+    terminal = FakeTerminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    bar = kd.train.Progress().start(total=40000, initial=0)
+    clock = [bar.bar._time()]
+    bar.bar._time = lambda: clock[0]
+    clock[0] += 31.0 + 1.12  # the first call: compiling, then one update
+    bar.step(1)
+    bar.exclude(31.0)
+    first = bar.bar.format_dict
+    assert first["rate"] == 0 and round(first["elapsed"], 2) == 32.12  # rate unknown ("?"), the wall's time
+    assert "?" in bar.bar.format_meter(**first)
+    clock[0] += 2.0
+    bar.step(1000)  # the second call: 500 updates a second
+    second = bar.bar.format_dict
+    assert second["rate"] > 400 and round(second["elapsed"], 2) == 34.12
+    bar.close()

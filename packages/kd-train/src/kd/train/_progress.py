@@ -5,7 +5,8 @@
 Shown on the lead host when stderr is a terminal; elsewhere (logs, CI, pipes) the writers' plain lines are
 all there is. While a bar is shown, `print_line` puts lines above it instead of through it. The loss shown is
 the latest any call brought back (read once computed: the bar never makes a step wait), under the loss's
-name; the time spent compiling is left out of the bar's rate and elapsed time.
+name. The elapsed time is the wall clock's; the rate and the ETA leave the time spent compiling out and are
+shown ("?" until then) once a second call has run (the first holds one-off work: the first batch, a warm-up).
 """
 
 from __future__ import annotations
@@ -52,9 +53,7 @@ class Progress:
             self.progress = progress
             self.bar = None
             if progress._shown():
-                from tqdm.auto import tqdm
-
-                self.bar = tqdm(
+                self.bar = _bar_class()(
                     total=total,
                     initial=initial,
                     desc=desc,
@@ -67,6 +66,7 @@ class Progress:
 
         def step(self, n: int = 1) -> None:
             if self.bar is not None:
+                self.bar.kd_calls += 1
                 self.bar.update(n)
 
         @property
@@ -79,7 +79,8 @@ class Progress:
                 from tqdm.std import EMA
 
                 bar = self.bar
-                bar.start_t += seconds
+                bar.start_t += seconds  # tqdm's own clock: what its rate is measured over
+                bar.kd_excluded += seconds  # put back into the elapsed time shown
                 # The rate (and so the ETA) is measured afresh from now: the compiling call's time per step,
                 # already averaged in, would otherwise be shown for the rest of a short run.
                 bar.last_print_t, bar.last_print_n = bar._time(), bar.n
@@ -114,3 +115,30 @@ class Progress:
                 if self.bar in _ACTIVE:
                     _ACTIVE.remove(self.bar)
                 self.bar = None
+
+
+_BAR_CLASS: list[type] = []
+
+
+def _bar_class() -> type:
+    """tqdm's bar (`tqdm.auto`'s, for a notebook too), showing the wall clock's elapsed time and a rate measured
+    without the compiling (left out of tqdm's own clock by `exclude`), unknown during the first call."""
+    if not _BAR_CLASS:
+        from tqdm.auto import tqdm
+
+        class WallClockBar(tqdm):
+            kd_excluded = 0.0  # seconds left out of tqdm's clock (compiling)
+            kd_calls = 0  # calls that moved the bar
+
+            @property
+            def format_dict(self) -> dict[str, Any]:
+                shown = super().format_dict
+                if self.kd_calls < 2:
+                    shown["rate"] = 0  # shown as "?": one call's time is mostly one-off work
+                elif shown["rate"] is None and shown["elapsed"] > 0:
+                    shown["rate"] = (shown["n"] - shown["initial"]) / shown["elapsed"]
+                shown["elapsed"] += self.kd_excluded
+                return shown
+
+        _BAR_CLASS.append(WallClockBar)
+    return _BAR_CLASS[0]
