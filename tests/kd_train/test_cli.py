@@ -98,6 +98,19 @@ def test_a_workdir_of_another_config_is_refused_unless_forced(run_dir):
     )
     assert forced.returncode == 0, forced.stderr
     assert json.loads((other / "DONE").read_text())["step"] == 80
+    said = [line for line in forced.stdout.splitlines() if line.startswith("--force: continuing")]
+    assert len(said) == 1 and "~ cfg.num_train_steps: 60 -> 80" in said[0], forced.stdout
+    assert "the learning rate may jump" in said[0]  # a schedule over num_train_steps moves from step 60 on
+
+
+def test_a_workdir_with_another_config_but_nothing_to_continue_is_not_refused(run_dir):
+    # A run that stopped before logging or saving anything (its config.json only): nothing would be mixed.
+    other = run_dir.parent / "config_only"
+    other.mkdir()
+    shutil.copy(run_dir / "config.json", other / "config.json")
+    result = kd_train(f"--cfg={EXAMPLE}", "--cfg.num_train_steps=5", f"--cfg.workdir={other}")
+    assert result.returncode == 0, result.stderr
+    assert json.loads((other / "config.json").read_text())["num_train_steps"] == 5
 
 
 def test_the_same_config_runs_again_in_its_own_workdir(run_dir):

@@ -438,7 +438,7 @@ def test_a_run_of_another_config_is_refused(run: Run, project: pathlib.Path) -> 
         f"--cfg={project / 'my_config.py'}", f"--cfg.workdir={run.workdir}", "--cfg.seed=1"
     )
     assert code == 2
-    assert "holds a run of another config (differing: cfg.seed)" in err
+    assert "holds a run of another config: + cfg.seed: 1 (its config.json -> this one)" in err
     said("A workdir holding a run of another config is refused, naming the fields that differ")
 
 

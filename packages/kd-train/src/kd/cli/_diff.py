@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["config_differences", "diff_runs"]
+__all__ = ["config_changes", "config_differences", "diff_runs"]
 
 CONFIG_FILE = "config.json"
 
@@ -51,9 +51,19 @@ def config_differences(
 
     Usage: `if config_differences(saved_json, konfig.to_json(cfg)): ...`.
     """
+    return [change.path for change in config_changes(config_json_a, config_json_b, sources=sources)]
+
+
+def config_changes(
+    config_json_a: str, config_json_b: str, *, sources: tuple[str, str] = ("config A", "config B")
+) -> list[Any]:
+    """The `konfig` changes from a to b, each printing as `~ cfg.path: old -> new` (`+` added, `-` removed).
+
+    Usage: `for change in config_changes(saved_json, konfig.to_json(cfg)): print(change)`.
+    """
     config_a = _load(config_json_a, sources[0])
     config_b = _load(config_json_b, sources[1])
-    return [change.path for change in _diff(config_a, config_b, *sources)]
+    return list(_diff(config_a, config_b, *sources))
 
 
 def _config_path(workdir: str | os.PathLike[str]) -> pathlib.Path:

@@ -304,14 +304,21 @@ def _train_one(
     workdir = _eval_only_in_place(cfg, workdir)
     if name is not None and lead:
         print(f"sweep item {index}/{count}: {name} -> {workdir or '(no workdir)'}", flush=True)
-    if workdir is not None and not opts.force:
-        _refuse_other_run(workdir, konfig.to_json(cfg))
+    changes = [] if workdir is None else _other_run_changes(workdir, konfig.to_json(cfg), force=opts.force)
     trainer = _resolve(cfg, profile=opts.profile, allowed=allowed, track=_tracking(opts.track, name, base))
     evaluates_only = getattr(trainer.setup, "eval_only", False)  # trains nothing: reruns add their rows
     if workdir is not None and not evaluates_only and not _ready_to_train(
         workdir, trainer, force=opts.force, lead=lead
     ):
         return 0  # already complete: nothing to do
+    if changes and lead and _checkpoint_steps(workdir):  # --force continues that run with this config
+        print(
+            f"--force: continuing the run in {workdir} with this config, which differs from its own: "
+            f"{_shown_changes(changes, 4)}. The optimizer and its schedules carry on from the checkpoint's "
+            "step: a schedule that depends on a changed value (num_train_steps, warmup, decay) takes its new "
+            "value from that step on, so the learning rate may jump there.",
+            flush=True,
+        )
     try:
         state, logged = trainer.train()
     except KeyboardInterrupt:
@@ -460,27 +467,41 @@ def _folder_name(item_name: str) -> str:
 _SAME_RUN_FIELDS = ("cfg.workdir", "cfg.stop_after_steps")
 
 
-def _refuse_other_run(workdir: str, config_json: str) -> None:
-    """A workdir holding another config's run is not mixed with this one (unless --force)."""
+def _other_run_changes(workdir: str, config_json: str, *, force: bool) -> list[str]:
+    """How this config differs from the run in `workdir` that has checkpoints to continue from (none: []). A
+    workdir holding another config's run is not mixed with this one unless --force (CliError, the changes
+    listed); with --force the changes are returned, to be said. With no checkpoint there is nothing to
+    continue: what the workdir holds is decided by `_ready_to_train` (logs kept or moved aside)."""
     path = os.path.join(workdir, "config.json")
-    if not os.path.exists(path):
-        return
-    from ._diff import config_differences
+    if not os.path.exists(path) or not _checkpoint_steps(workdir):
+        return []
+    from ._diff import config_changes
 
     with open(path) as f:
         existing = f.read()
     # The workdir field itself may differ: a run folder that was moved or copied is still that run; and
     # where this invocation stops (`stop_after_steps`) is not part of what the run is.
-    differences = [d for d in config_differences(existing, config_json) if d not in _SAME_RUN_FIELDS]
-    if differences:
-        shown = ", ".join(differences[:8]) + (
-            f" (+{len(differences) - 8} more)" if len(differences) > 8 else ""
-        )
+    changes = [str(c) for c in config_changes(existing, config_json) if c.path not in _SAME_RUN_FIELDS]
+    if changes and not force:
         raise CliError(
-            f"workdir {workdir} holds a run of another config (differing: {shown}). Resuming it with this "
-            "config would mix two runs' checkpoints and metrics. Choose another --cfg.workdir, or pass --force "
-            "to continue that run with this config."
+            f"workdir {workdir} holds a run of another config: {_shown_changes(changes, 6)} (its config.json "
+            "-> this one). Resuming it with this config would mix two runs' checkpoints and metrics. Choose "
+            "another --cfg.workdir, or pass --force to continue that run with this config."
         )
+    return changes
+
+
+def _checkpoint_steps(workdir: str) -> list[int]:
+    from ._workdirs import saved_steps
+
+    return saved_steps(workdir)
+
+
+def _shown_changes(changes: list[str], limit: int) -> str:
+    """`~ cfg.a: 1 -> 2; + cfg.b: 3` (each cut at 100 characters), and how many more."""
+    shown = [c if len(c) <= 100 else c[:97] + "..." for c in (c.replace("\n    ", " ") for c in changes[:limit])]
+    more = f" (+{len(changes) - limit} more; kd-train diff shows all)" if len(changes) > limit else ""
+    return "; ".join(shown) + more
 
 
 def _parse_track(flag: str | None, source: str) -> dict[str, Any] | None:
