@@ -439,7 +439,7 @@ def test_a_run_of_another_config_is_refused(run: Run, project: pathlib.Path) -> 
     )
     assert code == 2
     assert "holds a run of another config: + cfg.seed: 1 (its config.json -> this one)" in err
-    said("A workdir holding a run of another config is refused, naming the fields that differ")
+    said("A workdir holding a run of another config with checkpoints is refused, listing the changes")
 
 
 def test_a_damaged_checkpoint_is_set_aside(run: Run, project: pathlib.Path) -> None:
