@@ -34,8 +34,14 @@ LAYERS = (
     (
         "static",
         "array_type_meta",
+        "errors",
+        "internal_typing",
+        "config",
+        "utils",
+        "frame_utils",
+        "pytree",
         "",
-    ),  # ktyping.static, Kauldron's array_type_meta path, __init__.py: the public API
+    ),  # ktyping.static, Kauldron's module paths (array_type_meta, errors, ...), __init__.py: the public API
 )
 ORDER = layer_order("ktyping", LAYERS)
 # The one import that goes up, on the error path: a failing dataclass field is explained by `_explain`,

@@ -9,6 +9,7 @@ from typing import NamedTuple
 import ktyping
 import pytest
 from ktyping import Float, KTypeCheckError, PyTree
+from ktyping.internal_typing import MISSING
 
 from .arrays import f32
 
@@ -22,7 +23,8 @@ def test_structure_key_and_leaf_type_are_readable_and_shown() -> None:
     tree = PyTree[int, "  $S "]
     assert tree.leaf_type is int and tree.structure_spec == "$S"
     assert repr(tree) == "PyTree[int, '$S']"
-    assert PyTree[int].structure_spec is None
+    assert PyTree[int].structure_spec is MISSING  # Kauldron's sentinel, falsy
+    assert not PyTree[int].structure_spec
 
 
 @pytest.mark.parametrize(

@@ -49,7 +49,13 @@ class _BlockPlan:
         return self.frame.f_code.co_firstlineno
 
     def source(self) -> Source:
-        return Source("typechecked context", self.frame.f_code.co_filename, self.line)
+        frame = self.frame
+        return Source(
+            "typechecked context",
+            frame.f_code.co_filename,
+            self.line,
+            frame.f_globals.get("__name__", "<unknown>"),
+        )
 
     @property
     def globals(self) -> dict[str, Any]:

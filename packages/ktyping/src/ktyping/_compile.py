@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 
 from ._array_types import ArrayMeta, _remember
-from ._config import VERSION, enabled_for
+from ._config import MISSING, VERSION, enabled_for
 from ._errors import KTypeCheckError, NotInstantiableError
 from ._scope import Scope, current_candidates
 from ._spec_tree import dedup
@@ -396,13 +396,14 @@ class _PyTreeMeta(type):
 
     @property
     def leaf_type(cls) -> Any:
-        """`T` of `PyTree[T]` (None for a bare `PyTree`)."""
-        return cls._kt_leaf
+        """`T` of `PyTree[T]` (`MISSING` for a bare `PyTree`)."""
+        return MISSING if cls._kt_leaf is None else cls._kt_leaf
 
     @property
-    def structure_spec(cls) -> str | None:
-        """`"$S"` of `PyTree[T, "$S"]`: trees with the same key in one scope have the same structure."""
-        return cls._kt_structure
+    def structure_spec(cls) -> str | Any:
+        """`"$S"` of `PyTree[T, "$S"]`: trees with the same key in one scope have the same structure.
+        `MISSING` (falsy) when no key is given."""
+        return MISSING if cls._kt_structure is None else cls._kt_structure
 
     def __getitem__(cls, item: Any) -> Any:
         try:
@@ -420,9 +421,11 @@ class _PyTreeMeta(type):
                     f"PyTree[Float['b']] or PyTree[int, '$S']; got {len(item)} arguments {item!r}"
                 )
             leaf, structure = item[0], _structure_key(item[1])
+        from ._describe import describe
+
         sub = _PyTreeMeta.__new__(
             _PyTreeMeta,
-            f"PyTree[{leaf!r}]" if structure is None else f"PyTree[{leaf!r}, {structure!r}]",
+            _pytree_name(describe(leaf), structure),
             (cls,),
             {"__module__": "ktyping", "_kt_leaf": leaf, "_kt_structure": structure},
         )
@@ -447,14 +450,12 @@ class _PyTreeMeta(type):
         )
 
     def __repr__(cls) -> str:
-        from ._describe import describe
+        return cls.__name__
 
-        leaf = cls._kt_leaf
-        if leaf is None:
-            return "PyTree"
-        if cls._kt_structure is None:
-            return f"PyTree[{describe(leaf)}]"
-        return f"PyTree[{describe(leaf)}, {cls._kt_structure!r}]"
+
+def _pytree_name(leaf: str, structure: str | None) -> str:
+    """`PyTree[int]`, `PyTree[int, '$S']`: the name and repr of a subscripted PyTree."""
+    return f"PyTree[{leaf}]" if structure is None else f"PyTree[{leaf}, {structure!r}]"
 
 
 def _structure_key(key: Any) -> str:

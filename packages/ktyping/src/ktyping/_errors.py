@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "AmbiguousDimensionError",
     "DimAssignmentError",
+    "JaxtypingAnnotationError",
     "KTypeCheckError",
     "NotInstantiableError",
     "NoActiveScopeError",
@@ -59,6 +60,11 @@ class DimAssignmentError(ValueError):
 
 class NotInstantiableError(RuntimeError):
     """An annotation such as `Float32` or `Shape` was called: `Float32("a b")` for `Float32["a b"]`."""
+
+
+class JaxtypingAnnotationError(RuntimeError):
+    """A `@typechecked` function is annotated with jaxtyping types and `Config.jaxtyping_annotations`
+    is "error" (the default): their dims would not be shared with ktyping's."""
 
 
 class AmbiguousDimensionError(KeyError):

@@ -15,7 +15,8 @@ its own, and a scope opened around an `await` stays with its task. Checked calls
 
 A scope belongs to the function or block that opened it: `get_current_scope()` (and so
 `check_type`, `dim`, `shape`) called from another function, one nested inside without its own
-`@typechecked`, raises `NoActiveScopeError`; `get_current_scope(nested_ok=True)` does not.
+`@typechecked`, raises `NoActiveScopeError`; `get_current_scope(nested_ok=True)` does not, nor does a
+frame that sets Kauldron's `__ktyping_scope_counter__` local (`frame_may_use_scope`).
 """
 
 from __future__ import annotations
@@ -35,10 +36,13 @@ if TYPE_CHECKING:
 __all__ = [
     "BLOCKS_USED",
     "SCOPE",
+    "SCOPE_MARKER",
+    "TRANSPARENT_FRAME_NAMES",
     "Scope",
     "ShapeScope",
     "Source",
     "current_candidates",
+    "frame_may_use_scope",
     "get_current_scope",
     "scope_of_caller",
     "stack",
@@ -46,28 +50,39 @@ __all__ = [
 
 
 class Source:
-    """Where a scope was opened: `description` ("typechecked context", "function 'f'"), `file`, `line`."""
+    """Where a scope was opened: `description` ("typechecked context", "function 'f'"), `file`, `line`
+    and the `module_name` of the code (what `add_config_override` regexes match; Kauldron's
+    `CodeLocation`)."""
 
-    __slots__ = ("description", "file", "line")
+    __slots__ = ("description", "file", "line", "module_name")
 
-    def __init__(self, description: str, file: str, line: int) -> None:
+    def __init__(self, description: str, file: str, line: int | None, module_name: str = "<unknown>") -> None:
         self.description = description
         self.file = file
         self.line = line
+        self.module_name = module_name
+
+    @classmethod
+    def unknown(cls) -> Source:
+        """The source of a scope opened by no known code."""
+        return _UNKNOWN_SOURCE
 
     def to_str(self) -> str:
         return f"{self.description} at {self.file}:{self.line}"
 
+    def _fields(self) -> tuple[str, str, int | None, str]:
+        return (self.description, self.file, self.line, self.module_name)
+
     def __eq__(self, other: object) -> bool:
         if type(other) is not Source:
             return NotImplemented
-        return (self.description, self.file, self.line) == (other.description, other.file, other.line)
+        return self._fields() == other._fields()
 
     def __hash__(self) -> int:
-        return hash((self.description, self.file, self.line))
+        return hash(self._fields())
 
     def __repr__(self) -> str:
-        return f"Source({self.description!r}, {self.file!r}, {self.line})"
+        return f"Source({self.description!r}, {self.file!r}, {self.line}, {self.module_name!r})"
 
 
 _UNKNOWN_SOURCE = Source("unknown", "<unknown>", 0)
@@ -175,7 +190,12 @@ class ShapeScope(Scope):
         if self._source is not None:
             return self._source
         if self._frame is not None:
-            return Source("ShapeScope", self._frame.f_code.co_filename, self._line)
+            return Source(
+                "ShapeScope",
+                self._frame.f_code.co_filename,
+                self._line,
+                self._frame.f_globals.get("__name__", "<unknown>"),
+            )
         return _UNKNOWN_SOURCE
 
     @property
@@ -226,7 +246,21 @@ def stack() -> list[Scope]:
     return [] if scope is None else [scope]
 
 
-_SKIPPED_FRAMES = frozenset(("<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"))
+# Frames that count as the frame they run in: a lambda or comprehension inside a checked function
+# may use its scope.
+TRANSPARENT_FRAME_NAMES = frozenset(("<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"))
+
+# A local variable that, set to a nonzero count, marks a frame as having a scope of its own (Kauldron's
+# marker; ktyping's own scopes are found by `Scope.owns` and never set it).
+SCOPE_MARKER = "__ktyping_scope_counter__"
+
+
+def frame_may_use_scope(scope: Scope | None, frame: Any) -> bool:
+    """Whether code running in `frame` may use `scope` (the active one) without `nested_ok`:
+    the frame is the scope's own function or block, or it carries `SCOPE_MARKER`."""
+    if scope is not None and scope.owns(frame):
+        return True
+    return bool(frame.f_locals.get(SCOPE_MARKER, 0))
 
 
 def get_current_scope(nested_ok: bool = False, stacklevel: int = 0) -> Scope:
@@ -247,9 +281,9 @@ def get_current_scope(nested_ok: bool = False, stacklevel: int = 0) -> Scope:
         )
     if not nested_ok:
         frame = sys._getframe(1 + stacklevel)
-        while frame.f_code.co_name in _SKIPPED_FRAMES and frame.f_back is not None:
+        while frame.f_code.co_name in TRANSPARENT_FRAME_NAMES and frame.f_back is not None:
             frame = frame.f_back
-        if not scope.owns(frame):
+        if not frame_may_use_scope(scope, frame):
             raise _nested_error(scope, frame, direct=stacklevel == 0)
     return scope
 

@@ -22,8 +22,8 @@ import sys
 
 from . import _scope
 from ._compile import compile_annotation, is_trivial, resolve_hints
-from ._config import VERSION, enabled_for
-from ._errors import KTypeCheckError
+from ._config import VERSION, enabled_for, get_config
+from ._errors import JaxtypingAnnotationError, KTypeCheckError
 from ._scope import Scope, Source
 
 TYPE_CHECKING = False
@@ -56,6 +56,7 @@ class _FunctionPlan:
         "fn",
         "globals",
         "hints",
+        "jaxtyping_names",
         "params",
         "ret_check",
         "var_keyword",
@@ -76,6 +77,7 @@ class _FunctionPlan:
         self.globals = getattr(source, "__globals__", {})
         self._signature = inspect.signature(fn)
         self.hints = hints = resolve_hints(source, localns)
+        self.jaxtyping_names = _jaxtyping_annotated(hints)
         params = []
         self.var_positional: Check | None = None
         self.var_keyword: Check | None = None
@@ -115,8 +117,12 @@ class _FunctionPlan:
     def refresh(self) -> None:
         # The version is read first and stored last, so a concurrent call never pairs the
         # new version with a stale `enabled`.
+        # A report that raises leaves the version stale, so every call raises it again.
         version = VERSION[0]
-        self.enabled = enabled_for(getattr(self.fn, "__module__", None))
+        module = getattr(self.fn, "__module__", None)
+        self.enabled = enabled = enabled_for(module)
+        if enabled and self.jaxtyping_names:
+            _report_jaxtyping(self, get_config(module).jaxtyping_annotations)
         self.version = version
 
     def bind(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -137,9 +143,10 @@ class _FunctionPlan:
         code = getattr(fn, "__code__", None)
         name = getattr(fn, "__name__", None) or repr(fn)
         what = self.what.partition(":")[0]
+        module = getattr(fn, "__module__", None) or "<unknown>"
         if code is None:
-            return Source(f"{what} {name!r}", "<unknown>", 0)
-        return Source(f"{what} {name!r}", code.co_filename, code.co_firstlineno)
+            return Source(f"{what} {name!r}", "<unknown>", 0, module)
+        return Source(f"{what} {name!r}", code.co_filename, code.co_firstlineno, module)
 
     def origin(self) -> str:
         fn = _annotated_function(self.fn)
@@ -191,6 +198,53 @@ class _FunctionPlan:
         error = KTypeCheckError("\n".join(lines))
         error.candidates_block = block
         return error
+
+
+def _jaxtyping_annotated(hints: dict[str, Any]) -> tuple[str, ...]:
+    """The names in `hints` ("return" too) whose annotation uses a jaxtyping type, when the caller
+    has imported jaxtyping (it is never imported here)."""
+    jaxtyping = sys.modules.get("jaxtyping")
+    bases = tuple(
+        b for b in (getattr(jaxtyping, "AbstractArray", None), getattr(jaxtyping, "PyTree", None)) if b
+    )
+    if not bases:
+        return ()
+    return tuple(name for name, hint in hints.items() if _uses_jaxtyping(hint, bases, 0))
+
+
+def _uses_jaxtyping(tp: Any, bases: tuple[type, ...], depth: int) -> bool:
+    import typing
+
+    try:
+        if isinstance(tp, type) and issubclass(tp, bases):
+            return True
+    except TypeError:  # a class whose metaclass refuses the check
+        return False
+    if depth > 20:  # a self-referencing alias
+        return False
+    return any(_uses_jaxtyping(arg, bases, depth + 1) for arg in typing.get_args(tp))
+
+
+def _report_jaxtyping(plan: _FunctionPlan, policy: str) -> None:
+    """Acts on `Config.jaxtyping_annotations` for a function annotated with jaxtyping types."""
+    if policy == "ignore":
+        return
+    names = ", ".join(plan.jaxtyping_names)
+    message = (
+        f"{plan.origin()} mixes jaxtyping annotations ({names}) into a ktyping check: their dims are "
+        "not shared with the function's other annotations. Annotate with ktyping's types (Float[...], "
+        "PyTree[...]), or set ktyping.Config(jaxtyping_annotations=...) to 'warn', 'log_info' or 'ignore'."
+    )
+    if policy == "error":
+        raise JaxtypingAnnotationError(message)
+    if policy == "warn":
+        import warnings
+
+        warnings.warn(message, stacklevel=5)  # the checked function's caller
+        return
+    import logging
+
+    logging.getLogger("ktyping").info(message)
 
 
 def _generator_parts(ret: Any) -> tuple[Any, Any]:
