@@ -194,3 +194,18 @@ def test_a_replaced_profiler_keeps_the_new_first_step_over_kauldrons_alias():
     profiler = kd.inspect.Profiler(first_profile=3, num_profile_steps=2)
     assert dataclasses.replace(profiler, first_step=20).first_step == 20
     assert kd.inspect.Profiler(all_host=False).all_host is False
+
+
+def test_a_run_restored_from_step_0_does_not_evaluate_step_0_again():
+    # Its step-0 evaluations ran before that checkpoint was saved: their rows are in the logs already.
+    cadence = Cadence(
+        last_step=10,
+        log_metrics_every=5,
+        log_summaries_every=None,
+        evals_due=lambda s: ("val",) if s % 5 == 0 else (),
+        save_due=lambda s: False,
+    )
+    fresh = list(plan(start=0, stop=10, cadence=cadence, call_size=5))
+    restored = list(plan(start=0, stop=10, cadence=cadence, call_size=5, fresh=False))
+    assert fresh[0] == Call(start=0, updates=0, evals=("val",))
+    assert restored == fresh[1:]

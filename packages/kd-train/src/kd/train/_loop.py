@@ -148,7 +148,14 @@ class TrainingRun:
             ),
         ]
         self.plan: Iterator[Call] = self._tracked(
-            plan(start=start, stop=stop, cadence=_cadence(t), call_size=size, limit=timer.limit)
+            plan(
+                start=start,
+                stop=stop,
+                cadence=_cadence(t),
+                call_size=size,
+                limit=timer.limit,
+                fresh=run_info is None,
+            )
         )
 
     def _tracked(self, calls: Iterator[Call]) -> Iterator[Call]:

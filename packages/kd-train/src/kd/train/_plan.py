@@ -120,12 +120,19 @@ class Call:
 
 
 def plan(
-    *, start: int, stop: int, cadence: Cadence, call_size: int, limit: Callable[[], int] | None = None
+    *,
+    start: int,
+    stop: int,
+    cadence: Cadence,
+    call_size: int,
+    limit: Callable[[], int] | None = None,
+    fresh: bool = True,
 ) -> Iterator[Call]:
     """The calls from `start` to `stop`, each ending at the next boundary (or `stop`), at most `call_size`
     updates (`limit()`, read before each call, caps it further: the time cap). `call_size` 1 runs every
-    update as its own call. A fresh run (`start == 0`) begins with step 0's evaluations, if any."""
-    if start == 0 and cadence.evals_due(0):
+    update as its own call. A fresh run (`start == 0`, `fresh`: not restored) begins with step 0's
+    evaluations, if any; a run restored from a checkpoint of step 0 had them before that save."""
+    if start == 0 and fresh and cadence.evals_due(0):
         yield Call(start=0, updates=0, evals=cadence.evals_due(0))
     step = start
     while step < stop:
