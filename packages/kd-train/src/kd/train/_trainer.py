@@ -71,7 +71,8 @@ class Trainer:
     Attributes:
       seed: seeds the RNG streams and, through `ROOT_CFG_REF.seed`, the data pipelines.
       workdir: where checkpoints, `metrics.jsonl` and `config.json` go; None writes nothing.
-      train_ds, eval_ds: pipelines (`kd.data`): `iter()`, `element_spec`; `eval_ds` is the evaluators' default.
+      train_ds: the training pipeline (`kd.data`): `iter()`, `element_spec`.
+      eval_ds: the evaluators' default pipeline (`kd.data`); None: each evaluator names its own.
       model: a flax linen Module, or an NNX module class configured without `rngs`.
       optimizer: any optax GradientTransformation.
       schedules: name -> optax schedule, logged as `schedules/<name>` (the value the latest update used).
@@ -79,9 +80,13 @@ class Trainer:
       num_train_steps: optimizer updates of the run; None derives it as len(train_ds) (batches over its num_epochs).
       stop_after_steps: stop once `state.step` reaches this (a cap on num_train_steps that leaves schedules
         unchanged), as in Kauldron.
-      train_losses, train_metrics, train_summaries: name -> object with kontext Key fields.
-      log_metrics_every, log_summaries_every: logging periods in steps; the first and the last step log too.
-        Rows are labelled with `state.step` after the update (1 ... num_train_steps).
+      train_losses: name -> `kd.losses` loss (kontext Key fields say what it reads); their sum is minimized.
+      train_metrics: name -> `kd.metrics` metric, computed on the training batches and logged.
+      train_summaries: name -> `kd.summaries` summary (images, histograms, ...), logged every
+        `log_summaries_every` steps.
+      log_metrics_every: the losses' and metrics' logging period in steps; the first and the last step log
+        too. Rows are labelled with `state.step` after the update (1 ... num_train_steps).
+      log_summaries_every: the summaries' logging period in steps; the first and the last step log too.
       evals: name -> `kd.evals.Evaluator`, run when their `run` strategy says (step 0 included).
       checkpointer: `kd.ckpts.Checkpointer` (needs `workdir`); the run resumes from its latest step. Default:
         with a workdir, one saving about every tenth of the run (1,000 to 10,000 steps), the last step and a
@@ -95,12 +100,12 @@ class Trainer:
       progress: `kd.train.Progress`: the terminal bar (default: shown when stderr is a terminal).
       profiler: `kd.train.Profiler` to trace a few steps into `<workdir>/profile`; None (default) traces nothing.
       steps_per_call: updates per compiled call (a loop over stacked batches, compiled once); None (default)
-        chooses: the updates between two logging steps in as few calls as fit (at most 128; stacked host
-        batches within 8 MB on CPU, 64 MB on accelerators; no limit but 128 when the examples sit on the
-        device, see `kd.data.RowsIterator`; once a logging window has measured the updates, calls of about
-        2 s at most). A call never runs past a step that logs, evaluates, checkpoints or bounds a profile.
-        On CPU the parameters are the same bits either way; 1 runs every update as its own compiled step
-        (no loop), the steps between two logging steps one after the other, the hooks after the last.
+        chooses by measuring in the first logging window: fused calls (the updates between two logging
+        steps in as few calls as fit: at most 128; stacked host batches within 8 MB on CPU, 64 MB on
+        accelerators; calls of about 2 s at most), single steps, or calls of 8 updates written out where a
+        compiled loop loses (convolutions on XLA:CPU); the choice is printed once. A call never runs past a
+        step that logs, evaluates, checkpoints or bounds a profile. 1 runs every update as its own compiled
+        step (no loop; a resume bit-identical to an uninterrupted run), the hooks after the last of a window.
       on_nonfinite_loss: `"stop"` (default): a NaN or infinite loss raises `kd.train.NonFiniteLossError` naming
         the step and the losses, before anything computed from it is logged or checkpointed; `"skip"`: such
         an update is not applied (the state stays as it was, the data moves on) and is reported.
