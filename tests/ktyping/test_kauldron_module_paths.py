@@ -260,3 +260,243 @@ def test_is_pytree_type_recognises_pytree_annotations_only() -> None:
     assert not pytree.is_pytree_type(int)
     assert not pytree.is_pytree_type(Shape["n"])
     assert not pytree.is_pytree_type(list[int])
+
+
+# ----------------------------------------------------------------------------- shape_spec, shape_spec_parser
+
+SPEC_PATHS = ("shape_spec", "shape_spec_parser", "shape_tools", "array_types", "decorator")
+
+
+def test_the_spec_module_paths_import_only_the_standard_library() -> None:
+    code = (
+        "import json, sys; before = set(sys.modules); "
+        + "; ".join(f"import ktyping.{name}" for name in SPEC_PATHS)
+        + "; print(json.dumps(sorted(set(sys.modules) - before)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = {name.split(".")[0] for name in json.loads(out.stdout)}
+    assert all(
+        name == "ktyping" or name in sys.stdlib_module_names or name.startswith("_") for name in loaded
+    )
+
+
+def test_a_parsed_spec_is_ktypings_spec_with_the_text_as_repr() -> None:
+    from ktyping import shape_spec_parser
+    from ktyping._spec import Spec
+
+    spec = shape_spec_parser.parse("  *b   h//2 c+1 ")
+    assert isinstance(spec, Spec) and repr(spec) == "*b h//2 c+1"
+    assert shape_spec_parser.parse("*b h//2 c+1") is shape_spec_parser.parse("*b h//2 c+1")  # cached
+
+
+def test_kauldrons_dim_classes_build_ktypings_dims() -> None:
+    from ktyping._spec_tree import SingleDim, VariadicDim
+    from ktyping.shape_spec import AnonDims, IntDim, NamedDims
+
+    assert isinstance(NamedDims("b", length=None), VariadicDim)
+    assert isinstance(NamedDims("b"), SingleDim) and isinstance(IntDim(3, broadcastable=True), SingleDim)
+    assert [
+        d.text for d in (NamedDims("a", length=(1, None), broadcastable=True), AnonDims(), AnonDims("x"))
+    ] == [
+        "+#a",
+        "_",
+        "_x",
+    ]
+    assert AnonDims(length=None).text == "..." and AnonDims("f", length=(1, None)).text == "+_f"
+    with pytest.raises(ValueError, match="any number"):
+        NamedDims("b", length=2)
+
+
+def test_built_specs_equal_parsed_ones_and_write_the_fewest_parentheses() -> None:
+    from ktyping.shape_spec import (
+        NAME_2_FUNC,
+        SYMBOL_2_OPERATOR,
+        BinaryOpDim,
+        ChoiceDim,
+        FunctionDim,
+        IntDim,
+        NamedDims,
+        NegatedDim,
+        OptionalDim,
+        ShapeSpec,
+    )
+    from ktyping.shape_spec_parser import parse
+
+    def op(symbol: str, left: object, right: object) -> object:
+        return BinaryOpDim(SYMBOL_2_OPERATOR[symbol], left, right)
+
+    a, b, c = NamedDims("a"), NamedDims("b"), NamedDims("c")
+    built = ShapeSpec(
+        op("+", op("*", IntDim(2), a), op("**", b, NegatedDim(c))),
+        op("*", op("+", a, b), c),
+        FunctionDim("min", NAME_2_FUNC["min"], [NamedDims("s", length=None), IntDim(4)]),
+        ChoiceDim(ChoiceDim(IntDim(3), IntDim(4)), c),
+        OptionalDim(op("-", a, IntDim(1))),
+    )
+    assert repr(built) == "2*a+b**-c (a+b)*c min(*s,4) 3|4|c (a-1)?"
+    assert built == parse("2*a+b**-c (a+b)*c min(*s,4) 3|4|c a-1?")
+    assert hash(built) == hash(parse(repr(built)))
+    assert parse("a b") != parse("a c") and parse("*b") != parse("+b") and parse("#n") != parse("n")
+
+
+def test_a_function_dim_takes_only_ktypings_own_functions() -> None:
+    from ktyping.shape_spec import FunctionDim, NamedDims
+
+    assert FunctionDim("sum", None, [NamedDims("b", length=None)]).text == "sum(*b)"
+    with pytest.raises(ValueError, match="NAME_2_FUNC"):
+        FunctionDim("max", sum, [NamedDims("a")])
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "column"),
+    [
+        ("a + 1", "WhiteSpaceError", 3),
+        ("a sum(b, c)", "WhiteSpaceError", 9),
+        ("a b, c", "InvalidCommaError", 4),
+        ("a b* c", "PostModifierError", 4),
+        ("x _4", "AnonymousFixedDimError", 3),
+        ("#_a", "AnonymousBroadcastableDimError", 1),
+        ("$a", "ShapeSpecSyntaxError", 1),
+    ],
+)
+def test_kauldrons_named_syntax_errors_are_ktypings_syntax_error(text: str, error: str, column: int) -> None:
+    from ktyping import shape_spec_parser
+
+    with pytest.raises(ktyping.ShapeSpecSyntaxError) as caught:
+        shape_spec_parser.parse(text)
+    assert type(caught.value) is getattr(shape_spec_parser, error)
+    assert caught.value.column == column and caught.value.spec == text
+    if error != "ShapeSpecSyntaxError":
+        assert f"at position {column}" in str(caught.value)
+
+
+def test_only_the_kauldron_path_refuses_whitespace_inside_parentheses() -> None:
+    from ktyping import shape_spec_parser
+
+    with ktyping.typechecked():
+        assert ktyping.check_type((3, 3), Shape["max(a, 2) a"]) == (3, 3)
+    with pytest.raises(shape_spec_parser.WhiteSpaceError):
+        shape_spec_parser.parse("max(a, 2)")
+    assert repr(shape_spec_parser.parse("{len(xs)} n")) == "{len(xs)} n"  # ktyping's `{...}` values stay
+
+
+# ----------------------------------------------------------------------------- evaluate, match
+
+
+def test_evaluate_reads_kauldrons_candidate_form() -> None:
+    from ktyping.internal_typing import DimValues
+    from ktyping.shape_spec_parser import parse
+
+    values = DimValues({"b": (8, 16), "h": (32,), "w": (64,), "c": (5,)})
+    assert parse("sum(*b,h) min(w,4) c//2 *b 10/(3+2)").evaluate(values) == (56, 4, 2, 8, 16, 2)
+    assert parse("").evaluate(DimValues()) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("a", "No value known for 'a'"),
+        ("*b #3", "broadcastable"),
+        ("*#b", "broadcastable"),
+        ("b c", "length spec is 1"),
+        ("h _c", "anonymous"),
+        ("...", "anonymous"),
+        ("h?", "optional"),
+        ("h|c", "choice"),
+    ],
+)
+def test_evaluate_says_why_a_dim_has_no_single_value(text: str, reason: str) -> None:
+    from ktyping.internal_typing import DimValues
+    from ktyping.shape_spec import ShapeError
+    from ktyping.shape_spec_parser import parse
+
+    with pytest.raises(ShapeError, match=reason):
+        parse(text).evaluate(DimValues({"b": (8, 16), "h": (32,), "c": (5,)}))
+
+
+def test_match_returns_every_extension_of_each_candidate() -> None:
+    from ktyping.internal_typing import DimValues
+    from ktyping.shape_spec_parser import parse
+
+    found = parse("a *b c *d a").match((1, 2, 3, 3, 4, 1), frozenset([DimValues()]))
+    assert {(v["b"], v["d"]) for v in found} == {
+        ((), (3, 3, 4)),
+        ((2,), (3, 4)),
+        ((2, 3), (4,)),
+        ((2, 3, 3), ()),
+    }
+    solved = parse("a*b c").match((21, 3), frozenset([DimValues({"a": (7,)}), DimValues({"a": (4,)})]))
+    assert solved == {DimValues({"a": (7,), "b": (3,), "c": (3,)})}
+
+
+def test_match_treats_a_name_as_one_dim_whether_read_as_n_or_as_star_n() -> None:
+    from ktyping.internal_typing import DimValues
+    from ktyping.shape_spec_parser import parse
+
+    known = frozenset([DimValues({"b": (2,), "a": (1,)})])
+    assert parse("*b a").match((2, 1), known) == known
+    assert parse("*b a").match((3, 1), known) == frozenset()
+    assert (
+        parse("b c").match((2, 3), frozenset([DimValues({"b": (2, 5)})])) == frozenset()
+    )  # two axes, read as one
+    assert parse("*b b").match((4, 5), frozenset([DimValues()])) == frozenset()  # (4,) and 5 disagree
+
+
+def test_match_leaves_no_constraint_for_later() -> None:
+    from ktyping.internal_typing import DimValues
+    from ktyping.shape_spec_parser import parse
+
+    # ktyping's own checks keep `a//b = 1` until a or b is bound; a Kauldron match decides now.
+    assert parse("a//b").match((1,), frozenset([DimValues({"a": (7,)})])) == frozenset()
+    assert parse("a//b").match((1,), frozenset([DimValues({"a": (7,), "b": (5,)})])) != frozenset()
+
+
+def test_a_broadcastable_axis_of_size_one_is_an_unknown_dim_refined_later() -> None:
+    from ktyping.internal_typing import UNKNOWN_DIM, DimValues
+    from ktyping.shape_spec_parser import parse
+
+    spec = parse("*#b #c")
+    (seen,) = spec.match((7, 1, 1), frozenset([DimValues()]))
+    assert seen["b"][0] == 7 and seen["b"][1] is UNKNOWN_DIM and seen["c"][0] is UNKNOWN_DIM
+    assert spec.match((7, 1, 1), frozenset([seen])) == {seen}
+    assert spec.match((7, 11, 3), frozenset([seen])) == {DimValues({"b": (7, 11), "c": (3,)})}
+    assert spec.match((1, 11, 3), frozenset([DimValues({"b": (7, 11), "c": (3,)})])) == {
+        DimValues({"b": (7, 11), "c": (3,)})
+    }
+
+
+def test_dim_values_are_an_immutable_hashable_mapping() -> None:
+    from ktyping.internal_typing import DimValues
+
+    values = DimValues({"b": (2,)}, n=(3,))
+    assert values == {"b": (2,), "n": (3,)} and hash(values) == hash(DimValues(n=(3,), b=(2,)))
+    assert values | {"m": (1,)} == DimValues(b=(2,), n=(3,), m=(1,))
+    with pytest.raises(TypeError):
+        values["b"] = (4,)  # type: ignore[index]
+
+
+# ----------------------------------------------------------------------------- shape_tools, array_types, decorator
+
+
+def test_shape_tools_hands_out_ktypings_shape_and_array_types_its_annotations() -> None:
+    from ktyping import array_types, decorator, shape_tools
+
+    assert shape_tools.shape is ktyping.shape and decorator.typechecked is ktyping.typechecked
+    assert array_types.Float is ktyping.Float and array_types.XInt32 is ktyping.Int32
+    assert array_types.Shape is ktyping.Shape and array_types.ArraySpec is ktyping.ArraySpec
+
+
+def test_eval_shape_gives_the_one_shape_of_all_candidates_that_evaluate() -> None:
+    from ktyping.internal_typing import DimValues
+    from ktyping.shape_spec import ShapeError
+    from ktyping.shape_tools import _eval_shape
+
+    two = frozenset([DimValues({"a": (2,), "b": (3,)}), DimValues({"a": (3,), "b": (2,)})])
+    assert _eval_shape("a*b 4", two) == (6, 4)
+    assert _eval_shape("1 2", frozenset()) == (1, 2)
+    with pytest.raises(ShapeError, match="ambiguous") as ambiguous:
+        _eval_shape("a", two)
+    assert "(2,)" in str(ambiguous.value) and "(3,)" in str(ambiguous.value)
+    with pytest.raises(ShapeError, match="No possible shape found for 'n': No value known for 'n'") as caught:
+        _eval_shape("n", two)
+    assert isinstance(caught.value.__cause__, ShapeError)

@@ -23,8 +23,9 @@ LAYERS = (
     (
         "_format",
         "_dims",
+        "_dim_values",
         "_scope",
-    ),  # printing values and dim assignments; dims by name; Scope, the active scope
+    ),  # printing values and dim assignments; dims by name; Kauldron's DimValues; Scope, the active scope
     ("_array_types", "_families", "_describe"),  # ArrayMeta, Shape; Float, Int, ...; printing annotations
     ("_compile",),  # annotation -> check, PyTree, decorated dataclasses' field checks
     ("_explain",),  # why a value fails its annotation
@@ -40,6 +41,11 @@ LAYERS = (
         "utils",
         "frame_utils",
         "pytree",
+        "shape_spec",
+        "shape_spec_parser",
+        "shape_tools",
+        "array_types",
+        "decorator",
         "",
     ),  # ktyping.static, Kauldron's module paths (array_type_meta, errors, ...), __init__.py: the public API
 )
