@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import kd
 import pytest
 import train_fixtures as lib
@@ -57,17 +59,41 @@ def test_unknown_loss_key_is_a_key_error():
         trainer.check()
 
 
-def test_missing_required_fields_are_all_listed():
+def test_missing_required_fields_are_all_listed_when_training():
+    # As Kauldron: a Trainer without its parts is built, replaced and inspected; training says what it lacks.
+    trainer = kd.train.Trainer()
     with pytest.raises(kd.train.ConfigError) as info:
-        kd.train.Trainer()
+        trainer.train()
     message = str(info.value)
+    assert message.startswith("Trainer config is not valid for training:")
     for field in ("train_ds", "model", "optimizer", "train_losses"):
         assert f"- {field}:" in message
+    with pytest.raises(kd.train.ConfigError, match=r"for the train state:\n  - train_ds: .*\n  - model: "):
+        trainer.state_specs  # noqa: B018
+    with pytest.raises(kd.train.ConfigError, match="for tracing the train step"):
+        trainer.check()
+
+
+def test_a_trainer_without_a_model_or_an_optimizer_is_built_and_replaced():
+    trainer = kd.train.Trainer(train_ds=lib.make_trainer().train_ds, model=None, optimizer=None, seed=0)
+    replaced = dataclasses.replace(trainer, seed=42)
+    assert replaced.seed == 42 and replaced.trainstep.model is None
+    with pytest.raises(kd.train.ConfigError, match=r"- model: required.*\n  - optimizer: required"):
+        replaced.train()
+
+
+def test_a_length_that_cannot_be_derived_is_said_when_training():
+    data = lib.make_trainer().train_ds
+    endless = dataclasses.replace(data, num_epochs=None) if dataclasses.is_dataclass(data) else data
+    trainer = lib.make_trainer(train_ds=endless, num_train_steps=None)
+    assert trainer.num_train_steps is None
+    with pytest.raises(kd.train.ConfigError, match="num_train_steps: not set, and cannot be derived"):
+        trainer.train()
 
 
 def test_config_error_is_a_value_error():
     with pytest.raises(ValueError):
-        kd.train.Trainer(model=lib.Mlp())
+        kd.train.Trainer(model=lib.Mlp(), optimizer="adam")
 
 
 def test_built_nnx_module_is_refused_with_what_to_do_instead(tmp_path):

@@ -47,7 +47,7 @@ class TrainStep:
         skip_nonfinite: bool = False,
         checkify_errors: frozenset[Any] = frozenset(),
     ) -> None:
-        self.model = as_model(model)
+        self.model = None if model is None else as_model(model)  # None: the Trainer says so when needed
         # jax.experimental.checkify categories (Kauldron's `checkify_error_categories`): each compiled step
         # checks them (NaN, division by zero, out-of-bounds index...) and raises on the host after the call.
         self.checkify_errors = frozenset(checkify_errors)

@@ -195,7 +195,11 @@ class Trainer:
             _set(field.name, fill_from_root(self, value, f"Trainer.{field.name}", memo))
         _check_fields(self)
         if self.num_train_steps is None or isinstance(self.num_train_steps, _DerivedSteps):
-            _set("num_train_steps", _DerivedSteps(_steps_from_dataset(self.train_ds)))
+            try:
+                _set("num_train_steps", _DerivedSteps(_steps_from_dataset(self.train_ds)))
+            except ConfigError as e:  # said when the run's length is needed (`train()`, a default checkpointer)
+                _set("num_train_steps", None)
+                self._memo["steps_error"] = e
         if self.checkpointer is UNSET or isinstance(
             self.checkpointer, (DefaultCheckpointer, NoWorkdirCheckpointer)
         ):
@@ -205,7 +209,7 @@ class Trainer:
                 if self.workdir is None
                 else default_checkpointer(
                     workdir=self.workdir,
-                    num_train_steps=self.num_train_steps,
+                    num_train_steps=self.num_train_steps or 0,  # unknown: `train()` refuses before any save
                     log_every=self.log_metrics_every,
                 )
             )
@@ -237,6 +241,7 @@ class Trainer:
     @functools.cached_property
     def state_specs(self) -> TrainState:
         """`jax.ShapeDtypeStruct` of every leaf of the TrainState (nothing is computed)."""
+        require_fields(self, ("train_ds", "model", "optimizer"), "the train state")
         return jax.eval_shape(self.trainstep._init, self.element_spec)
 
     @functools.cached_property
@@ -260,6 +265,7 @@ class Trainer:
         compile or file write. Checked once per Trainer (`train()` after `check()` does not trace again)."""
         if self._memo.get("checked"):
             return
+        require_fields(self, ("train_ds", "model", "optimizer"), "tracing the train step")
         with during("tracing the model and the train step (Trainer.check)"):
             self._check()
         self._memo["checked"] = True
@@ -317,6 +323,7 @@ class Trainer:
         """
         if self.setup.eval_only:
             return evaluate_only(self)
+        require_fields(self, tuple(_NEEDED), "training")
         self.check()
         with TrainingRun(self) as run:  # the run record, the state restored or fresh, writers and hooks open
             state = run.state
@@ -334,6 +341,8 @@ class Trainer:
     @property
     def stop_step(self) -> int:
         """The step this invocation trains to: `num_train_steps`, or `stop_after_steps` when lower."""
+        if self.num_train_steps is None:
+            require_fields(self, tuple(_NEEDED), "training")  # says why the run's length is unknown
         last = self.num_train_steps
         return last if self.stop_after_steps is None else min(last, self.stop_after_steps)
 
@@ -421,20 +430,37 @@ def _steps_from_dataset(ds: Any) -> int:
     )
 
 
+# What training needs, checked when it is needed (as Kauldron does: a Trainer without a model or an optimizer
+# is built, replaced and inspected; `check()`, `state_specs` and `train()` say what is missing).
+_NEEDED = {
+    "train_ds": lambda t: t.train_ds is not None,
+    "model": lambda t: t.model is not None,
+    "optimizer": lambda t: t.optimizer is not None,
+    "train_losses": lambda t: bool(t.train_losses),
+}
+_NEEDED_WHY = {
+    "train_ds": "required (a kd.data pipeline or any object with __iter__ and element_spec)",
+    "model": "required (a flax linen Module or an NNX module class)",
+    "optimizer": "required (an optax.GradientTransformation)",
+    "train_losses": "at least one loss is needed, e.g. {'l2': kd.losses.L2(...)}",
+}
+
+
+def require_fields(trainer: Trainer, fields: tuple[str, ...], for_what: str) -> None:
+    """Raises ConfigError naming each of `fields` the Trainer lacks for `for_what` (e.g. "training")."""
+    missing = [f"{name}: {_NEEDED_WHY[name]}" for name in fields if not _NEEDED[name](trainer)]
+    if not missing and for_what == "training" and trainer.num_train_steps is None:
+        raise trainer._memo["steps_error"]
+    if missing:
+        raise ConfigError(f"Trainer config is not valid for {for_what}:\n  - " + "\n  - ".join(missing))
+
+
 def _check_fields(trainer: Trainer) -> None:
     """Type checks that name the field at fault, before anything is traced or written."""
     problems: list[str] = []
-    if trainer.train_ds is None:
-        problems.append(
-            "train_ds: required (a kd.data pipeline or any object with __iter__ and element_spec)"
-        )
-    if trainer.model is None:
-        problems.append("model: required (a flax linen Module or an NNX module class)")
     opt = trainer.optimizer
-    if opt is None or not (callable(getattr(opt, "init", None)) and callable(getattr(opt, "update", None))):
+    if opt is not None and not (callable(getattr(opt, "init", None)) and callable(getattr(opt, "update", None))):
         problems.append(f"optimizer: expected an optax.GradientTransformation, got {opt!r}")
-    if not trainer.train_losses:
-        problems.append("train_losses: at least one loss is needed, e.g. {'l2': kd.losses.L2(...)}")
     for group in _GROUPS:
         value = getattr(trainer, group)
         if not isinstance(value, Mapping):
