@@ -14,7 +14,8 @@ def _etils_function():
 
 def test_status_lists_every_patch_with_what_it_fixes():
     statuses = kd_compat.status()
-    assert list(statuses) == ["etils_jax_prng"]
+    assert list(statuses) == ["etils_jax_prng", "prng_key_wrappers"]
+    assert [name for name, patch in statuses.items() if patch.opt_in] == ["prng_key_wrappers"]
     patch = statuses["etils_jax_prng"]
     assert patch.name == "etils_jax_prng"
     assert "ArraySpec" in patch.breaks

@@ -9,8 +9,14 @@
         def remove(self): ...      # put the original back
         def installed(self): ...   # is the replacement in place right now (sys.modules only)
 
+A patch with `opt_in = True` is never installed by `apply()`; `kd_compat.enable(name)` installs it.
 The locking, idempotency and bookkeeping live in `kd_compat._api`; a patch only knows its target.
 """
+
+
+class PatchSkippedWarning(RuntimeWarning):
+    """A patch was needed (or enabled) but not applied, or only in part: e.g. its target is not the function
+    it expects."""
 
 
 class Patch:
@@ -20,11 +26,19 @@ class Patch:
       name: key of this patch in `kd_compat.status()`.
       breaks: one sentence, what fails without the patch.
       affected: which versions need it, e.g. "etils >=1.14.0,<1.15.0 with JAX installed".
+      opt_in: True for a patch that changes what a library accepts rather than repairing it: `apply()`
+        leaves it alone, `kd_compat.enable(name)` installs it.
+
+    Attributes:
+      partial: set by `install()` when it applied only part of the fix: what it left alone and why
+        (`apply()` / `enable()` warn with it).
     """
 
     name: str = ""
     breaks: str = ""
     affected: str = ""
+    opt_in: bool = False
+    partial: str = ""
 
     def check(self) -> tuple[bool, str]:
         """Whether the installed versions need this patch, and why (not). Never imports the target."""
@@ -59,9 +73,21 @@ class PatchStatus:
       applied: whether its replacement is in place right now.
       checked: whether `apply()` has considered it since import (or since the last `undo()`).
       reason: why it is or is not needed, applied, or left alone.
+      opt_in: whether only `kd_compat.enable(name)` installs it (never `apply()`).
+      enabled_by: for an opt-in patch, who has enabled it and not disabled it since (`enable(owner=...)`).
     """
 
-    __slots__ = ("affected", "applied", "breaks", "checked", "name", "needed", "reason")
+    __slots__ = (
+        "affected",
+        "applied",
+        "breaks",
+        "checked",
+        "enabled_by",
+        "name",
+        "needed",
+        "opt_in",
+        "reason",
+    )
 
     def __init__(
         self,
@@ -73,6 +99,8 @@ class PatchStatus:
         applied: bool,
         checked: bool,
         reason: str,
+        opt_in: bool = False,
+        enabled_by: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.breaks = breaks
@@ -81,11 +109,14 @@ class PatchStatus:
         self.applied = applied
         self.checked = checked
         self.reason = reason
+        self.opt_in = opt_in
+        self.enabled_by = enabled_by
 
     def __repr__(self) -> str:
         return (
             f"PatchStatus(name={self.name!r}, needed={self.needed}, applied={self.applied}, "
-            f"checked={self.checked}, reason={self.reason!r})"
+            f"checked={self.checked}, reason={self.reason!r}"
+            + (f", opt_in=True, enabled_by={self.enabled_by!r})" if self.opt_in else ")")
         )
 
     def __eq__(self, other: object) -> bool:

@@ -316,19 +316,23 @@ def is_installed() -> bool:
 
 
 def install() -> None:
-    """Makes `import kauldron...` give kd's modules. Idempotent.
+    """Makes `import kauldron...` give kd's modules, and `jax.random` / flax take `kd.random.PRNGKey`. Idempotent.
 
     Usage: `kd.kauldron_alias.install()`; raises KauldronInstalledError when the real Kauldron is importable.
+    Kauldron code passes its key objects to `jax.random` and flax's `init` (Kauldron patches both on import),
+    so the alias enables kd_compat's opt-in `prng_key_wrappers` patch; `uninstall()` disables it again.
     """
-    if is_installed():
-        return
-    found = real_kauldron()
-    if found is not None:
-        raise KauldronInstalledError(
-            f"the real Kauldron is installed ({found}): kd's `kauldron` alias would hide it. Use Kauldron "
-            "itself, or uninstall it (pip uninstall kauldron) to run Kauldron code on kd"
-        )
-    sys.meta_path.insert(0, _FINDER)
+    if not is_installed():
+        found = real_kauldron()
+        if found is not None:
+            raise KauldronInstalledError(
+                f"the real Kauldron is installed ({found}): kd's `kauldron` alias would hide it. Use Kauldron "
+                "itself, or uninstall it (pip uninstall kauldron) to run Kauldron code on kd"
+            )
+        sys.meta_path.insert(0, _FINDER)
+    import kd_compat  # already loaded by `import kd`; the patch lives there, the alias only opts in
+
+    kd_compat.enable("prng_key_wrappers", owner=__name__)
 
 
 def _given_by_alias(name: str, module: Any) -> bool:
@@ -339,7 +343,10 @@ def _given_by_alias(name: str, module: Any) -> bool:
 
 def uninstall() -> None:
     """Removes the alias and forgets the `kauldron` names it gave (ours stay loaded; a real Kauldron's
-    modules are left alone). Idempotent."""
+    modules are left alone), and withdraws its `kd_compat.enable("prng_key_wrappers")`. Idempotent."""
+    import kd_compat
+
+    kd_compat.disable("prng_key_wrappers", owner=__name__)  # stays on if someone else enabled it
     while _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
     for name, module in list(sys.modules.items()):
@@ -352,8 +359,8 @@ def install_if_possible() -> bool:
 
     Usage: `kd.kauldron_alias.install_if_possible()` (what `kd-train` does at start).
     """
-    if not is_installed() and real_kauldron() is None:
-        sys.meta_path.insert(0, _FINDER)
+    if is_installed() or real_kauldron() is None:
+        install()
     return is_installed()
 
 

@@ -8,6 +8,9 @@ Usage:
     x = k0.normal((3,))  # == jax.random.normal(k0.rng, (3,))
     x = jax.random.uniform(key.rng)  # jax.random (and flax's init) take the key array, `key.rng`
     seed = key.as_seed()  # an int in [0, 2**32) for numpy, grain, ...
+
+    kd_compat.enable("prng_key_wrappers")  # opt-in (the kauldron alias does it): they take the key too
+    x = jax.random.uniform(key)
 """
 
 from __future__ import annotations
@@ -86,8 +89,10 @@ class PRNGKey(_Base):
     Built from an int seed (`PRNGKey(0)` is `jax.random.PRNGKey(0)`), a 0-d integer array (a seed,
     also a traced one under `jax.jit`) or an existing key array (raw uint32 or typed). The samplers are
     its methods (`key.normal(shape)`); `jax.random` functions and flax's `init` take `key.rng` (JAX 0.10
-    refuses `__jax_array__` there, and kd does not patch JAX as Kauldron does). `np.asarray(key)` is its
-    key data, and through `jax.jit`/`jax.vmap`/`jax.tree.map` it travels as its key array.
+    refuses `__jax_array__` there). They take the key itself once `kd_compat.enable("prng_key_wrappers")`
+    has run (`kd.kauldron_alias.install()` does it, as Kauldron patches JAX and flax on import; `import kd`
+    does not): that patch unwraps any object whose class defines `__kd_prng_key__`. `np.asarray(key)` is
+    its key data, and through `jax.jit`/`jax.vmap`/`jax.tree.map` it travels as its key array.
 
     Attributes:
       rng: The key array: uint32 data of shape (..., 2) for the default generator, or a typed key array.
@@ -120,6 +125,10 @@ class PRNGKey(_Base):
         return len(self.rng.shape)
 
     def __jax_array__(self) -> jax.Array:
+        return self.rng
+
+    def __kd_prng_key__(self) -> jax.Array:
+        """The key array, for kd_compat's `prng_key_wrappers` patch (jax.random and flax unwrap the key)."""
         return self.rng
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
