@@ -20,6 +20,7 @@ import dataclasses
 import importlib
 import inspect
 import pathlib
+import re
 import typing
 from typing import Any
 
@@ -280,6 +281,34 @@ def skip_aliased_members(app: Any, what: str, name: str, obj: Any, skip: bool, o
     return None
 
 
+# Defaults a dataclass's generated `__init__` shows by their value, shown by their name (no source to preserve).
+_NAMED_DEFAULTS = {"'__KEY_REQUIRED__'": "kontext.REQUIRED"}
+# `~kd._interfaces.TrainingData` -> `TrainingData`: a private module's path in a signature is not for readers.
+_PRIVATE_PATH = re.compile(r"~?\b(?:konfig|kontext|ktyping|kd_compat|kd)(?:\.\w+)*\._\w+(?:\.\w+)*\.(?=\w)")
+
+
+def readable_signature(
+    app: Any, what: str, name: str, obj: Any, options: Any, signature: str | None, return_annotation: str | None
+) -> tuple[str | None, str | None]:
+    """Signatures as a reader writes them: sentinels by name, no private module paths."""
+
+    def tidy(text: str | None) -> str | None:
+        if not text:
+            return text
+        for value, named in _NAMED_DEFAULTS.items():
+            text = text.replace(value, named)
+        return _PRIVATE_PATH.sub("", text)
+
+    return tidy(signature), tidy(return_annotation)
+
+
+def readable_field_types(app: Any, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
+    """The types napoleon writes into field lists from annotations, without private module paths."""
+    for index, line in enumerate(lines):
+        if line.lstrip().startswith((":vartype", ":type", ":rtype")):
+            lines[index] = _PRIVATE_PATH.sub("", line)
+
+
 def setup(app: Any) -> dict[str, Any]:
     folder = pathlib.Path(app.srcdir) / "api" / "generated"
 
@@ -291,4 +320,6 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("builder-inited", generate)
     app.connect("missing-reference", resolve_private_paths)
     app.connect("autodoc-skip-member", skip_aliased_members)
+    app.connect("autodoc-process-signature", readable_signature)
+    app.connect("autodoc-process-docstring", readable_field_types, priority=600)  # after napoleon (500)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -23,9 +23,9 @@ class PatchConfig:
     """Patches a copy of a config so that a trial run is quick. Each field is a `--patch.<field>` flag."""
 
     stop_after_steps: int | None = 1
-    """Stop training after this many steps (None: leave the config's)."""
+    """Stop training after this many steps; None leaves the config's."""
     batch_size: int | str | None = BATCH_SIZE_DEVICES
-    """The batch size of the train and eval pipelines ("devices": one example per local device)."""
+    """The batch size of the train and eval pipelines; `"devices"` gives one example per local device."""
     num_batches: int | None = 1
     """The evaluators' number of batches."""
     skip_eval: bool = False
@@ -41,7 +41,7 @@ class PatchConfig:
     skip_flatboard: bool = True
     """No dashboard (`setup.add_flatboard`)."""
     profile: bool = False
-    """Profile: a `kd.inspect.Profiler`, 17 steps."""
+    """Profile 17 steps with a `kd.inspect.Profiler`."""
     checkify: bool = False
     """`jax.experimental.checkify`'s checks, all of them."""
 
