@@ -71,7 +71,7 @@ nitpick_ignore_regex = [
 suppress_warnings = ["ref.python"]
 
 html_theme = "sphinx_book_theme"
-html_title = "kd"
+html_title = f"kd {release}"
 html_theme_options = {
     "show_toc_level": 2,
     "navigation_with_keys": False,
@@ -81,5 +81,6 @@ html_theme_options = {
 # namespace's table (docs/_templates/kd-sidebar-nav.html says why).
 templates_path = ["_templates"]
 html_sidebars = {"**": ["navbar-logo.html", "kd-sidebar-nav.html"]}  # the search field is in the header
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["kd.css"]  # a wider content column for 110-column code
 html_last_updated_fmt = None

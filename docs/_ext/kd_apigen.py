@@ -53,6 +53,11 @@ NAMESPACES = (
     "kd.kdash",
     "kd.testing",
     "kd.kauldron_alias",
+    "kd.contrib",
+    "kd.contrib.metrics",
+    "kd.contrib.summaries",
+    "kd.contrib.train",
+    "kd.contrib.nn",
     "kd.cli",
 )
 
@@ -223,10 +228,21 @@ def write_pages(folder: pathlib.Path) -> int:
                 continue
             _write(folder / f"{name.full}.rst", _name_page(name, canonical, everywhere))
             wanted.add(f"{name.full}.rst")
+    _write(folder / "namespaces.rst.txt", _namespaces_table())
     for stale in folder.glob("*.rst"):
         if stale.name not in wanted:
             stale.unlink()
     return len(wanted)
+
+
+def _namespaces_table() -> str:
+    """The API index's table: each package and namespace, linked, with its docstring's first sentence."""
+    lines = [".. list-table::\n   :widths: 25 75\n   :header-rows: 1\n", "   * - namespace\n     - what it holds"]
+    for namespace in NAMESPACES:
+        module = importlib.import_module(namespace)
+        text = summary(module).removeprefix(f"{namespace}:").strip() or " "
+        lines.append(f"   * - :doc:`{namespace} <generated/{namespace}>`\n     - {text}")  # from api/index
+    return "\n".join(lines) + "\n"
 
 
 def resolve_private_paths(app: Any, env: Any, node: Any, contnode: Any) -> Any:
