@@ -1,6 +1,7 @@
 # ruff: noqa: F821 - single-name shape specs like Shape["n"] are not forward references
 """Kauldron's module paths (`ktyping.frame_utils`, `config`, `utils`, `internal_typing`, `pytree`,
-`errors`): each exposes ktyping's own objects under Kauldron's names, and what they add works."""
+`errors`, `shape_spec`, ..., `scope`, `dim_view`, `typeguard_checkers`): each exposes ktyping's own objects
+under Kauldron's names, and what they add works (with jax's symbolic dims too)."""
 
 import json
 import logging
@@ -9,6 +10,7 @@ import sys
 import types
 
 import ktyping
+import numpy as np
 import pytest
 from ktyping import Shape, config, errors, frame_utils, internal_typing, pytree, utils
 from ktyping._config import REPORTING_POLICIES
@@ -500,3 +502,278 @@ def test_eval_shape_gives_the_one_shape_of_all_candidates_that_evaluate() -> Non
     with pytest.raises(ShapeError, match="No possible shape found for 'n': No value known for 'n'") as caught:
         _eval_shape("n", two)
     assert isinstance(caught.value.__cause__, ShapeError)
+
+
+# ----------------------------------------------------------------------------- scope, dim_view
+
+
+class SpecLike:
+    """An array spec such as `jax.ShapeDtypeStruct`: a shape (None for an unknown axis) and a dtype."""
+
+    def __init__(self, shape: tuple) -> None:
+        self.shape = shape
+        self.dtype = np.dtype("float32")
+
+
+def test_scope_and_dim_view_import_only_the_standard_library() -> None:
+    code = (
+        "import json, sys; before = set(sys.modules); import ktyping.scope, ktyping.dim_view; "
+        "print(json.dumps(sorted(set(sys.modules) - before)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = {name.split(".")[0] for name in json.loads(out.stdout)}
+    assert all(
+        name == "ktyping" or name in sys.stdlib_module_names or name.startswith("_") for name in loaded
+    )
+
+
+def test_the_scope_module_hands_out_ktypings_scopes() -> None:
+    from ktyping import scope
+
+    assert scope.ShapeScope is ktyping.ShapeScope and scope.get_current_scope is ktyping.get_current_scope
+    assert scope.DimValues is internal_typing.DimValues
+
+
+def test_the_scope_stack_is_empty_only_outside_every_scope() -> None:
+    from ktyping import scope
+
+    @ktyping.typechecked
+    def checked(x: Shape["n"]) -> bool:
+        return scope.is_scope_stack_empty()
+
+    assert scope.is_scope_stack_empty()
+    with ktyping.ShapeScope():
+        assert not scope.is_scope_stack_empty()
+    assert checked((3,)) is False and scope.is_scope_stack_empty()
+
+
+def test_a_dim_view_reads_and_sets_the_dims_of_its_scope() -> None:
+    from ktyping import dim_view
+
+    with ktyping.ShapeScope(candidates=[{"b": (2,), "batch": (4, 5)}]) as shape_scope:
+        dims = dim_view.DimView(shape_scope)
+        assert (dims["b"], dims["*batch"], "batch" in dims, "n" in dims) == (2, (4, 5), True, False)
+        dims["n"] = 3
+        assert shape_scope.candidates == [{"b": (2,), "batch": (4, 5), "n": (3,)}]
+        with pytest.raises(ValueError, match="already exists"):  # DimAssignmentError, as Kauldron's
+            dims["n"] = 4
+        with pytest.raises(TypeError, match="Deleting"):
+            del dims["b"]
+    assert dim_view.dim is ktyping.dim
+
+
+def test_a_dim_views_str_lists_agreed_dims_then_ambiguous_ones_without_tree_structures() -> None:
+    from ktyping.dim_view import DimView
+
+    candidates = [{"b": (2,), "n": (3,), "$S": "tree"}, {"b": (2,), "n": (4,), "batch": (5, 6)}]
+    with ktyping.ShapeScope(candidates=candidates) as shape_scope:
+        text = str(DimView(shape_scope))
+    assert text == (
+        "dims = {\n       b: 2\n}\nambiguous_dims = {\n       n: 3 | 4\n  *batch: - | (5, 6)\n}\n"
+    )
+    assert "$S" not in text
+
+
+def test_a_dim_view_writes_an_unknown_size_as_hash() -> None:
+    from ktyping.dim_view import DimView, _format_dim_value
+    from ktyping.internal_typing import UNKNOWN_DIM
+
+    assert [_format_dim_value(v) for v in [(128,), (UNKNOWN_DIM,), (UNKNOWN_DIM, np.int64(3))]] == [
+        "128",
+        "#",
+        "(#, 3)",
+    ]
+    with ktyping.typechecked():
+        ktyping.check_type(SpecLike((None, 128)), ktyping.ArraySpec["b t"])
+        assert str(DimView(ktyping.get_current_scope())) == "dims = {\n   b: #\n   t: 128\n}\n"
+
+
+# ----------------------------------------------------------------------------- check_type(nested_ok=...)
+
+
+def test_check_type_with_nested_ok_checks_a_helpers_value_in_the_callers_scope() -> None:
+    def helper(x: object, nested_ok: bool) -> None:
+        ktyping.check_type(x, Shape["n"], nested_ok=nested_ok)
+
+    @ktyping.typechecked
+    def checked(x: Shape["n"], y: object, nested_ok: bool) -> None:
+        helper(y, nested_ok)
+
+    checked((3,), (3,), True)
+    with pytest.raises(ktyping.KTypeCheckError, match="not shape-compatible"):
+        checked((3,), (4,), True)
+    with pytest.raises(ktyping.NoActiveScopeError, match="'helper'"):
+        checked((3,), (3,), False)
+    with pytest.raises(ktyping.NoActiveScopeError):
+        ktyping.check_type((3,), Shape["n"], nested_ok=True)  # there is no scope at all
+
+
+# ----------------------------------------------------------------------------- unknown and symbolic sizes
+
+
+def test_min_and_max_of_an_unknown_size_match_any_axis() -> None:
+    assert isinstance(SpecLike((None, 3)), ktyping.ArraySpec["a min(a,4)"])
+    assert isinstance(SpecLike((None, 9)), ktyping.ArraySpec["a max(a,4)"])
+    with pytest.raises(TypeError):  # a size that is not unknown is not excused
+        ktyping._spec_tree._FUNCS["min"]([3, "4"])
+
+
+def test_numpy_int_axes_of_an_array_spec_are_sizes_not_unknowns() -> None:
+    assert isinstance(SpecLike((np.int64(3), 3)), ktyping.ArraySpec["3 3"])
+    assert not isinstance(SpecLike((np.int64(2), 3)), ktyping.ArraySpec["3 3"])
+
+
+def test_shape_spec_match_takes_none_axes_as_unknown_sizes() -> None:
+    from ktyping.internal_typing import UNKNOWN_DIM, DimValues
+    from ktyping.shape_spec_parser import parse
+
+    (found,) = parse("b b t").match((None, 5, 7), frozenset([DimValues()]))
+    assert found["t"] == (7,) and found["b"][0] is not UNKNOWN_DIM and found["b"][0].value is None
+    assert parse("b 7").match((None, 8), frozenset([DimValues()])) == frozenset()
+
+
+@pytest.fixture
+def symbolic() -> types.SimpleNamespace:
+    export = pytest.importorskip("jax.export", reason="jax's symbolic dims come from jax.export")
+    b, h = export.symbolic_shape("B, H")
+    return types.SimpleNamespace(b=b, h=h, jax=pytest.importorskip("jax"))
+
+
+def test_symbolic_axes_bind_dims_that_read_back_as_the_symbolic_dim(symbolic: types.SimpleNamespace) -> None:
+    from ktyping.dim_view import DimView, _format_dim_value
+
+    spec = symbolic.jax.ShapeDtypeStruct((symbolic.b, 128), np.float32)
+    with ktyping.typechecked():
+        ktyping.check_type(spec, ktyping.ArraySpec["B T"])
+        ktyping.check_type(spec, ktyping.ArraySpec["5 T"])  # B may be 5: a symbolic axis matches any size
+        assert ktyping.dim["B"] is symbolic.b and ktyping.shape("T B") == (128, symbolic.b)
+        assert "B: &B" in str(DimView(ktyping.get_current_scope()))
+    assert _format_dim_value((symbolic.b + 1, 4)) == "(&B + 1, 4)"
+
+
+def test_min_of_a_symbolic_size_is_jaxs_symbolic_min(symbolic: types.SimpleNamespace) -> None:
+    from ktyping.internal_typing import DimValues
+    from ktyping.shape_spec_parser import parse
+
+    values = DimValues({"H": (symbolic.h,), "N": (128,)})
+    assert parse("min(H,N) max(H,N) -H H+1").evaluate(values) == (
+        symbolic.jax.core.min_dim(symbolic.h, 128),
+        symbolic.jax.core.max_dim(symbolic.h, 128),
+        -symbolic.h,
+        symbolic.h + 1,
+    )
+    assert parse("min(H,N)").match((64,), frozenset([values]))  # min(H, 128) may be 64
+
+
+def test_shape_spec_match_takes_different_symbolic_axes_as_possibly_equal(
+    symbolic: types.SimpleNamespace,
+) -> None:
+    from ktyping.internal_typing import DimValues
+    from ktyping.shape_spec_parser import parse
+
+    (found,) = parse("D D").match((symbolic.b, symbolic.h), frozenset([DimValues()]))
+    assert found["D"][0].value is symbolic.b
+
+
+# ----------------------------------------------------------------------------- typeguard_checkers
+
+
+def test_typeguard_checkers_says_what_to_install_when_typeguard_is_missing() -> None:
+    code = "import sys; sys.modules['typeguard'] = None; import ktyping.typeguard_checkers"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode != 0
+    assert "ModuleNotFoundError" in out.stderr and "pip install 'typeguard>=4.4.1'" in out.stderr
+    assert "ktyping itself does not use" in out.stderr
+
+
+def test_import_ktyping_never_loads_typeguard() -> None:
+    code = "import sys, ktyping, ktyping.scope, ktyping.dim_view; print('typeguard' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.fixture
+def tgc() -> types.ModuleType:
+    pytest.importorskip("typeguard", reason="ktyping.typeguard_checkers is Kauldron's typeguard integration")
+    from ktyping import typeguard_checkers
+
+    return typeguard_checkers
+
+
+def test_typeguard_checkers_hands_out_ktypings_check_type_and_isinstance(tgc: types.ModuleType) -> None:
+    import typeguard
+
+    assert tgc.check_type is ktyping.check_type and tgc.isinstance_ is ktyping.isinstance
+    assert tgc.TypeCheckError is typeguard.TypeCheckError
+    with ktyping.typechecked():
+        tgc.check_type(np.zeros((2, 3)), ktyping.Float["b n"])
+        assert tgc.isinstance_([np.zeros(3)], list[ktyping.Float["n"]])
+        assert not tgc.isinstance_(np.zeros(2), (ktyping.Float["n"], int))
+
+
+def test_never_and_noreturn_annotations_raise_typeguards_error(tgc: types.ModuleType) -> None:
+    import typing
+
+    def f() -> None: ...
+
+    tgc.assert_not_never(f, int)
+    tgc.assert_not_noreturn(f, None)
+    with pytest.raises(tgc.TypeCheckError, match="never to be called"):
+        tgc.assert_not_never(f, typing.Never)
+    for annotation in (typing.NoReturn, typing.Never):
+        with pytest.raises(tgc.TypeCheckError, match="never to return"):
+            tgc.assert_not_noreturn(f, annotation)
+
+
+def test_typeguard_hands_ktyping_types_to_ktyping_in_an_active_scope(tgc: types.ModuleType) -> None:
+    import typeguard
+
+    with ktyping.typechecked():
+        typeguard.check_type(np.zeros((2, 3)), ktyping.Float["b n"] | None)
+        typeguard.check_type([(3, 2)], list[Shape["n b"]])
+        assert (ktyping.dim["b"], ktyping.dim["n"]) == (2, 3)
+        with pytest.raises(ktyping.KTypeCheckError, match="not shape-compatible") as caught:
+            typeguard.check_type({"x": np.zeros((2, 4))}, dict[str, ktyping.Float["b n"]])
+    assert isinstance(caught.value, typeguard.TypeCheckError)
+    assert "value of key 'x' of dict" in str(caught.value)  # typeguard's path to the failing value
+
+
+def test_typeguard_is_unchanged_outside_a_scope(tgc: types.ModuleType) -> None:
+    import typeguard
+
+    assert tgc._ktyping_checker_lookup(ktyping.Float["b"], (), ()) is None
+    typeguard.check_type(np.zeros((2, 3)), ktyping.Float["b n"])
+    with pytest.raises(typeguard.TypeCheckError):
+        typeguard.check_type(np.zeros(3), ktyping.Float["b n"])
+
+
+def test_the_typeguard_lookup_is_registered_once_however_often_the_module_is_reloaded(
+    tgc: types.ModuleType,
+) -> None:
+    import importlib
+
+    import typeguard
+
+    importlib.reload(tgc)
+    names = [getattr(f, "__qualname__", "") for f in typeguard.checker_lookup_functions]
+    assert names.count("_ktyping_checker_lookup") == 1 and names[0] == "_ktyping_checker_lookup"
+
+
+def test_contains_any_array_type_looks_into_unions_containers_typeddicts_and_dataclasses(
+    tgc: types.ModuleType,
+) -> None:
+    import dataclasses
+    import typing
+
+    class Batch(typing.TypedDict):
+        x: ktyping.Float["*b"]
+
+    @dataclasses.dataclass
+    class Plain:
+        y: list[int] | None
+
+    assert tgc._contains_any_array_type(typing.Annotated[list[ktyping.Float], "meta"])
+    assert tgc._contains_any_array_type(int | Shape["n"]) and not tgc._contains_any_array_type(Shape)
+    assert tgc._contains_any_array_type(Batch) and not tgc._contains_any_array_type(Plain)
+    assert tgc._contains_any_array_type(pytree.PyTree[ktyping.Int["n"]])
+    assert not tgc._contains_any_array_type(pytree.PyTree[int])

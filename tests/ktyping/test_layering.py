@@ -46,6 +46,9 @@ LAYERS = (
         "shape_tools",
         "array_types",
         "decorator",
+        "scope",
+        "dim_view",
+        "typeguard_checkers",
         "",
     ),  # ktyping.static, Kauldron's module paths (array_type_meta, errors, ...), __init__.py: the public API
 )

@@ -20,7 +20,7 @@ from ._dims import from_public, to_public
 from ._errors import NotInstantiableError
 from ._scope import current_candidates
 from ._spec_cache import parse_spec
-from ._spec_tree import UnknownDim
+from ._spec_tree import UnknownDim, is_symbolic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -362,13 +362,7 @@ def is_size(d: Any) -> bool:
         return True
     if t is float or t is str or d is None:
         return False
-    return hasattr(t, "__index__") or _is_symbolic(d)
-
-
-def _is_symbolic(d: Any) -> bool:
-    """A `jax.export` symbolic dim, recognised without importing jax."""
-    t = type(d)
-    return t.__name__ == "_DimExpr" and t.__module__.startswith("jax")
+    return hasattr(t, "__index__") or is_symbolic(d)
 
 
 def _is_array(value: Any) -> bool:
@@ -386,11 +380,17 @@ def _is_array(value: Any) -> bool:
 
 
 def _with_unknowns(shape: tuple[Any, ...]) -> tuple[Any, ...]:
-    """`shape` with each axis that is not an int (None, symbolic) made an `UnknownDim`."""
+    """`shape` with each axis of unknown size (None) or symbolic size (`jax.export`) made an `UnknownDim`;
+    ints (numpy's too) and `UnknownDim`s are kept."""
     for d in shape:
         if type(d) is not int:
-            return tuple(d if type(d) is int else UnknownDim(d) for d in shape)
+            return tuple(d if _is_size_or_unknown(d) else UnknownDim(d) for d in shape)
     return shape
+
+
+def _is_size_or_unknown(d: Any) -> bool:
+    t = type(d)
+    return t is int or t is UnknownDim or hasattr(t, "__index__")
 
 
 def array_type(

@@ -13,7 +13,7 @@ by `PyTree[T, "$S"]`) are kept as they are in both.
 from __future__ import annotations
 
 from ._errors import AmbiguousDimensionError, DimAssignmentError
-from ._spec_tree import PENDING, UnknownDim
+from ._spec_tree import PENDING, UnknownDim, is_symbolic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def _is_size(value: Any) -> bool:
         return True
     if isinstance(value, (bool, float, complex, str, bytes)) or value is None:
         return False
-    return hasattr(type(value), "__index__") or type(value).__name__ == "_DimExpr"
+    return hasattr(type(value), "__index__") or is_symbolic(value)
 
 
 def assign(cands: list[Assignment], name: str, value: Any) -> list[Assignment]:

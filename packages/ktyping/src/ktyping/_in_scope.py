@@ -41,10 +41,11 @@ __all__ = ["check_type", "dim", "isinstance", "shape"]
 _getframe = sys._getframe
 
 
-def check_type(value: T, annotation: Any, *, stacklevel: int = 0) -> T:
+def check_type(value: T, annotation: Any, *, stacklevel: int = 0, nested_ok: bool = False) -> T:
     """Checks `value` against `annotation` in the active scope, binding its dims; returns `value`.
 
-    Raises `NoActiveScopeError` outside a `@typechecked` function or `with typechecked():`.
+    Raises `NoActiveScopeError` outside a `@typechecked` function or `with typechecked():`, and (unless
+    `nested_ok`) from a function nested in it without its own `@typechecked`, as `get_current_scope`.
     `stacklevel` counts frames above the caller, for wrappers that check on their caller's behalf.
 
         y = ktyping.check_type(encode(x), Float["b n d"])
@@ -60,7 +61,7 @@ def check_type(value: T, annotation: Any, *, stacklevel: int = 0) -> T:
     except AttributeError:  # no scope, or a plan without a frame: the full check (or its error)
         own = False
     if not own:
-        scope = scope_of_caller(1 + stacklevel)
+        scope = get_current_scope(nested_ok=True) if nested_ok else scope_of_caller(1 + stacklevel)
     new = compile_annotation(annotation)(value, scope.cands, scope)
     if not new:
         raise _error(value, annotation, scope)

@@ -21,6 +21,8 @@ against shapes by `_dim_search` (or code from `_codegen`).
 
 from __future__ import annotations
 
+import sys
+
 from ._errors import KTypeCheckError, ValueTooLargeError
 
 TYPE_CHECKING = False
@@ -48,6 +50,7 @@ __all__ = [
     "VarRef",
     "VariadicDim",
     "dedup",
+    "is_symbolic",
     "size_text",
 ]
 
@@ -279,7 +282,54 @@ def _prod(values: list[Any]) -> Any:
     return out
 
 
-_FUNCS: dict[str, Callable[[list[Any]], Any]] = {"min": min, "max": max, "sum": sum, "prod": _prod}
+def _smallest(values: list[Any]) -> Any:
+    try:
+        return min(values)
+    except Exception:
+        if not _any_undecided(values):
+            raise
+        return _undecided_extreme("min_dim", values)
+
+
+def _largest(values: list[Any]) -> Any:
+    try:
+        return max(values)
+    except Exception:
+        if not _any_undecided(values):
+            raise
+        return _undecided_extreme("max_dim", values)
+
+
+def _any_undecided(values: list[Any]) -> bool:
+    """Whether a size is unknown or symbolic: Python cannot order it (jax raises
+    `InconclusiveDimensionOperation` for `B < 128`)."""
+    return any(type(v) is UnknownDim or is_symbolic(v) for v in values)
+
+
+def _undecided_extreme(jax_function: str, values: list[Any]) -> UnknownDim:
+    """`min` / `max` of sizes that cannot be ordered: an `UnknownDim`, which matches any axis. It holds
+    jax's symbolic `min_dim` / `max_dim` of the sizes (`min(B, 128)`) when jax can write one, else None."""
+    sizes = [v.value if type(v) is UnknownDim else v for v in values]
+    jax = sys.modules.get("jax")  # a symbolic dim is a jax object: jax is imported already
+    if jax is None or any(v is None for v in sizes):
+        return UnknownDim(None)
+    try:
+        pick = getattr(jax.core, jax_function)
+        out = sizes[0]
+        for v in sizes[1:]:
+            out = pick(out, v)
+    except Exception:  # a jax without `core.min_dim`, or sizes it refuses
+        return UnknownDim(None)
+    return UnknownDim(out)
+
+
+def is_symbolic(d: Any) -> bool:
+    """Whether `d` is a `jax.export` symbolic dim (`B`, `2*B + 1`), recognised without importing jax."""
+    t = type(d)
+    return t.__name__ == "_DimExpr" and t.__module__.startswith("jax")
+
+
+_FUNCS: dict[str, Callable[[list[Any]], Any]] = {"min": _smallest, "max": _largest, "sum": sum, "prod": _prod}
 
 
 class Call(Expr):

@@ -10,6 +10,8 @@ repr, and `match` / `evaluate` over Kauldron's candidates (`DimValues`, translat
 dim classes (`NamedDims`, `BinaryOpDim`, ...) are constructors of ktyping's `SingleDim` / `VariadicDim`: each
 writes the dim in Kauldron's notation and our parser builds it, so `DimSpec` is our `Dim`. A constraint ktyping
 cannot solve yet (`a//b = 2` with `a` unbound) is no match here, as Kauldron decides each dim when matching it.
+An axis of unknown (None) or `jax.export` symbolic size matches any dim, as in `ArraySpec`; a symbolic size
+evaluates to jax's expression (`H+1`, `min(H, 128)`), an unknown one to 1.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import dataclasses
 import types
 
 from . import _parser
+from ._array_types import _with_unknowns
 from ._dim_search import _expr_keys
 from ._dim_values import UNKNOWN_DIM, DimValues, SpecReads, from_assignment, to_assignment
 from ._errors import ValueTooLargeError
@@ -114,8 +117,11 @@ class ShapeSpec(Spec):
         return self.source
 
     def match(self, shape: Iterable[Any], candidates: Iterable[Mapping[str, Any]]) -> frozenset[DimValues]:  # type: ignore[override]
-        """Every extension of every candidate under which `shape` fits this spec (Kauldron's `match`)."""
-        shape = tuple(shape)
+        """Every extension of every candidate under which `shape` fits this spec (Kauldron's `match`).
+
+        An axis of unknown size (None) or symbolic size (`jax.export`) matches any dim, as in `ArraySpec`.
+        """
+        shape = _with_unknowns(tuple(shape))
         found: set[DimValues] = set()
         for values in candidates:
             for a in self.matcher(shape, [to_assignment(values, self.reads)], None):
@@ -153,7 +159,15 @@ class ShapeSpec(Spec):
                 shape.append(self.evaluate_dim(d, a, None))
             except ValueTooLargeError as e:
                 raise ShapeError(f"{d.text!r}: {e}") from None
-        return tuple(1 if type(v) is UnknownDim else v for v in shape)
+        return tuple(_size(v) for v in shape)
+
+
+def _size(v: Any) -> Any:
+    """An evaluated axis as Kauldron gives it: an unknown size is 1 (what a broadcastable dim refines),
+    a symbolic one (`min(B, 128)`) the jax expression."""
+    if type(v) is UnknownDim:
+        return 1 if v.value is None else v.value
+    return v
 
 
 def _refuse_unevaluable(d: Dim) -> None:
