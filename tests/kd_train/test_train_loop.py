@@ -75,9 +75,10 @@ def test_num_train_steps_from_epochs_and_dataset_length():
     assert int(state.step) == 6
 
 
-def test_num_train_steps_that_cannot_be_derived_is_an_error():
+def test_num_train_steps_that_cannot_be_derived_is_an_error_when_training():
+    trainer = lib.make_trainer(train_ds=lib.Regression(num_epochs=None), num_train_steps=None)  # built, as Kauldron
     with pytest.raises(kd.train.ConfigError, match=r"num_train_steps.*num_epochs=None"):
-        lib.make_trainer(train_ds=lib.Regression(num_epochs=None), num_train_steps=None)
+        trainer.train()
 
 
 def test_dataset_running_out_is_an_error():

@@ -331,7 +331,7 @@ def _train_one(
             e._kd_raised_in_training = True  # type: ignore[attr-defined]
             raise
         raise stopped from None
-    preempted = int(state.step) < trainer.stop_step
+    preempted = int(state.step) < trainer.stop_step and trainer.stopped_early is None
     close_trackers(trainer.writer, killed=preempted)  # each run (a sweep's item) ends its tracker runs
     if preempted:
         return 143  # preempted (SIGTERM): the loop said where it stopped; 128 + SIGTERM, as if killed by it
@@ -354,12 +354,13 @@ def _ready_to_train(workdir: str, trainer: Any, *, force: bool, lead: bool) -> b
     any of these is moved to `previous/` and the run starts over. Checkpoints to continue from: True (the
     Trainer says "resuming from step N"; a `ckpt_<N>` folder that is no whole checkpoint is not counted)."""
     from kd.ckpts._orbax import barrier
+    from kd.train._run_record import stopped_early
 
     from ._workdirs import archive_run, checkpointed, last_logged_step, saved_steps
 
     steps, logged = saved_steps(workdir), last_logged_step(workdir)
     stop = trainer.stop_step
-    done = bool(steps) and steps[-1] >= stop
+    done = bool(steps) and (steps[-1] >= stop or stopped_early(workdir, step=steps[-1], hooks=trainer.hooks))
     without_checkpoint = not steps and logged is not None
     lost = without_checkpoint and checkpointed(workdir)  # none of its saves survived: nothing to continue
     barrier("kd_cli_workdir_read")  # every host has looked before one moves anything
@@ -627,6 +628,8 @@ def _stopped_training(error: Exception, cfg: Any, trainer: Any) -> CliError | Ru
     where = _where_stopped(error, trainer)
     if isinstance(error, kd.train.NonFiniteLossError):  # its message says the step, the losses, what to do
         return RunError(str(error))
+    if type(error) is kd.train.ConfigError:  # found once the run logged (an early stopping's monitored name)
+        return CliError(str(error))
     cause = operational_cause(error)
     if cause is not None:
         saved = _saved_steps(trainer)

@@ -1,6 +1,7 @@
 """kd.train: the Trainer (model + data + optimizer + losses wired by kontext keys) and its parts.
 
 state, aux = konfig.resolve(cfg).train()   # cfg = kd.train.Trainer(...) built in a konfig config
+cfg.hooks = [kd.train.EarlyStopping(monitor="val/losses/l2", patience=3)]   # or your own kd.train.Hook
 """
 
 from kd._root_ref import ROOT_CFG_REF as ROOT_CFG_REF
@@ -11,6 +12,7 @@ from ._aux import AuxiliariesState as AuxiliariesState
 from ._aux import AuxState as AuxState
 from ._batch_stats import get_batch_stats as get_batch_stats
 from ._context import Context as Context
+from ._early_stopping import EarlyStopping as EarlyStopping
 from ._errors import ConfigError as ConfigError
 from ._errors import KeyPathError as KeyPathError
 from ._errors import NonFiniteLossError as NonFiniteLossError
@@ -18,6 +20,7 @@ from ._errors import ShapeMismatchError as ShapeMismatchError
 from ._forward import Auxiliaries as Auxiliaries
 from ._forward import forward as forward
 from ._forward import forward_with_loss as forward_with_loss
+from ._hook import Hook as Hook
 from ._inspect import context_table as context_table
 from ._inspect import inspect_report as inspect_report
 from ._inspect import intermediate_specs as intermediate_specs
@@ -48,6 +51,8 @@ __all__ = [
     "AuxiliariesState",
     "ConfigError",
     "Context",
+    "EarlyStopping",
+    "Hook",
     "InterestFilter",
     "KDMetricWriter",
     "KeyPathError",

@@ -6,8 +6,10 @@
 
 In the order the Trainer runs them: the profiler trace, the progress bar, preemption (a SIGTERM asks the
 run to stop after this call), the non-finite watch (nothing computed from a NaN loss is logged, evaluated or
-saved), the call timer (calls of ~2 s at most once updates are timed), metrics, summaries, evaluators,
-checkpoints. `evaluate_and_write` is also what `kd-train eval` runs on each checkpoint.
+saved), the call timer (calls of ~2 s at most once updates are timed), metrics, summaries, evaluators, the
+user's hooks (`Trainer.hooks`, `kd.train._user_hooks`: they see the step's logged and evaluated values and may
+stop the run), checkpoints (a stop is saved). `evaluate_and_write` is also what `kd-train eval` runs on each
+checkpoint.
 """
 
 from __future__ import annotations
@@ -354,7 +356,11 @@ def _host(value: Any) -> Any:
 
 
 class CheckpointHook(BaseHook):
-    """Saves after the calls that end at a checkpoint step, the stop step, or a SIGTERM."""
+    """Saves after the calls that end at a checkpoint step, the stop step, a SIGTERM or a hook's stop request.
+
+    The info saved beside the state: the seed, the training seconds, the skipped updates, the user hooks'
+    states (`hook_states()`, under `hooks`) and a hook's stop request (`early_stop`), read back on resume.
+    """
 
     def __init__(
         self,
@@ -366,24 +372,32 @@ class CheckpointHook(BaseHook):
         watch: NonFiniteWatch,
         seed: int,
         stop: int,
+        hook_states: Callable[[], Mapping[str, Any]] = dict,
     ) -> None:
         self.checkpointer, self.writer, self.data = checkpointer, writer, data
         self.clock, self.watch, self.seed, self.stop = clock, watch, seed, stop
+        self.hook_states = hook_states
 
     def after(self, call: Call, state: Any, out: CallOutput) -> None:
         if not (call.save or out.stop):
             return
         self.writer.flush()  # what was logged up to this step is on disk before its checkpoint is
         get_state = getattr(self.data, "get_state", None)  # the data position is read only now
+        info: dict[str, Any] = {
+            "seed": self.seed,
+            "train_seconds": self.clock.seconds(),
+            "skipped_updates": self.watch.skipped,
+        }
+        hook_states = self.hook_states()
+        if hook_states:
+            info["hooks"] = dict(hook_states)
+        if out.stop_request is not None:
+            info["early_stop"] = out.stop_request.as_json()
         self.checkpointer.maybe_save(
             call.end,
             state=state,
             data_state=get_state() if get_state is not None else None,
             metrics={**out.logged, **out.evaluated},
-            info={
-                "seed": self.seed,
-                "train_seconds": self.clock.seconds(),
-                "skipped_updates": self.watch.skipped,
-            },
+            info=info,
             force=call.end == self.stop or out.stop,
         )

@@ -393,8 +393,17 @@ def _run_summary(trainer: Trainer) -> str:
         ("batch size", f"{batch}{hosts} (from train_ds.element_spec)"),
         ("devices", f"{len(devices)} x {devices[0].platform}{kinds}"),
         ("train state", f"{human_bytes(_nbytes(jax.tree.leaves(specs)))}: {state}"),
+        ("hooks", _hooks_line(trainer.hooks)),
     ]
     return "\n".join(_aligned(rows))
+
+
+def _hooks_line(hooks: Sequence[Any]) -> str:
+    """`EarlyStopping(monitor='val/losses/l2', ...) (run in this order after the evaluators, ...)`, or `none`."""
+    if not hooks:
+        return "none"
+    order = "run in this order after the evaluators, before the checkpoint"
+    return f"{'; '.join(repr(hook) for hook in hooks)} ({order})"
 
 
 def _cost_summary(cost: Mapping[str, float | int | None]) -> str:

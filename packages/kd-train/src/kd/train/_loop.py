@@ -6,9 +6,14 @@ with TrainingRun(trainer) as run:      # records the run, restores or inits, ope
         for hook in run.hooks: hook.before(call)
         state, out = run.runner.run(state, call)
         for hook in run.hooks: hook.after(call, state, out)
-        if out.stop: break
-    run.finish(state)                  # the last checks; DONE once the last step is reached
-# closed whatever happened: the bar, a trace, the checkpointer (a save in flight completes), the writer
+        if out.stop: break             # a SIGTERM, or a `kd.train.Hook` asked (early stopping)
+    run.finish(state)                  # the last checks, the user hooks' end
+# closed whatever happened: the bar, a trace, the checkpointer (a save in flight completes), the writer;
+# DONE once the last step is reached or a hook stopped the run early (`run.stopped_early`)
+
+The hooks, in order: profiler, progress, preemption, non-finite watch, call timer, metrics, summaries,
+evaluators, the Trainer's `hooks` (`kd.train._user_hooks`: they see what the step logged and evaluated),
+checkpoint (so that a stop a hook asks for is saved).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from kd._phase import during
 from kd.train import _hooks
 from kd.train._compiles import CompileLog
 from kd.train._feed import make_feed
+from kd.train._hook import hook_keys
 from kd.train._inspect import parameter_table
 from kd.train._nonfinite import NonFiniteWatch
 from kd.train._plan import UNMEASURED_SINGLE_CALL, Cadence, Call, plan
@@ -33,6 +39,8 @@ from kd.train._preemption import Preemption
 from kd.train._progress import print_line
 from kd.train._run_record import write_run_end, write_run_start
 from kd.train._runner import CallRunner
+from kd.train._stop import StopRequest
+from kd.train._user_hooks import UserHooks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,7 +51,8 @@ if TYPE_CHECKING:
 
 class TrainingRun:
     """One run of a Trainer (see the module docstring). Attributes after `__enter__`: `state` (restored or
-    fresh), `plan` (the calls), `runner`, `hooks`, `logged` (the last logged values)."""
+    fresh), `plan` (the calls), `runner`, `hooks`, `logged` (the last logged values), `stopped_early` (a
+    hook's `StopRequest` that ended the run, or None)."""
 
     def __init__(self, trainer: Trainer) -> None:
         self.trainer = trainer
@@ -59,8 +68,11 @@ class TrainingRun:
 
     def __exit__(self, *exc: object) -> None:
         self._closing.close()
-        if exc[0] is None and self._reached >= self.trainer.num_train_steps:
-            write_run_end(self.trainer.workdir, step=self._reached, seconds=self._clock.seconds())
+        stopped = self.stopped_early
+        if exc[0] is None and (self._reached >= self.trainer.num_train_steps or stopped is not None):
+            write_run_end(
+                self.trainer.workdir, step=self._reached, seconds=self._clock.seconds(), early_stop=stopped
+            )
 
     def _start(self) -> None:
         t = self.trainer
@@ -100,7 +112,11 @@ class TrainingRun:
                 )
         self._clock = _hooks.RunClock(float((run_info or {}).get("train_seconds", 0.0)))
         watch.skipped = int((run_info or {}).get("skipped_updates", 0))
-        stop = t.stop_step
+        stopped_before = self._stopped_before = _stopped_before(run_info, start, t)
+        self._user_hooks = UserHooks(t.hooks, writer=writer, watch=watch, stop_request=stopped_before)
+        if stopped_before is not None and jax.process_index() == 0:
+            print_line(f"run already complete: {stopped_before.line()}; nothing to train")
+        stop = start if stopped_before is not None else t.stop_step
         desc = t.setup.tqdm_info.desc
         self._bar = t.progress.start(total=stop, initial=start, desc=None if desc == "train" else desc)
         # steps_per_call=1: every update its own compiled call, the calls still running from one logging step
@@ -137,6 +153,7 @@ class TrainingRun:
             self._metrics,
             _hooks.SummariesHook(writer),
             _hooks.EvaluatorsHook(t.evals, writer, run_writer=t.writer),
+            *([self._user_hooks] if t.hooks else []),
             _hooks.CheckpointHook(
                 checkpointer=checkpointer,
                 writer=writer,
@@ -145,6 +162,7 @@ class TrainingRun:
                 watch=watch,
                 seed=t.seed,
                 stop=stop,
+                hook_states=self._user_hooks.saved_states,
             ),
         ]
         self.plan: Iterator[Call] = self._tracked(
@@ -157,6 +175,7 @@ class TrainingRun:
                 fresh=run_info is None,
             )
         )
+        self._user_hooks.start(t, self.state, saved=(run_info or {}).get("hooks") or {})
 
     def _tracked(self, calls: Iterator[Call]) -> Iterator[Call]:
         for call in calls:
@@ -167,13 +186,25 @@ class TrainingRun:
     def logged(self) -> dict[str, Any]:
         return self._metrics.last
 
+    @property
+    def stopped_early(self) -> StopRequest | None:
+        """The request of the hook that ended the run before its last step (this `train()`, or an earlier
+        one whose checkpoint the run restored), or None."""
+        user_hooks = getattr(self, "_user_hooks", None)
+        return None if user_hooks is None else user_hooks.stop_request
+
     def finish(self, state: Any) -> None:
-        """After the loop: a preemption is said; losses still unread are checked."""
+        """After the loop: an early stop or a preemption is said; losses still unread are checked; the user
+        hooks' `on_train_end`."""
         self._reached = int(state.step)
-        if self._preemption.requested:
+        stopped = self.stopped_early
+        if stopped is None and self._preemption.requested:
             print_line(_preempted_line(self._reached, self.trainer, self._preemption.signal), sys.stderr)
         self._watch.check()
-        if self._preemption.signal == signal.SIGINT:  # saved, said: Ctrl-C goes on as a KeyboardInterrupt
+        if stopped is not None and stopped is not self._stopped_before and jax.process_index() == 0:
+            print_line(stopped.line())
+        self._user_hooks.end(self.trainer, state)
+        if stopped is None and self._preemption.signal == signal.SIGINT:  # saved, said: Ctrl-C goes on
             interrupt = KeyboardInterrupt(f"stopped at step {self._reached} (Ctrl-C)")
             interrupt._kd_announced = True  # type: ignore[attr-defined]  # the line above said it
             raise interrupt
@@ -190,6 +221,15 @@ class TrainingRun:
             checkpointer.close()
         finally:
             writer.flush()
+
+
+def _stopped_before(run_info: dict[str, Any] | None, start: int, trainer: Trainer) -> StopRequest | None:
+    """The stop request saved with the checkpoint the run resumes from, when a hook ended the run there and is
+    still among the Trainer's hooks (without it, the run goes on)."""
+    request = StopRequest.from_json((run_info or {}).get("early_stop"))
+    if request is None or request.step != start or request.hook not in hook_keys(trainer.hooks):
+        return None
+    return request
 
 
 def _own_writers(trainer: Trainer) -> list[Any]:

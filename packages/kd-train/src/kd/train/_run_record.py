@@ -6,7 +6,11 @@
                                  default allow-list for resolving config.json again)
     <workdir>/params.txt         parameters per module (shapes, counts) and the total
     <workdir>/element_spec.txt   one training batch: paths, shapes, dtypes
-    <workdir>/DONE               written when the run reached its last step (JSON: step, seconds, time)
+    <workdir>/DONE               written when the run reached its last step, or a hook stopped it early
+                                 (JSON: step, seconds, time; `early_stop`: the step, reason and hook)
+
+`stopped_early(workdir, step=..., hooks=...)` tells a run a hook ended early (complete) from one that stopped
+for another reason (to be continued).
 
 Written by the lead host only (process 0), through etils.epath like the checkpoints.
 """
@@ -29,6 +33,8 @@ from etils import epath
 
 from kd._atomic import write_text_atomic
 from kd._run_signature import sign
+from kd.train._hook import hook_keys
+from kd.train._stop import StopRequest
 
 # Distributions whose versions make a run reproducible.
 _PACKAGES = (
@@ -145,13 +151,39 @@ def write_run_start(
         done.unlink()
 
 
-def write_run_end(workdir: Any, *, step: int, seconds: float) -> None:
-    """Marks the run complete: `DONE` with the last step, the seconds `train()` took, and the time."""
+def write_run_end(workdir: Any, *, step: int, seconds: float, early_stop: StopRequest | None = None) -> None:
+    """Marks the run complete: `DONE` with the last step, the seconds `train()` took, the time, and the hook's
+    request when one stopped the run early (`early_stop`: step, reason, hook)."""
     folder = _folder(workdir)
     if folder is None:
         return
     finished = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    write_text_atomic(
-        folder / DONE_FILE,
-        json.dumps({"step": step, "seconds": round(seconds, 3), "finished": finished}) + "\n",
-    )
+    record: dict[str, Any] = {"step": step, "seconds": round(seconds, 3), "finished": finished}
+    if early_stop is not None:
+        record["early_stop"] = early_stop.as_json()
+    write_text_atomic(folder / DONE_FILE, json.dumps(record) + "\n")
+
+
+def read_run_end(workdir: Any) -> dict[str, Any] | None:
+    """What `DONE` in `workdir` records (see `write_run_end`); None without one (or an unreadable one). Any
+    process reads it."""
+    if workdir is None:
+        return None
+    done = epath.Path(workdir) / DONE_FILE
+    try:
+        record = json.loads(done.read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def stopped_early(workdir: Any, *, step: int, hooks: Sequence[Any]) -> bool:
+    """Whether the run in `workdir` ended at `step` because a hook still in `hooks` asked it to (its DONE says
+    so): such a run is complete, like one that reached its last step. Without that hook (removed from the
+    config) the run can be continued.
+
+    Usage (`kd-train`'s check): `complete = steps[-1] >= trainer.stop_step or stopped_early(workdir,
+    step=steps[-1], hooks=trainer.hooks)`.
+    """
+    request = StopRequest.from_json((read_run_end(workdir) or {}).get("early_stop"))
+    return request is not None and request.step == step and request.hook in hook_keys(hooks)

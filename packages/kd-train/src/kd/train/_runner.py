@@ -40,6 +40,7 @@ from kd.train._feed import ROWS_BLOCK as ROWS_PER_BLOCK
 from kd.train._plan import Call
 from kd.train._state import TrainState
 from kd.train._step import TrainStep
+from kd.train._stop import StopRequest
 
 # Timed updates each way (fused, single) before the faster is chosen.
 PROBE_UPDATES = 8
@@ -59,7 +60,9 @@ class CallOutput:
         groups, in order: what `NonFiniteWatch` reads.
       logged: the train values the metrics hook wrote (empty when the call does not log).
       evaluated: the values the evaluators wrote after the call.
-      stop: the run stops after this call (a SIGTERM): the checkpoint hook saves it.
+      stop: the run stops after this call (a SIGTERM, or a `kd.train.Hook`'s request): the checkpoint hook
+        saves it.
+      stop_request: the hook's request when a hook stopped the run here (early stopping), else None.
     """
 
     aux: AuxState | None = None
@@ -67,6 +70,7 @@ class CallOutput:
     logged: dict[str, Any] = dataclasses.field(default_factory=dict)
     evaluated: dict[str, Any] = dataclasses.field(default_factory=dict)
     stop: bool = False
+    stop_request: StopRequest | None = None
 
 
 class CallRunner:

@@ -18,7 +18,7 @@ import functools
 import os
 import re
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jax
@@ -36,6 +36,7 @@ from kd.train._build_model import build_model
 from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError
 from kd.train._eval_only import eval_only_trainer, evaluate_only
+from kd.train._hook import Hook
 from kd.train._inspect import intermediate_specs
 from kd.train._loop import TrainingRun
 from kd.train._model import as_model
@@ -48,6 +49,7 @@ from kd.train._rngs import RngStreams, as_rng_streams
 from kd.train._setup import Setup
 from kd.train._state import TrainState
 from kd.train._step import TrainStep
+from kd.train._stop import StopRequest
 
 # Fields the Trainer reads itself; every other field is only filled (ROOT_CFG_REF) and passed along.
 _GROUPS = ("train_losses", "train_metrics", "train_summaries")
@@ -88,6 +90,10 @@ class Trainer:
         too. Rows are labelled with `state.step` after the update (1 ... num_train_steps).
       log_summaries_every: the summaries' logging period in steps; the first and the last step log too.
       evals: name -> `kd.evals.Evaluator`, run when their `run` strategy says (step 0 included).
+      hooks: `kd.train.Hook`s (your own, `kd.train.EarlyStopping`), called in order at the run's start, after
+        each call of the loop (after the evaluators, before the checkpoint: with the values logged and
+        evaluated at that step; a hook may stop the run there, which is saved and makes the run complete) and
+        at its end.
       checkpointer: `kd.ckpts.Checkpointer` (needs `workdir`); the run resumes from its latest step. Default:
         with a workdir, one saving about every tenth of the run (1,000 to 10,000 steps), the last step and a
         SIGTERM's or Ctrl-C's, keeping 3 (`kd.ckpts.default_checkpointer`); None opts out.
@@ -132,6 +138,7 @@ class Trainer:
     log_metrics_every: int = 100
     log_summaries_every: int = 1000
     evals: Mapping[str, Evaluator] = dataclasses.field(default_factory=dict)
+    hooks: Sequence[Hook] = ()
     checkpointer: Checkpointer | None = UNSET
     init_transform: Any = None
     writer: Writer | None = None
@@ -177,6 +184,9 @@ class Trainer:
         for name in _DICTS:
             if getattr(self, name) is None:
                 _set(name, {})
+        # A list of hooks (a config's) is held as a tuple: the Trainer is frozen.
+        if self.hooks is None or (isinstance(self.hooks, Sequence) and not isinstance(self.hooks, str)):
+            _set("hooks", tuple(self.hooks or ()))
         _set("rng_streams", as_rng_streams(self.rng_streams))
         if self.sharding is None:
             _set("sharding", sharding.ShardingStrategy())
@@ -311,7 +321,8 @@ class Trainer:
     # ---------------------------------------------------------------- the loop
 
     def train(self) -> tuple[TrainState, dict[str, Any]]:
-        """Runs until `num_train_steps` (or `stop_after_steps`); returns `(state, last logged values)`.
+        """Runs until `num_train_steps` (or `stop_after_steps`, or one of `hooks` stops it: `stopped_early`);
+        returns `(state, last logged values)`.
 
         In a workdir holding checkpoints it continues from the latest complete one: same state, the data from
         the next batch, the logs without the steps after it. A SIGTERM (preemption) ends the loop after the
@@ -325,6 +336,7 @@ class Trainer:
             return evaluate_only(self)
         require_fields(self, tuple(_NEEDED), "training")
         self.check()
+        self._memo["stopped_early"] = None
         with TrainingRun(self) as run:  # the run record, the state restored or fresh, writers and hooks open
             state = run.state
             for call in run.plan:
@@ -333,10 +345,18 @@ class Trainer:
                 state, out = run.runner.run(state, call)
                 for hook in run.hooks:
                     hook.after(call, state, out)
-                if out.stop:  # a SIGTERM: the call was checkpointed
+                if out.stop:  # a SIGTERM, or one of `hooks` asked (early stopping): the call was checkpointed
                     break
             run.finish(state)
+        self._memo["stopped_early"] = run.stopped_early
         return state, run.logged
+
+    @property
+    def stopped_early(self) -> StopRequest | None:
+        """Why the last `train()` ended before its stop step at a hook's request, or None: `.step`, `.reason`
+        (what the loop printed: `early stopping at step 400: <reason>`), `.hook` (its `state_key`). Also set
+        when `train()` found the run in its workdir stopped early before (nothing left to train)."""
+        return self._memo.get("stopped_early")
 
     @property
     def stop_step(self) -> int:
@@ -504,8 +524,25 @@ def _check_fields(trainer: Trainer) -> None:
     for name, evaluator in dict(trainer.evals).items():
         if not callable(getattr(evaluator, "evaluate", None)):
             problems.append(f"evals[{name!r}]: expected a kd.evals.Evaluator, got {evaluator!r}")
+    problems += _hook_problems(trainer.hooks)
     if problems:
         raise ConfigError("Trainer config is not valid:\n  - " + "\n  - ".join(problems))
+
+
+def _hook_problems(hooks: Any) -> list[str]:
+    """What is wrong with `Trainer.hooks`: not a list, or an entry without any `kd.train.Hook` method."""
+    if not isinstance(hooks, tuple):
+        one_hook = any(callable(getattr(hooks, method, None)) for method in _HOOK_METHODS)
+        wrapped = " (a list: hooks=[...])" if one_hook else ""
+        return [f"hooks: expected a list of kd.train.Hook{wrapped}, got {hooks!r}"]
+    return [
+        f"hooks[{index}]: expected a kd.train.Hook (with {', '.join(_HOOK_METHODS)}), got {hook!r}"
+        for index, hook in enumerate(hooks)
+        if not any(callable(getattr(hook, method, None)) for method in _HOOK_METHODS)
+    ]
+
+
+_HOOK_METHODS = ("on_train_start", "after_step", "on_train_end")
 
 
 # `cfg = kd.train.Trainer.eval_only()` in a config starts with `cfg.aux.workdir` (to be set: the trained run)
