@@ -1,5 +1,6 @@
-"""`kd.random.PRNGKey` itself in `jax.random` and flax: refused by default, taken once kd_compat's opt-in
-`prng_key_wrappers` patch is enabled (by the user, or by the kauldron alias, as Kauldron code expects)."""
+"""`kd.random.PRNGKey` itself in `jax.random` and flax: `import kd` patches nothing; kd_compat's opt-in
+`prng_key_wrappers` patch is enabled by the first key a program makes (as Kauldron's keys are taken), by the
+kauldron alias, or by the user, and refused again once disabled."""
 
 from __future__ import annotations
 
@@ -64,23 +65,32 @@ def test_the_key_hands_its_key_array_to_kd_compat():
 
 _IMPORT_KD = """
 import json, kd, jax, kd_compat
+import numpy as np
+before = kd_compat.status()["prng_key_wrappers"].applied
 key = kd.random.PRNGKey(0)
+status = kd_compat.status()["prng_key_wrappers"]
+drawn = np.array_equal(jax.random.uniform(key, (3,)), key.uniform((3,)))
+kd_compat.disable("prng_key_wrappers", owner="kd.random")
 try:
-    jax.random.uniform(key)
+    jax.random.uniform(kd.random.PRNGKey(1))  # a later key leaves it off
     refused = None
 except ValueError as error:
     refused = str(error).split(".")[0]
-print(json.dumps({"applied": kd_compat.status()["prng_key_wrappers"].applied, "refused": refused}))
+print(json.dumps({"before": before, "after": status.applied, "by": status.enabled_by, "drawn": drawn,
+                  "refused": refused}))
 """
 
 
-def test_import_kd_leaves_jax_alone():
+def test_import_kd_leaves_jax_alone_and_the_first_key_made_opts_in():
     completed = subprocess.run(
         [sys.executable, "-c", _IMPORT_KD], capture_output=True, text=True, check=False
     )
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout) == {
-        "applied": False,
+        "before": False,
+        "after": True,
+        "by": ["kd.random"],
+        "drawn": True,
         "refused": "Triggering __jax_array__() during abstractification is no longer supported",
     }
 

@@ -9,8 +9,14 @@ Usage:
     x = jax.random.uniform(key.rng)  # jax.random (and flax's init) take the key array, `key.rng`
     seed = key.as_seed()  # an int in [0, 2**32) for numpy, grain, ...
 
-    kd_compat.enable("prng_key_wrappers")  # opt-in (the kauldron alias does it): they take the key too
-    x = jax.random.uniform(key)
+    x = jax.random.uniform(key)  # as Kauldron's keys: the first key made opts into kd_compat's patch
+
+`import kd` patches nothing. The first `PRNGKey` a program makes enables kd_compat's opt-in
+`prng_key_wrappers` patch (owner "kd.random"; the kauldron alias enables it too), with which `jax.random`
+and flax's `init` / `apply` take the key itself, as Kauldron's keys are taken: a program that uses kd's key
+objects asked for them. Where the installed JAX or flax is not a version the patch was verified on, nothing
+is patched (a `kd_compat.PatchSkippedWarning` says why) and they take `key.rng`.
+`kd_compat.disable("prng_key_wrappers", owner="kd.random")` takes it back (later keys leave it off).
 """
 
 from __future__ import annotations
@@ -30,6 +36,17 @@ if TYPE_CHECKING:
     _Base = jax.Array  # to a type checker a PRNGKey is a key array, as it is to jax.random
 else:
     _Base = object
+
+
+_KEYS_ACCEPTED: list[bool] = []  # the first key made has enabled kd_compat's patch (once a process)
+
+
+def _accept_key_objects() -> None:
+    """The first kd key made: jax.random and flax take key objects from now on (see the module docstring)."""
+    import kd_compat
+
+    _KEYS_ACCEPTED.append(True)
+    kd_compat.enable("prng_key_wrappers", owner="kd.random")
 
 
 def _is_key_dtype(dtype: Any) -> bool:
@@ -89,9 +106,9 @@ class PRNGKey(_Base):
     Built from an int seed (`PRNGKey(0)` is `jax.random.PRNGKey(0)`), a 0-d integer array (a seed,
     also a traced one under `jax.jit`) or an existing key array (raw uint32 or typed). The samplers are
     its methods (`key.normal(shape)`); `jax.random` functions and flax's `init` take `key.rng` (JAX 0.10
-    refuses `__jax_array__` there). They take the key itself once `kd_compat.enable("prng_key_wrappers")`
-    has run (`kd.kauldron_alias.install()` does it, as Kauldron patches JAX and flax on import; `import kd`
-    does not): that patch unwraps any object whose class defines `__kd_prng_key__`. `np.asarray(key)` is
+    refuses `__jax_array__` there). They take the key itself once kd_compat's `prng_key_wrappers` patch is
+    on: the first key made enables it (and `kd.kauldron_alias.install()`, as Kauldron patches JAX and flax on
+    import; `import kd` alone does not); it unwraps any object whose class defines `__kd_prng_key__`. `np.asarray(key)` is
     its key data, and through `jax.jit`/`jax.vmap`/`jax.tree.map` it travels as its key array.
 
     Attributes:
@@ -103,6 +120,8 @@ class PRNGKey(_Base):
 
     def __init__(self, seed_or_rng: int | jax.Array | PRNGKey = 0, *, impl: str | None = None) -> None:
         self.rng = _key_array(seed_or_rng, impl)
+        if not _KEYS_ACCEPTED:
+            _accept_key_objects()
 
     @classmethod
     def _wrap(cls, rng: Any) -> PRNGKey:

@@ -46,8 +46,11 @@ class TrainStep:
         summaries: Mapping[str, Any],
         skip_nonfinite: bool = False,
         checkify_errors: frozenset[Any] = frozenset(),
+        init_transform: Any = None,
     ) -> None:
         self.model = None if model is None else as_model(model)  # None: the Trainer says so when needed
+        # What the Trainer applies to a fresh state (Kauldron's `trainstep.init_transform`), read from here.
+        self.init_transform = init_transform
         # jax.experimental.checkify categories (Kauldron's `checkify_error_categories`): each compiled step
         # checks them (NaN, division by zero, out-of-bounds index...) and raises on the host after the call.
         self.checkify_errors = frozenset(checkify_errors)

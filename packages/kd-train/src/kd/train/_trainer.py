@@ -238,6 +238,7 @@ class Trainer:
             summaries=self.train_summaries,
             skip_nonfinite=self.on_nonfinite_loss == "skip",
             checkify_errors=frozenset(self.checkify_error_categories or ()),
+            init_transform=self.init_transform,
         )
 
     @functools.cached_property
@@ -263,7 +264,7 @@ class Trainer:
         """A fresh state placed on the devices (`init_transform` applied)."""
         shardings = self.sharding.state_shardings(self.state_specs)
         state = self.trainstep.init(self.element_spec, shardings)  # created in place, split or replicated
-        transform = self.init_transform
+        transform = self.trainstep.init_transform  # the Trainer's (one object: Kauldron reads it there)
         if transform is None:
             return state
         # a kd.ckpts.InitTransform (`.transform`, then Kauldron's `.transform_after_optimizer`) or a function
