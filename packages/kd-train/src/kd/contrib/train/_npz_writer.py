@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import logging
-import os
 import re
 import sys
 import warnings
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 from etils import epath
 
+from kd._atomic import write_bytes_atomic
 from kd._root_ref import ROOT_CFG_REF, RootRef
 from kd.utils import status
 from kd.writers import KDMetricWriter, Writer
@@ -131,7 +131,7 @@ class NpzWriter(KDMetricWriter):
         path = folder / f"{step:09d}.npz"
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)
-        _write_bytes_atomic(path, buffer.getvalue())
+        write_bytes_atomic(path, buffer.getvalue())
         _LOG.info("NpzWriter: saved %d arrays to %s", len(arrays), path)
 
     def _get_output_dir(self, collection: str | None = None) -> epath.Path:
@@ -221,18 +221,3 @@ def _scalars_as_arrays(scalars: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Each scalar as a 0-d NumPy array (what `np.savez` stores)."""
     return {name: np.asarray(value) for name, value in scalars.items()}
 
-
-def _write_bytes_atomic(path: epath.Path, data: bytes) -> None:
-    """Writes `data` to a temporary file beside `path`, then renames it over `path`: a reader (or a run
-    killed mid-write) never sees part of a file. Cloud paths are written directly (objects are whole)."""
-    if "://" in str(path):
-        path.write_bytes(data)
-        return
-    partial = f"{os.fspath(path)}.tmp-{os.getpid()}"
-    try:
-        with open(partial, "wb") as f:
-            f.write(data)
-        os.replace(partial, os.fspath(path))
-    finally:
-        if os.path.exists(partial):
-            os.remove(partial)
