@@ -159,3 +159,13 @@ def test_the_bar_shows_the_wall_clock_and_no_rate_until_a_second_call(monkeypatc
     second = bar.bar.format_dict
     assert second["rate"] > 400 and round(second["elapsed"], 2) == 34.12
     bar.close()
+
+
+def test_a_call_of_no_update_does_not_count_toward_a_measured_rate(monkeypatch):
+    # Step 0's evaluations are a call of no update: after it and step 1's call the rate is still unknown.
+    monkeypatch.setattr("sys.stderr", FakeTerminal())
+    bar = kd.train.Progress().start(total=100, initial=0)
+    bar.step(0)
+    bar.step(1)
+    assert bar.bar.format_dict["rate"] == 0  # shown as "?"
+    bar.close()

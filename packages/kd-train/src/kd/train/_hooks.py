@@ -88,12 +88,13 @@ class ProgressHook(BaseHook):
         self._pending: Any = None
 
     def after(self, call: Call, state: Any, out: CallOutput) -> None:
+        if self.bar.shown:  # the call's compiling left out before the bar shows the rate it moved at
+            compiled = self.compile_clock.seconds()
+            self.bar.exclude(compiled - self._compiled)
+            self._compiled = compiled
         self.bar.step(call.updates)
         if not self.bar.shown:
             return
-        compiled = self.compile_clock.seconds()
-        self.bar.exclude(compiled - self._compiled)
-        self._compiled = compiled
         for states in (self._pending, out.losses[-1][1] if out.losses else None):
             values = ready_losses(states) if states is not None else None
             if values is not None:

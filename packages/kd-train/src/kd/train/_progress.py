@@ -66,7 +66,7 @@ class Progress:
 
         def step(self, n: int = 1) -> None:
             if self.bar is not None:
-                self.bar.kd_calls += 1
+                self.bar.kd_calls += n > 0  # a call of no update (step 0's evaluations) measures nothing
                 self.bar.update(n)
 
         @property
