@@ -35,6 +35,9 @@ def _programs(**fields) -> dict[str, float]:
 )  # fmt: skip
 def test_a_run_compiles_its_programs_and_nothing_else(fields, expected):
     programs = _programs(**fields)
+    if jax.default_backend() != "cpu" and fields.get("steps_per_call") != 20:
+        # On an accelerator the non-finite check of single updates asks the device (kd.train._nonfinite).
+        expected = expected | {"losses_all_finite"}
 
     assert set(programs) == expected, programs
     assert all(seconds > 0 for seconds in programs.values())

@@ -119,15 +119,39 @@ def test_an_unknown_policy_is_a_config_error_naming_the_field():
         lib.make_trainer(on_nonfinite_loss="ignore")
 
 
-def test_the_accelerator_path_copying_each_loss_early_still_names_the_nan_step():
-    # On an accelerator the watch starts each loss state's copy to the host as it is added (the bulk read then
-    # waits for no transfer one by one); the same path, run on CPU arrays, still finds the first bad step.
+@pytest.mark.parametrize("nan_at", [None, 3, 100])
+def test_the_accelerator_path_asks_the_device_and_reads_the_losses_only_for_a_nan(nan_at, monkeypatch):
+    # On an accelerator the check asks the device whether the pending losses are all finite (one program, one
+    # bool read) and reads them one by one only when one is not. The same path, run on CPU arrays here.
+    from kd.train import _nonfinite
+
+    _nonfinite._losses_all_finite.clear_cache()  # other runs in this process may have used it (on a TPU)
+    reads = []
+    monkeypatch.setattr(_nonfinite, "_to_host", lambda tree: reads.append(tree) or jax.device_get(tree))
+    watch = _nonfinite.NonFiniteWatch(policy="stop", last_checkpoint=lambda: None)
+    watch.reduce_on_device = True
+    for step in range(1, 101):  # a hundred updates: the watch checks itself at its limit
+        value = float("nan") if step == nan_at else float(step)
+        state = kd.metrics.AverageState(total=jax.numpy.float32(value), count=jax.numpy.float32(1))
+        if step == 100 and nan_at is not None:
+            with pytest.raises(kd.train.NonFiniteLossError, match=rf"step {nan_at}: the loss is not finite"):
+                watch.add(step, {"l2": state})
+        else:
+            watch.add(step, {"l2": state})
+    watch.add(101, {"l2": kd.metrics.AverageState(total=jax.numpy.float32(1.0), count=jax.numpy.float32(1))})
+    watch.check()  # one pending update: padded to the same program's input
+
+    assert len(reads) == (0 if nan_at is None else 1)
+    assert _nonfinite._losses_all_finite._cache_size() == 1
+
+
+def test_the_accelerator_path_reads_a_fused_calls_losses_on_the_host():
     from kd.train import _nonfinite
 
     watch = _nonfinite.NonFiniteWatch(policy="stop", last_checkpoint=lambda: None)
-    watch._copy_early = True
-    for step, value in enumerate([1.0, 2.0, float("nan"), 3.0], start=1):
-        total, count = jax.numpy.float32(value), jax.numpy.float32(1)
-        watch.add(step, {"l2": kd.metrics.AverageState(total=total, count=count)})
-    with pytest.raises(kd.train.NonFiniteLossError, match=r"step 3: the loss is not finite \(l2 = nan"):
+    watch.reduce_on_device = True
+    stacked = {"l2": kd.metrics.AverageState(total=jax.numpy.array([1.0, float("inf")]), count=jax.numpy.ones(2))}
+    watch.add(1, {"l2": kd.metrics.AverageState(total=jax.numpy.float32(1.0), count=jax.numpy.float32(1))})
+    watch.add_fused(2, 2, stacked)
+    with pytest.raises(kd.train.NonFiniteLossError, match=r"step 3: the loss is not finite \(l2 = inf"):
         watch.check()
