@@ -35,11 +35,18 @@ LAYERS = (
     ),
     ("_errors",),  # every exception type and the helpers that word messages
     ("_audit",),  # the audit hook of a safe resolve
-    ("_signature", "_targets"),
+    ("_targets", "_signature"),  # "module:qualname" -> object (the one walk); argument checks per qualname
     ("_node_path",),  # how errors name a node
     ("_refs", "_ref_value"),  # references; a reference's current value
     ("_config_copy", "_config_dict"),  # the data model and its copies
     ("_equality", "_repr", "_json_encode", "_json_decode", "_ref_copy", "_capture", "_export"),  # walkers
+    (
+        "_safe_policy",
+        "_safe_budget",
+        "_safe_operations",
+        "_safe_precheck",
+        "_safe_guard",
+    ),  # safe mode's parts: what it may use, its budget, bounded operations, the check by name, the guard
     ("_defaults", "_json_writer", "_diff", "_safe_mode", "_resolve"),
     (
         "_cli._override_paths",
@@ -55,7 +62,17 @@ LAYERS = (
 ORDER = layer_order("konfig", LAYERS)
 # Loaded on first use, not by `import konfig`: safe mode (`resolve(..., allowed=[...])`) and copies
 # (`copy.deepcopy(cfg)`, `cfg | other`, which load `copy` too).
-LAZY_MODULES = {"konfig._safe_mode", "konfig._config_copy", "konfig._audit", "konfig._admission"}
+LAZY_MODULES = {
+    "konfig._safe_mode",
+    "konfig._safe_policy",
+    "konfig._safe_budget",
+    "konfig._safe_operations",
+    "konfig._safe_precheck",
+    "konfig._safe_guard",
+    "konfig._config_copy",
+    "konfig._audit",
+    "konfig._admission",
+}
 
 
 def test_import_graph_has_no_cycle():

@@ -356,7 +356,7 @@ def test_comparing_shared_plain_values_counts_every_path_without_walking_them(pa
             cfg[f"{side}{i}"] = pair(PathRef(cfg, (f"{side}{i - 1}",)))
     cfg.same = PathRef(cfg, ("a30",)) == PathRef(cfg, ("b30",))
     refused(cfg, match=rf"{kind} == {kind}: .* would read more than 1,024 MB")
-    from konfig._safe_mode import read_size
+    from konfig._safe_budget import read_size
 
     nest: tuple = (1,)
     for _ in range(60):  # 2**60 paths, measured in 60 steps
@@ -370,9 +370,9 @@ def test_a_plain_method_that_reads_nothing_of_its_owner_is_not_charged_for_it():
     guard = _safe_mode.Guard(())
     big = {i: i for i in range(100_000)}
     guard.admit_call(big.get, [5], {})
-    assert guard.worked < 100  # the key only, not the 100,000 entries
+    assert guard.budget.worked < 100  # the key only, not the 100,000 entries
     guard.admit_call(big.copy, [], {})
-    assert guard.worked > 100_000 * 2 * 28
+    assert guard.budget.worked > 100_000 * 2 * 28
 
 
 def test_operations_within_the_bounds_still_work():

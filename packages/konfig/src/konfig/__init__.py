@@ -53,12 +53,15 @@ from ._immutable_dict import ImmutableDict as ImmutableDict
 from ._immutable_dict import freeze_dict_attrs as freeze_dict_attrs
 from ._immutable_dict import unfreeze as unfreeze
 from ._json_decode import from_json as from_json
+from ._json_format import JSON_MARKERS as JSON_MARKERS
+from ._json_format import JSON_RAW_KEY_PREFIX as JSON_RAW_KEY_PREFIX
 from ._json_writer import to_json as to_json
 from ._library_caches import allow_library_cache as allow_library_cache
 from ._paths import get_by_path as get_by_path
 from ._paths import set_by_path as set_by_path
 from ._placeholder import placeholder as placeholder
 from ._placeholder import required as required
+from ._policy import current_policy as current_policy
 from ._ref_copy import ref_copy as ref_copy
 from ._refs import ref_fn as ref_fn
 from ._repr import register_aliases as register_aliases
@@ -94,6 +97,7 @@ __all__ = [
     "declared_packages",
     "declared_surface",
     "import_object",
+    "current_policy",
     "imports",
     "mock_modules",
     "placeholder",
@@ -119,6 +123,8 @@ __all__ = [
     "JsonFormatError",
     "from_json",
     "to_json",
+    "JSON_MARKERS",
+    "JSON_RAW_KEY_PREFIX",
     "OverrideError",
     "parse_py_expression",
     "SweepItem",

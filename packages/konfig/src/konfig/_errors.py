@@ -94,6 +94,11 @@ class DisallowedTargetError(ResolveError):
     """Safe mode refused targets outside the `allowed=[...]` list."""
 
 
+def safe_mode_refused(what: str) -> DisallowedTargetError:
+    """The error of safe mode refusing `what` (a bound passed, an attribute no config may read, ...)."""
+    return DisallowedTargetError(f"safe mode refused {what}")
+
+
 def module_getattr(module: Any, name: str, missing: Any) -> tuple[Any, str | None]:
     """`(module.name, None)`, or `(missing, why)` when it has none: `why` is the message of the module's own
     `__getattr__` when that explains the refusal (e.g. "not ported; use ..."), else None.

@@ -30,14 +30,14 @@ from ._json_format import (
     FORMAT_VERSION,
     FROZENSET,
     ID_KEY,
+    JSON_MARKERS,
+    JSON_RAW_KEY_PREFIX,
     JSON_SCALARS,
-    MARKERS,
     MAX_RAW_KEY,
     OP,
     PATH,
     PLACEHOLDER,
     RANGE,
-    RAW_PREFIX,
     REF,
     RESERVED_KEYS,
     ROOT,
@@ -159,7 +159,7 @@ def _read_common(text: str | bytes, loads: Any) -> Any:
     def uncommon(data: dict[str, Any]) -> Any:
         """`data`'s keys looked at one by one, as `_Decoder.node` does; a marker's value."""
         first = next(iter(data))
-        if first in MARKERS:
+        if first in JSON_MARKERS:
             return marker(first, data)
         check = version = False
         for k in data:
@@ -173,14 +173,14 @@ def _read_common(text: str | bytes, loads: Any) -> Any:
                 check = True  # A digit (or non-ASCII) key: a positional argument? A constant node.
             elif k == VERSION_KEY:
                 version = True
-            elif k == ID_KEY or k == ROOT or k[:8] == RAW_PREFIX:
+            elif k == ID_KEY or k == ROOT or k[:8] == JSON_RAW_KEY_PREFIX:
                 raise _NotCommon
             # Other `__` keys are kept, as `_Decoder.node` keeps them.
         if version:  # A nested document's (or the root's): a node of the other keys.
             if _version_problem(data[VERSION_KEY]) is not None:
                 raise _NotCommon
             del data[VERSION_KEY]
-            if data and next(iter(data)) in MARKERS:  # A wrapped marker (or the root's marker).
+            if data and next(iter(data)) in JSON_MARKERS:  # A wrapped marker (or the root's marker).
                 raise _NotCommon
         if check:
             _check_node(data, data)
@@ -285,7 +285,7 @@ def decode_if_marked(data: dict[Any, Any], root: ConfigDict) -> bool:
         values = container.values() if type(container) is dict else container
         if type(container) is dict and not marked:
             for k in container:
-                if type(k) is str and k[:2] == "__" and (k in RESERVED_KEYS or k[:8] == RAW_PREFIX):
+                if type(k) is str and k[:2] == "__" and (k in RESERVED_KEYS or k[:8] == JSON_RAW_KEY_PREFIX):
                     marked = True
                     break
         for v in values:
@@ -340,7 +340,7 @@ def _wrapped_value_key(data: dict[str, Any]) -> str | None:
     keys = iter(data)
     next(keys)
     inner = next(keys)
-    return inner if inner == ROOT or inner in MARKERS else None
+    return inner if inner == ROOT or inner in JSON_MARKERS else None
 
 
 def _decode_root(data: Any, decoder: _Decoder) -> Any:
@@ -369,7 +369,7 @@ def _decode_root(data: Any, decoder: _Decoder) -> Any:
 
 def _is_marker(data: dict[str, Any]) -> bool:
     for key in data:
-        return key in MARKERS
+        return key in JSON_MARKERS
     return False
 
 
@@ -411,7 +411,7 @@ class _Decoder:
             if inner is not None:
                 return self.marker(inner, {inner: data[inner]})
             # A node or mapping: `node` leaves the version out.
-        if first in MARKERS:
+        if first in JSON_MARKERS:
             return self.marker(first, data)
         node_id = data.get(ID_KEY)
         if node_id is not None:
@@ -450,7 +450,7 @@ class _Decoder:
                 elif k == VERSION_KEY:  # A nested document's, written after its first key.
                     _check_nested_version(data)
                     continue
-                elif k[:8] == RAW_PREFIX:
+                elif k[:8] == JSON_RAW_KEY_PREFIX:
                     k = self.raw_key(k, data)
                     check = True
                 elif k == CONST:
@@ -477,7 +477,7 @@ class _Decoder:
         if count > _MAX_SAME_HASH:
             raise _Malformed(
                 data,
-                f"more than {_MAX_SAME_HASH} of its `{RAW_PREFIX}` keys have the same hash ({_show(key)} ...)",
+                f"more than {_MAX_SAME_HASH} of its `{JSON_RAW_KEY_PREFIX}` keys have the same hash ({_show(key)} ...)",
             )
         return value
 
@@ -571,7 +571,7 @@ class _SharingDecoder(_Decoder):
             return found
         first = next(iter(data), None)
         if (
-            first in MARKERS
+            first in JSON_MARKERS
             or ID_KEY in data
             or not data
             or (first == VERSION_KEY and _wrapped_value_key(data))
@@ -757,7 +757,7 @@ def _read_op(decoder: _Decoder, op: Any, data: dict[str, Any]) -> Any:
 
 
 # The keys each marker object may have.
-_MARKER_KEYS: dict[str, frozenset[str]] = {kind: frozenset({kind}) for kind in MARKERS}
+_MARKER_KEYS: dict[str, frozenset[str]] = {kind: frozenset({kind}) for kind in JSON_MARKERS}
 _MARKER_KEYS[PATH] = frozenset({PATH, "type"})
 _MARKER_KEYS[PLACEHOLDER] = frozenset({PLACEHOLDER, "default", "required"})
 _MARKER_KEYS[REF] = frozenset({REF, ROOT})
@@ -803,11 +803,11 @@ _UNCHECKED_SET_SIZE = 256  # items of a `__set__` / `__frozenset__` loaded witho
 
 
 def _decode_key(key: str, data: Any) -> Any:
-    literal = key[len(RAW_PREFIX) :]
+    literal = key[len(JSON_RAW_KEY_PREFIX) :]
     if len(literal) > MAX_RAW_KEY:
         raise _Malformed(
             data,
-            f"key {_show(key)} is {len(key):,} characters long; a `{RAW_PREFIX}` key holds a Python "
+            f"key {_show(key)} is {len(key):,} characters long; a `{JSON_RAW_KEY_PREFIX}` key holds a Python "
             f"literal of at most {MAX_RAW_KEY} characters",
         )
     import ast
@@ -818,7 +818,7 @@ def _decode_key(key: str, data: Any) -> Any:
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as e:
         raise _Malformed(
             data,
-            f"key {_show(key)} is not `{RAW_PREFIX}` followed by a hashable Python literal "
+            f"key {_show(key)} is not `{JSON_RAW_KEY_PREFIX}` followed by a hashable Python literal "
             f"(int, float, bool, None, str, bytes, tuple): {type(e).__name__}: {e}",
         ) from None
     return value

@@ -18,6 +18,7 @@ from ._json_format import (
     FORMAT_VERSION,
     FROZENSET,
     ID_KEY,
+    JSON_RAW_KEY_PREFIX,
     JSON_SCALARS,
     MAX_RAW_KEY,
     OP,
@@ -25,7 +26,6 @@ from ._json_format import (
     PLACEHOLDER,
     PLAIN_KEYS,
     RANGE,
-    RAW_PREFIX,
     REF,
     RESERVED_KEYS,
     ROOT,
@@ -215,7 +215,7 @@ class Encoder:
         for k, v in items:
             if type(k) is not str:
                 k = _encode_key(k)
-            elif k in RESERVED_KEYS or k[:8] == RAW_PREFIX:
+            elif k in RESERVED_KEYS or k[:8] == JSON_RAW_KEY_PREFIX:
                 self.marked = True
                 k = _encode_key(k)
             out[k] = v
@@ -379,7 +379,7 @@ def _encode_key(key: Any) -> str:
         )
     try:
         if ast.literal_eval(text) == key:
-            return RAW_PREFIX + text
+            return JSON_RAW_KEY_PREFIX + text
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         pass
     raise Unserializable(

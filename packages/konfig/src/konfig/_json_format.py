@@ -49,18 +49,22 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 1
 VERSION_KEY = "__konfig_version__"
 ID_KEY = "__id__"
-RAW_PREFIX = "__raw__="
+JSON_RAW_KEY_PREFIX = "__raw__="
+"""How konfig JSON writes a key that is not a `str` (or a `str` a marker could be taken for): this prefix, then
+the key's Python literal (`{1: "a"}` is written `{"__raw__=1": "a"}`; `ast.literal_eval` reads it back)."""
 MAX_RAW_KEY = 1000  # characters of a `__raw__=` key's literal; keys are short
 
 TUPLE, SET, FROZENSET = "__tuple__", "__set__", "__frozenset__"
 BYTES, SLICE, RANGE, ELLIPSIS = "__bytes__", "__slice__", "__range__", "__ellipsis__"
 COMPLEX, PATH, PLACEHOLDER = "__complex__", "__path__", "__placeholder__"
 REF, ROOT, OP = "__ref__", "__root__", "__op__"
-MARKERS = frozenset(
+JSON_MARKERS = frozenset(
     {TUPLE, SET, FROZENSET, BYTES, SLICE, RANGE, ELLIPSIS, COMPLEX, PATH, PLACEHOLDER, REF, OP}
 )
+"""The keys of konfig JSON's marker objects (`{"__tuple__": [...]}`, `{"__ref__": ["a", 0]}`, ...): a JSON object
+whose first key is one of them is a value konfig wrote (a tuple, a reference, bytes, ...), not a config node."""
 # `str` keys of a ConfigDict that must be escaped with `__raw__=` to be read back as keys.
-RESERVED_KEYS = MARKERS | {ID_KEY, VERSION_KEY, ROOT}
+RESERVED_KEYS = JSON_MARKERS | {ID_KEY, VERSION_KEY, ROOT}
 
 JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 
@@ -70,7 +74,7 @@ PLAIN_KEYS: set[Any] = set()
 
 def is_plain_key(key: Any) -> bool:
     """Whether `key` is written as it is: a `str` that no marker or `__raw__=` key could be taken for."""
-    if type(key) is not str or key in RESERVED_KEYS or key[:8] == RAW_PREFIX:
+    if type(key) is not str or key in RESERVED_KEYS or key[:8] == JSON_RAW_KEY_PREFIX:
         return False
     if len(PLAIN_KEYS) < 100_000:
         PLAIN_KEYS.add(key)

@@ -14,6 +14,7 @@ from . import _signature
 from ._errors import ConfigValueError, did_you_mean
 from ._keys import QUALNAME, path_key
 from ._paths import format_path
+from ._targets import find_imported_callable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ def _built_attribute_hint(cfg: Any, qualname: str, name: str) -> str:
     """Points `node.method` / `node.property` users to a lazy reference."""
     import inspect
 
-    target = _signature.lookup_imported(qualname)
+    target = find_imported_callable(qualname)
     if target is None or (isinstance(target, type) and inspect.getattr_static(target, name, None) is None):
         return ""
     try:

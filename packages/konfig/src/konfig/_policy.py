@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import weakref
     from typing import Any
 
-# The `contextvars.ContextVar` of the guard in force; None until `_safe_mode` is first imported.
+# The `contextvars.ContextVar` of the guard in force; None until safe mode (`_safe_guard`) is first imported.
 ACTIVE: contextvars.ContextVar[Any] | None = None
 # Config nodes passed unresolved to an allowed callable, with the policy of the resolve that passed them:
 # id(node) -> (weak reference to the node, guard); an entry leaves when its node is collected. Written by
@@ -28,14 +28,23 @@ HANDED_OVER: dict[int, tuple[weakref.ref[Any], Any]] = {}
 
 
 def install(variable: contextvars.ContextVar[Any]) -> None:
-    """Safe mode's context variable (called once, when `_safe_mode` loads)."""
+    """Safe mode's context variable (called once, when `_safe_guard` loads)."""
     global ACTIVE
     if ACTIVE is None:
         ACTIVE = variable
 
 
 def current_policy() -> Any:
-    """The guard of the safe resolve running in this context, or None."""
+    """The safe-mode policy in force in this context, or None outside safe mode.
+
+    While a `konfig.resolve(cfg, allowed=[...])` runs (and in every resolve and target it starts), this is
+    the guard that checks what it imports and calls; elsewhere it is None. Code that builds objects from a
+    config asks it before doing what an untrusted config must not make it do (kd-train's
+    `Trainer.eval_only` refuses to read another run's folder). The object itself is konfig's own: compare
+    it with None; `konfig.import_object` imports through it.
+
+    Usage: `if konfig.current_policy() is not None: raise konfig.DisallowedTargetError("...")`.
+    """
     return None if ACTIVE is None else ACTIVE.get()
 
 

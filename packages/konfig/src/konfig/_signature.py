@@ -7,10 +7,9 @@ then a few set lookups.
 
 from __future__ import annotations
 
-import sys
-
 from ._errors import ArgumentError, did_you_mean
 from ._keys import is_positional_key
+from ._targets import find_imported_callable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -129,7 +128,7 @@ def params_for(qualname: str, target: Any = None) -> Params | None:
     except KeyError:
         pass
     if target is None:
-        target = lookup_imported(qualname)
+        target = find_imported_callable(qualname)
         if target is None:
             return None  # Not cached: the module may be imported later.
     import inspect
@@ -140,27 +139,6 @@ def params_for(qualname: str, target: Any = None) -> Params | None:
         params = None
     _CACHE[qualname] = params
     return params
-
-
-def lookup_imported(qualname: str) -> Any:
-    """The callable `qualname` names if its module is imported, else None (imports nothing)."""
-    module_name, sep, attrs = qualname.partition(":")
-    if not sep:
-        return None
-    obj: Any = sys.modules.get(module_name)
-    if obj is None:
-        return None
-    import inspect
-
-    for attr in attrs.split("."):
-        # Static lookup: no property or module `__getattr__` runs for validation.
-        value = inspect.getattr_static(obj, attr, None)
-        if value is None:
-            return None
-        if isinstance(value, (classmethod, staticmethod)):
-            value = getattr(obj, attr)  # Bound: `cls` is not a parameter.
-        obj = value
-    return obj if callable(obj) else None
 
 
 def display_name(qualname: str) -> str:

@@ -8,7 +8,8 @@ Two ways to walk, one loop (`walk_attrs`):
 * finding without running code (`find_imported`): only a module already imported is looked in, and
   attributes are read statically, by `static_attribute` (anything stored; the command line's `py::`
   reader checks names with it) or `plain_attribute` (only what can be used without running code;
-  `konfig.from_json` restores functions and types with it).
+  `konfig.from_json` restores functions and types with it); `find_imported_callable` finds what argument
+  checks inspect.
 
     >>> import_target("os.path:join") is find_imported("os.path:join") is __import__("os").path.join
     True
@@ -127,6 +128,30 @@ def find_imported(qualname: str, read: Callable[[Any, str], Any] | None = None) 
         if isinstance(e.owner, types.ModuleType) and "__getattr__" in vars(e.owner):
             return NOT_IMPORTED  # A lazy module attribute: asking for it could import.
         raise
+
+
+def find_imported_callable(qualname: str) -> Any:
+    """The callable `"module:Attr.sub"` names, found by `find_imported` (nothing imported, nothing run), with
+    class and static methods bound as a call sees them; None where the module is not imported, a name is
+    missing or what it names is not callable. Argument checks (`_signature`) inspect what it finds.
+
+    Usage: `find_imported_callable("os.path:join") is os.path.join`.
+    """
+    if ":" not in qualname:
+        return None
+    try:
+        found = find_imported(qualname, _called_attribute)
+    except NoAttribute:
+        return None
+    return found if found is not NOT_IMPORTED and callable(found) else None
+
+
+def _called_attribute(obj: Any, name: str) -> Any:
+    """`static_attribute`, with a class or static method bound (`getattr`): `cls` is not a parameter."""
+    value = static_attribute(obj, name)
+    if isinstance(value, (classmethod, staticmethod)):
+        return getattr(obj, name)
+    return value
 
 
 class NoAttribute(Exception):

@@ -39,7 +39,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 from etils import epath
-from konfig._json_format import MARKERS, RAW_PREFIX  # the JSON format's own markers
+from konfig import JSON_MARKERS as MARKERS  # the JSON format's own markers
+from konfig import JSON_RAW_KEY_PREFIX as RAW_PREFIX
 
 from kd._atomic import write_text_atomic
 from kd._root_ref import ROOT_CFG_REF, RootRef
