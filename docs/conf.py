@@ -25,7 +25,7 @@ extensions = [
 # registries), and intersphinx would fetch python/jax/numpy inventories over the network.
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "_ext", "_templates"]
+exclude_patterns = ["_build", "_ext", "_templates", "_tools", "_screenshots"]
 root_doc = "index"
 
 # The docstrings write code in single backticks, as Markdown does.
@@ -39,6 +39,8 @@ autodoc_typehints = "signature"
 autodoc_typehints_format = "short"
 autodoc_preserve_defaults = True
 autodoc_class_signature = "mixed"
+# A signature longer than this shows one parameter a line (a Trainer has thirty).
+python_maximum_signature_line_length = 100
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_ivar = True  # `Attributes:` as a field list: no second description of a dataclass field
@@ -82,5 +84,7 @@ html_theme_options = {
 templates_path = ["_templates"]
 html_sidebars = {"**": ["navbar-logo.html", "kd-sidebar-nav.html"]}  # the search field is in the header
 html_static_path = ["_static"]
-html_css_files = ["kd.css"]  # a wider content column for 110-column code
+# Room for 110-column code at a 1280 px window (docs/_tools/layout_check.py measures it).
+html_css_files = ["kd.css"]
+html_js_files = ["kd.js"]  # the article header's table-of-contents button, wired to the theme's drawer
 html_last_updated_fmt = None

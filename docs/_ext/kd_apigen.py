@@ -16,6 +16,7 @@ reads only what changed.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import inspect
@@ -25,6 +26,7 @@ import typing
 from typing import Any
 
 import kd_docstrings
+from sphinx.util.inspect import object_description
 
 NAMESPACES = (
     "konfig",
@@ -102,9 +104,14 @@ def canonical_names() -> dict[int, str]:
     """id(object) -> the first public name it has (in `NAMESPACES` order): classes, functions, type aliases."""
     found: dict[int, str] = {}
     for name in all_names():
+        if id(name.obj) in _TYPING_OWN:  # `kontext.Context = Any`: `Any` elsewhere is not a link to it
+            continue
         if name.kind in ("class", "function") or _is_typing_construct(name.obj):
             found.setdefault(id(name.obj), name.full)
     return found
+
+
+_TYPING_OWN = frozenset(id(getattr(typing, name)) for name in typing.__all__ if hasattr(typing, name))
 
 
 def _first_line(obj: Any) -> str:
@@ -159,6 +166,8 @@ def _name_page(name: Name, canonical: dict[int, str], everywhere: dict[int, list
     options = {"class": ["   :members:", "   :show-inheritance:"], "data": ["   :no-value:"]}.get(
         name.kind, []
     )
+    if name.kind == "class" and name.obj.__bases__ == (object,):
+        options = ["   :members:"]  # no "Bases: object"
     first = canonical.get(id(name.obj), name.full)
     if first != name.full:
         # Documented in full under its first public name; here a target of its own (so links to this
@@ -237,7 +246,10 @@ def write_pages(folder: pathlib.Path) -> int:
 
 def _namespaces_table() -> str:
     """The API index's table: each package and namespace, linked, with its docstring's first sentence."""
-    lines = [".. list-table::\n   :widths: 25 75\n   :header-rows: 1\n", "   * - namespace\n     - what it holds"]
+    lines = [
+        ".. list-table::\n   :widths: 25 75\n   :header-rows: 1\n",
+        "   * - namespace\n     - what it holds",
+    ]
     for namespace in NAMESPACES:
         module = importlib.import_module(namespace)
         text = summary(module).removeprefix(f"{namespace}:").strip() or " "
@@ -297,32 +309,140 @@ def skip_aliased_members(app: Any, what: str, name: str, obj: Any, skip: bool, o
     return None
 
 
-# Defaults a dataclass's generated `__init__` shows by their value, shown by their name (no source to preserve).
-_NAMED_DEFAULTS = {"'__KEY_REQUIRED__'": "kontext.REQUIRED"}
+# Defaults shown by a name rather than by their value: a sentinel, or a value computed when the field is unset.
+_NAMED_DEFAULTS = {
+    "'__KEY_REQUIRED__'": "kontext.REQUIRED",
+    "<a kd.ckpts.Checkpointer when workdir is set>": "kd.ckpts.default_checkpointer(...)",
+}
 # `~kd._interfaces.TrainingData` -> `TrainingData`: a private module's path in a signature is not for readers.
 _PRIVATE_PATH = re.compile(r"~?\b(?:konfig|kontext|ktyping|kd_compat|kd)(?:\.\w+)*\._\w+(?:\.\w+)*\.(?=\w)")
+# `collections.abc.Mapping[str, typing.Any]` in a field list -> `~...`: shown as `Mapping[str, Any]`, as in signatures.
+_STDLIB_PATH = re.compile(r"(?<![\w.~])((?:collections\.abc|typing|typing_extensions)\.\w)")
+# A module's path before a parenthesis (`~ktyping.(Float | Bool)`, how Sphinx names a class of that name): not Python.
+_PATH_BEFORE_PARENTHESIS = re.compile(r"~?\b[\w.]*\w\.(?=\()")
+# `~ktyping.(Bool | Float)['n k']` -> `~ktyping.Bool['n k'] | ~ktyping.Float['n k']`, the same type: Sphinx
+# would show `Bool | Float['n k']`, without the parentheses.
+_SUBSCRIPTED_UNION = re.compile(r"(~?\b[\w.]*\w\.)?\(([\w.~]+(?:\s*\|\s*[\w.~]+)+)\)(\[[^\[\]]*\])")
+
+
+def _distribute(match: re.Match[str]) -> str:
+    module, names, subscript = match.group(1) or "", match.group(2), match.group(3)
+    return " | ".join(f"{module}{name.strip()}{subscript}" for name in names.split("|"))
+
+
+_FACTORIES = {dict: "{}", list: "[]", tuple: "()", set: "set()", frozenset: "frozenset()"}
+
+
+def _is_python(text: str) -> bool:
+    try:
+        ast.parse(text, mode="eval")
+    except SyntaxError:
+        return False
+    return True
+
+
+def _as_code(value: Any) -> str:
+    """A default whose repr is not Python (`<class 'numpy.float32'>`, a sentinel), as code a reader writes."""
+    if inspect.isclass(value) or inspect.isroutine(value):
+        qualname = getattr(value, "__qualname__", getattr(value, "__name__", ""))
+        module = getattr(value, "__module__", None) or ""
+        if "<locals>" in qualname:  # `normal.<locals>.init`: what `normal(...)` returned
+            qualname = qualname.split(".<locals>")[0] + "(...)"
+        if not qualname.isidentifier() and not _is_python(qualname):
+            return "..."
+        if public := _CANONICAL.get(id(value)):
+            return public
+        bare = not module or module == "builtins" or "._" in f".{module}"  # no private module's path
+        return qualname if bare else f"{module}.{qualname}"
+    return "..."
+
+
+def _factory_as_code(factory: Any) -> str:
+    if factory in _FACTORIES:
+        return _FACTORIES[factory]
+    name = _as_code(factory)
+    return "..." if name == "..." or name.endswith("(...)") else f"{name}()"
+
+
+def _readable_defaults(obj: Any, signature: str) -> str:
+    """Each default whose repr is not Python, replaced in `signature` by code: `<factory>` -> `{}`, ...
+
+    Sphinx parses a signature as Python to render it; one such repr and the whole signature is shown as
+    raw text (`~typing.Any`, no links).
+    """
+    try:
+        parameters = inspect.signature(obj).parameters.values()
+    except (TypeError, ValueError):
+        return signature
+    fields = getattr(obj, "__dataclass_fields__", {}) if inspect.isclass(obj) else {}
+    cursor = 0
+    for parameter in parameters:
+        if parameter.default is inspect.Parameter.empty:
+            continue
+        shown = object_description(parameter.default)  # as autodoc wrote it (no ` at 0x7f...`)
+        if shown in _NAMED_DEFAULTS or _is_python(shown):
+            continue
+        field = fields.get(parameter.name)
+        if field is not None and field.default_factory is not dataclasses.MISSING:
+            code = _factory_as_code(field.default_factory)
+        else:
+            code = _as_code(parameter.default)
+        at = signature.find(f" = {shown}", cursor)
+        if at < 0:
+            continue
+        signature = f"{signature[:at]} = {code}{signature[at + 3 + len(shown) :]}"
+        cursor = at + 3 + len(code)
+    return signature
 
 
 def readable_signature(
-    app: Any, what: str, name: str, obj: Any, options: Any, signature: str | None, return_annotation: str | None
+    app: Any,
+    what: str,
+    name: str,
+    obj: Any,
+    options: Any,
+    signature: str | None,
+    return_annotation: str | None,
 ) -> tuple[str | None, str | None]:
-    """Signatures as a reader writes them: sentinels by name, no private module paths."""
+    """Signatures as a reader writes them: defaults as code, sentinels by name, no private module paths."""
 
     def tidy(text: str | None) -> str | None:
         if not text:
             return text
         for value, named in _NAMED_DEFAULTS.items():
             text = text.replace(value, named)
+        text = _PATH_BEFORE_PARENTHESIS.sub("", _SUBSCRIPTED_UNION.sub(_distribute, text))
         return _PRIVATE_PATH.sub("", text)
 
+    if signature:
+        signature = _readable_defaults(obj, signature)
     return tidy(signature), tidy(return_annotation)
 
 
 def readable_field_types(app: Any, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
-    """The types napoleon writes into field lists from annotations, without private module paths."""
+    """The types napoleon writes into field lists from annotations: no private module paths, `Mapping` for
+    `collections.abc.Mapping`.
+
+    A property's docstring that starts "Why the last run stopped, or None: ..." is prose, not "type: text"
+    as napoleon reads it: with a return annotation (shown in the signature) its first line is put back.
+    """
+    if (
+        what == "property"
+        and _annotated_property(obj)
+        and len(lines) >= 2
+        and lines[-1].startswith(":type: ")
+    ):
+        words = lines[-1].removeprefix(":type: ")
+        body = lines[:-2] if lines[-2] == "" else lines[:-1]
+        lines[:] = [f"{words}: {body[0]}" if body else words, *body[1:]]
     for index, line in enumerate(lines):
         if line.lstrip().startswith((":vartype", ":type", ":rtype")):
-            lines[index] = _PRIVATE_PATH.sub("", line)
+            lines[index] = _STDLIB_PATH.sub(r"~\1", _PRIVATE_PATH.sub("", line))
+
+
+def _annotated_property(obj: Any) -> bool:
+    getter = getattr(obj, "fget", None) or getattr(obj, "func", None)
+    return "return" in getattr(getter, "__annotations__", {})
 
 
 def setup(app: Any) -> dict[str, Any]:
