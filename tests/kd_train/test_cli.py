@@ -184,7 +184,7 @@ def test_config_errors_exit_2_with_one_paragraph_and_no_traceback(args, expected
 def test_an_unknown_command_exits_2_with_the_closest_and_the_commands():
     result = kd_train("trian", f"--cfg={EXAMPLE}")
     assert result.returncode == 2 and result.stderr == (
-        "error: unknown command 'trian'; did you mean 'train'? The commands: train, inspect, eval, plot, diff, launch, config, data, run "
+        "error: unknown command 'trian'; did you mean 'train'? The commands: train, inspect, eval, plot, diff, launch, predict, lr-find, config, data, run "
         "(kd-train --help describes them)\n"
     )
 

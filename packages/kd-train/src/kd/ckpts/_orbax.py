@@ -25,7 +25,7 @@ import jax
 import numpy as np
 from etils import epath
 
-from kd.ckpts import _digests
+from kd.ckpts import _digests, _interrupt
 
 if TYPE_CHECKING:
     import orbax.checkpoint as ocp
@@ -218,8 +218,24 @@ def save(
     items.update({name: _ocp().args.JsonSave(dict(value)) for name, value in json_items.items()})
     if digest_algorithm is not None:
         items[DIGESTS] = _digest_item()[1](state, dict(json_items), digest_algorithm)
-    with jax.transfer_guard("allow"):  # saving copies the arrays to host on purpose
-        return bool(manager.save(int(step), args=_ocp().args.Composite(**items), force=True))
+    complete = [s for s in steps(manager) if s != int(step)]
+    started = _interrupt.Save(
+        step=int(step),
+        resumes_from=max(complete, default=None),
+        partial=str(step_directory(epath.Path(manager.directory), step)) + _TMP_MARK,
+    )
+    with _interrupt.writing(started):  # a Ctrl-C meanwhile: see kd.ckpts._interrupt
+        try:
+            with jax.transfer_guard("allow"):  # saving copies the arrays to host on purpose
+                saved = bool(manager.save(int(step), args=_ocp().args.Composite(**items), force=True))
+        except BaseException:
+            _interrupt.saved()
+            raise
+        if not saved:
+            _interrupt.saved()
+        if _interrupt.pending():  # its KeyboardInterrupt comes once the save is complete
+            wait(manager)
+    return saved
 
 
 def item_names(manager: ocp.CheckpointManager, step: int) -> set[str]:
@@ -290,16 +306,25 @@ def restore_raw(manager: ocp.CheckpointManager, step: int) -> Any:
 
 
 def delete(manager: ocp.CheckpointManager, step: int) -> None:
-    manager.delete(int(step))
+    with _interrupt.writing():  # a Ctrl-C waits until the folder is gone, not half of it
+        manager.delete(int(step))
 
 
 def wait(manager: ocp.CheckpointManager) -> None:
-    manager.wait_until_finished()
+    with _interrupt.writing():
+        try:
+            manager.wait_until_finished()
+        finally:
+            _interrupt.saved()
 
 
 def close(manager: ocp.CheckpointManager) -> None:
-    manager.wait_until_finished()
-    manager.close()
+    with _interrupt.writing():
+        try:
+            manager.wait_until_finished()
+        finally:
+            _interrupt.saved()
+        manager.close()
 
 
 def source_directory() -> str:

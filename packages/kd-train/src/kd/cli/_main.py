@@ -36,7 +36,7 @@ from kd._phase import during, where_raised
 from kd._run_policy import RunPolicyError, run_policy
 from kd._run_policy import config_folder_on_path as _config_folder_on_path
 
-from . import _distributed, _launch
+from . import _distributed, _launch, _lr_find, _predict
 from ._compile_cache import enable_compilation_cache
 from ._errors import (
     TRACEBACK_ENV,
@@ -61,6 +61,8 @@ usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NA
        kd-train inspect --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--interms] [--allowed=MODULE[,MODULE]]
        kd-train eval --workdir=WORKDIR [--evals=NAME[,NAME]] [--follow|--no-follow] [--poll_seconds=S]
                      [--timeout_seconds=S] [--allowed=MODULE[,MODULE]] [--cfg.PATH=VALUE ...]
+       kd-train predict --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--ds=NAME] [--out=FILE.npz] [--batches=N]
+       kd-train lr-find --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--min=1e-7] [--max=1] [--steps=100] [--base-lr=LR]
        kd-train plot WORKDIR [WORKDIR ...] [--out=FILE.png] [--metrics=GLOB[,GLOB]] [--perf]
        kd-train diff WORKDIR_A WORKDIR_B
        kd-train launch --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--local|--slurm] [--coordinator_port=PORT]
@@ -88,6 +90,11 @@ usage: kd-train [train] --cfg=CONFIG.py [--cfg.PATH=VALUE ...] [--sweep=NAME[,NA
            (less those that run code: os, subprocess, ...), or exactly those of --allowed; so is a
            --cfg=RUN/config.json of train and inspect (a config.py, or a .json of your own, is code
            you run, unless --allowed is given)
+  predict  writes the outputs (preds) of the run's latest checkpoint (in cfg.workdir) on an evaluator's data
+           (--ds=NAME, default the first; or train) to WORKDIR/predictions/<ds>_step<N>.npz (--out)
+  lr-find  the learning-rate range test: trains the config from its init (no workdir, no checkpoint) with
+           the learning rate growing from --min to --max over --steps steps; prints the losses and the
+           suggested learning rate; writes WORKDIR/lr_find.json (and .png with matplotlib)
   plot     renders the logged curves of one or several runs to a PNG: a panel per value, train and
            evaluators on the same axes (perf/* with --perf)
   diff     shows what differs between two runs' configs
@@ -981,6 +988,8 @@ _COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "plot": _plot,
     "diff": _diff,
     "launch": _launch.launch,
+    "predict": _predict.predict,
+    "lr-find": _lr_find.lr_find,
     "config": _kauldron_command("config"),
     "data": _kauldron_command("data"),
     "run": _kauldron_command("run"),

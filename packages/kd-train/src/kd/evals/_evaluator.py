@@ -53,6 +53,7 @@ class Evaluator:
     model: Any = ROOT_CFG_REF.model
     rng_streams: Any = ROOT_CFG_REF.rng_streams
     sharding: Any = ROOT_CFG_REF.sharding
+    precision: Any = ROOT_CFG_REF.precision
     writer: Any = ROOT_CFG_REF.writer
     init_transform: Any = dataclasses.field(default_factory=NoopTransform)
 
@@ -76,6 +77,7 @@ class Evaluator:
             losses=self.losses,
             metrics=self.metrics,
             summaries=self.summaries,
+            precision=None if isinstance(self.precision, RootRef) else self.precision,
         )
 
     def check(self, state_specs: Any, *, where: str = "Evaluator") -> None:

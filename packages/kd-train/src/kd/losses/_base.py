@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import kontext
 
 from kd import metrics
+from kd.metrics import _label_range
 
 Schedule = Callable[[Any], Any]
 """A loss weight as a function of the step (an optax schedule: `optax.linear_schedule(...)`)."""
@@ -60,6 +61,9 @@ class Loss(metrics.Metric):
 
     def get_state(self, *, mask: Any = None, step: Any = None, **inputs: Any) -> metrics.AverageState:
         """The `AverageState` of the weighted, masked values of `get_values(**inputs)`."""
+        keys = getattr(type(self), "label_range_keys", None)
+        if keys is not None:  # integer labels: checked in the step only under checkify's user checks
+            _label_range.check_in_step(self, logits=inputs[keys[0]], labels=inputs[keys[1]], mask=mask)
         values = jnp.asarray(self.get_values(**inputs))
         weight = self.get_weight(step)
         if mask is None:

@@ -6,6 +6,7 @@ kd.losses.SoftmaxCrossEntropyWithIntLabels(logits="preds.logits", labels="batch.
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -39,10 +40,16 @@ class SoftmaxCrossEntropyWithIntLabels(_base.Loss):
     Usage: `kd.losses.SoftmaxCrossEntropyWithIntLabels(logits="preds.logits", labels="batch.label")`.
 
     Kauldron only takes `(*b, 1)` labels; a mask shaped like the labels applies per example (a masked
-    padding label such as -1 contributes nothing; unmasked, a label outside `[0, n)` picks no logit and gives
-    `logsumexp(logits)`). The values are optax's, computed with a one-hot select instead of a gather, so that `jax.experimental.checkify`'s
-    index checks (`Trainer.checkify_error_categories=checkify.all_checks`) trace its gradient.
+    padding label such as -1 contributes nothing). An unmasked label outside `0..n-1` (`n` the logits'
+    last axis, e.g. 10-class labels on a 1-output model) stops the Trainer on its first batch, naming the
+    loss, and on any batch under checkify's user checks (`Trainer.checkify_error_categories=
+    checkify.all_checks`); called directly, such a label picks no logit and gives `logsumexp(logits)`. The
+    values are optax's, computed with a one-hot select instead of a gather, so that
+    `jax.experimental.checkify`'s index checks trace its gradient.
     """
+
+    # The keys of the logits, the integer labels and the mask: the range is checked (kd.metrics._label_range).
+    label_range_keys: ClassVar[tuple[str, str, str]] = ("logits", "labels", "mask")
 
     logits: kontext.Key = kontext.REQUIRED
     labels: kontext.Key = kontext.REQUIRED

@@ -6,7 +6,7 @@ kd.metrics.Accuracy(logits="preds.logits", labels="batch.label")
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -30,11 +30,16 @@ class Accuracy(_base.Metric):
 
     Usage: `kd.metrics.Accuracy(logits="preds.logits", labels="batch.label")`.
 
+    An unmasked label outside `0..n-1` stops the Trainer on its first batch, naming the metric.
+
     Attributes:
       logits: key of the logits `(*b, n)`.
       labels: key of the integer labels, `(*b,)` or `(*b, 1)`.
       mask: optional key of per-example weights, `(*b,)` or `(*b, 1)`.
     """
+
+    # The keys of the logits, the integer labels and the mask: the labels' range is checked (_label_range).
+    label_range_keys: ClassVar[tuple[str, str, str]] = ("logits", "labels", "mask")
 
     logits: kontext.Key = kontext.REQUIRED
     labels: kontext.Key = kontext.REQUIRED
@@ -170,6 +175,7 @@ class RocAuc(_base.Metric):
     Every example is kept (on the host) until `compute`, which runs scikit-learn. Only the
     classes present in the labels are scored (their probabilities renormalised), unless
     `unique_labels` lists them; with fewer than two classes present the value is 0.0.
+    An unmasked label outside `0..n-1` stops the Trainer on its first batch, naming the metric.
 
     Attributes:
       logits: key of the logits `(*b, n)`.
@@ -184,6 +190,9 @@ class RocAuc(_base.Metric):
     mask: kontext.Key | None = None
     unique_labels: tuple[int, ...] | None = None
     multi_class_mode: str = "ovr"
+
+    # The keys of the logits, the integer labels and the mask: the labels' range is checked (_label_range).
+    label_range_keys: ClassVar[tuple[str, str, str]] = ("logits", "labels", "mask")
 
     State = RocAucState
 

@@ -2,6 +2,7 @@
 
 state, aux = konfig.resolve(cfg).train()   # cfg = kd.train.Trainer(...) built in a konfig config
 cfg.hooks = [kd.train.EarlyStopping(monitor="val/losses/l2", patience=3)]   # or your own kd.train.Hook
+preds = trainer.predict(eval_ds)   # the trained run's outputs; kd.train.lr_find(trainer).suggestion: a learning rate
 """
 
 from kd._root_ref import ROOT_CFG_REF as ROOT_CFG_REF
@@ -29,9 +30,12 @@ from ._inspect import lower_trainstep as lower_trainstep
 from ._inspect import parameter_counts as parameter_counts
 from ._inspect import parameter_table as parameter_table
 from ._inspect import step_cost as step_cost
+from ._lr_find import LrFindResult as LrFindResult
+from ._lr_find import lr_find as lr_find
 from ._model import InterestFilter as InterestFilter
 from ._model import LinenModel as LinenModel
 from ._model import NnxModel as NnxModel
+from ._precision import MixedPrecision as MixedPrecision
 from ._profiler import Profiler as Profiler
 from ._progress import Progress as Progress
 from ._rngs import RngStream as RngStream
@@ -57,6 +61,8 @@ __all__ = [
     "KDMetricWriter",
     "KeyPathError",
     "LinenModel",
+    "LrFindResult",
+    "MixedPrecision",
     "NnxModel",
     "NonFiniteLossError",
     "PerformanceTimer",
@@ -78,6 +84,7 @@ __all__ = [
     "intermediate_specs",
     "interms_report",
     "lower_trainstep",
+    "lr_find",
     "parameter_counts",
     "parameter_table",
     "step_cost",

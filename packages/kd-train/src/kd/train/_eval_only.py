@@ -22,7 +22,7 @@ from typing import Any
 
 import jax
 import konfig
-from konfig._policy import current_policy
+from konfig import current_policy
 
 from kd._phase import during
 from kd._run_policy import config_folder_on_path, run_policy
@@ -134,6 +134,28 @@ def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, Any]) -> Trainer:
 _TAKEN = ("workdir", "evals", "writer", "eval_ds", "progress", "seed", "sharding")
 
 
+def restore_latest_state(trainer: Trainer, checkpointer: Any, *, what: str) -> Any:
+    """The TrainState of `checkpointer`'s latest checkpoint, restored onto `trainer`'s state template (its
+    shapes and shardings), or None when there is none. A `kd.ckpts.Checkpointer` is read read-only: nothing
+    in the run's folder changes (no retention, no clean-up, a damaged save is left in place).
+
+    Usage: `state = restore_latest_state(trainer, trainer.checkpointer, what="the run's latest checkpoint")`
+    (`eval_only` and `Trainer.predict` restore this way).
+    """
+    if dataclasses.is_dataclass(checkpointer) and hasattr(checkpointer, "read_only"):
+        checkpointer = dataclasses.replace(checkpointer, read_only=True, enable_async_checkpointing=False)
+        if not checkpointer.directory.exists():
+            return None
+    try:
+        with during(f"restoring {what}"):
+            restored = checkpointer.restore_latest(trainer.sharding.state_template(trainer.state_specs))
+    finally:
+        close = getattr(checkpointer, "close", None)
+        if callable(close):
+            close()
+    return None if restored is None else restored.state
+
+
 def evaluate_only(trainer: Trainer) -> tuple[Any, dict[str, Any]]:
     """`(state, values)`: the trained run's latest checkpoint, and what every evaluator gave on it."""
     from kd import ckpts
@@ -144,19 +166,14 @@ def evaluate_only(trainer: Trainer) -> tuple[Any, dict[str, Any]]:
     source = trainer.aux[SOURCE_KEY]
     if not trainer.evals:
         raise ConfigError("Trainer.eval_only: cfg.evals is empty, so there is nothing to evaluate")
-    checkpointer = ckpts.Checkpointer(
-        workdir=source, save_interval_steps=1, read_only=True, enable_async_checkpointing=False
+    checkpointer = ckpts.Checkpointer(workdir=source, save_interval_steps=1)
+    state = restore_latest_state(
+        trainer, checkpointer, what=f"the trained run's latest checkpoint ({source})"
     )
-    try:
-        with during(f"restoring the trained run's latest checkpoint ({source})"):
-            restored = checkpointer.restore_latest(trainer.sharding.state_template(trainer.state_specs))
-    finally:
-        checkpointer.close()
-    if restored is None:
+    if state is None:
         raise ConfigError(
             f"Trainer.eval_only: {source} has no checkpoint to evaluate (checkpoints/ is empty)"
         )
-    state = restored.state
     step = int(state.step)
     writer = trainer._active_writer
     if trainer.workdir is not None:

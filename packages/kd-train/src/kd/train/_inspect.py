@@ -18,9 +18,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import jax
+import jax.numpy as jnp
 import kontext
 import numpy as np
+import optax
 
+from kd.train._lr_find import learning_rate_source
 from kd.train._model import InterestFilter, NnxModel
 
 if TYPE_CHECKING:
@@ -393,9 +396,58 @@ def _run_summary(trainer: Trainer) -> str:
         ("batch size", f"{batch}{hosts} (from train_ds.element_spec)"),
         ("devices", f"{len(devices)} x {devices[0].platform}{kinds}"),
         ("train state", f"{human_bytes(_nbytes(jax.tree.leaves(specs)))}: {state}"),
+        ("precision", _precision_line(trainer.precision, specs.params)),
+        *_accumulation_rows(trainer.optimizer, trainer.num_train_steps),
         ("hooks", _hooks_line(trainer.hooks)),
+        ("predict", _predict_line(trainer)),
+        ("lr-find", _lr_find_line(trainer)),
     ]
     return "\n".join(_aligned(rows))
+
+
+def _precision_line(policy: Any, params: Any) -> str:
+    """`bfloat16 compute, float32 params and outputs` (a `kd.train.MixedPrecision`), or `as the model is written`."""
+    if policy is None:
+        return "as the model is written"
+    stored = [_dtype(leaf) for leaf in jax.tree.leaves(params) if jnp.issubdtype(leaf.dtype, jnp.floating)]
+    return policy.describe("/".join(dict.fromkeys(stored)) or "no floating")
+
+
+def _accumulation_rows(optimizer: Any, num_train_steps: int | None) -> list[tuple[str, str]]:
+    """A `gradient accumulation` row when the optimizer is an `optax.MultiSteps` (or its transformation)."""
+    multi = getattr(getattr(optimizer, "init", None), "__self__", None)  # `.gradient_transformation()`'s
+    multi = optimizer if isinstance(optimizer, optax.MultiSteps) else multi
+    if not isinstance(multi, optax.MultiSteps):
+        return []
+    schedule = multi._every_k_schedule  # an int was made a constant function; optax keeps no public copy
+    first, last = (int(schedule(step)) for step in (0, max((num_train_steps or 1) - 1, 0)))
+    every = f"every {first} micro-steps" if first == last else f"every {first} to {last} micro-steps"
+    return [("gradient accumulation", f"{every} (optax.MultiSteps); step counts micro-steps")]
+
+
+def outputs_text(tree: Any, name: str = "preds") -> str:
+    """`preds: float32[64,10]` (one array), or each leaf by its path: `preds.logits: float32[64,10], ...`."""
+    flat = kontext.flatten_with_path(tree) if tree is not None else {}
+    if not flat:
+        return f"{name}: none"
+    parts = []
+    for path, leaf in flat.items():
+        dims = ",".join(str(d) for d in getattr(leaf, "shape", np.shape(leaf)))
+        joined = f"{name}{'' if not path or path.startswith('[') else '.'}{path}"
+        parts.append(f"{joined}: {_dtype(leaf)}[{dims}]")
+    return ", ".join(parts)
+
+
+def _predict_line(trainer: Trainer) -> str:
+    """`kd-train predict --cfg=... writes preds: float32[64,10] per batch` (the shapes of a training step's)."""
+    return f"kd-train predict --cfg=... writes {outputs_text(trainer.context_specs.preds)} per batch"
+
+
+def _lr_find_line(trainer: Trainer) -> str:
+    """`kd-train lr-find --cfg=... (learning rate found in schedules['learning_rate'])`, or what to pass."""
+    where = learning_rate_source(trainer)
+    found = f"learning rate found in {where}" if where else "learning rate not found: pass --base-lr=LR"
+    return f"kd-train lr-find --cfg=... ({found})"
 
 
 def _hooks_line(hooks: Sequence[Any]) -> str:

@@ -24,10 +24,13 @@ import optax
 from jax.experimental import checkify
 
 from kd.losses._base import total_loss
+from kd.metrics import _label_range
+from kd.train import _first_batch
 from kd.train._aux import AuxState
 from kd.train._context import Context
 from kd.train._errors import ConfigError, KeyPathError, ShapeMismatchError
 from kd.train._model import InterestFilter, NnxModel, as_model
+from kd.train._precision import MixedPrecision, as_precision, keep_stored_dtypes
 from kd.train._rngs import RngStreams
 from kd.train._state import TrainState
 
@@ -47,8 +50,11 @@ class TrainStep:
         skip_nonfinite: bool = False,
         checkify_errors: frozenset[Any] = frozenset(),
         init_transform: Any = None,
+        precision: MixedPrecision | str | None = None,
     ) -> None:
         self.model = None if model is None else as_model(model)  # None: the Trainer says so when needed
+        # The dtypes each forward pass computes in (the Trainer's `precision`); None: as the model is written.
+        self.precision = as_precision(precision)  # "bf16" -> MixedPrecision(); "float32" -> None
         # What the Trainer applies to a fresh state (Kauldron's `trainstep.init_transform`), read from here.
         self.init_transform = init_transform
         # jax.experimental.checkify categories (Kauldron's `checkify_error_categories`): each compiled step
@@ -68,6 +74,8 @@ class TrainStep:
         self._jitted_init: dict[Any, Any] = {}  # by the batch's shapes
         self._jitted_eval: Any = None
         self._loss_specs_memo: dict[Any, Any] = {}
+        self._forward_specs: dict[bool, Any] = {}  # by is_training: shapes of a context, for _check_labels
+        self._labels_checked: set[bool] = set()  # the modes whose first batch's labels were checked
 
     # ---------------------------------------------------------------- init
 
@@ -117,14 +125,22 @@ class TrainStep:
         """The model's outputs in a Context: `preds`, `interms`, updated `collections`."""
         rngs = self.rng_streams.rngs("train" if is_training else "eval", step)
         context = Context(step=step, batch=batch, params=params, collections=collections)
+        policy = self.precision
+        model_params, model_context = params, context
+        if policy is not None:  # the model reads cast copies; the context keeps the stored params and batch
+            model_params = policy.cast_params(params)
+            model_context = context.replace(params=model_params, batch=policy.cast_inputs(batch))
         preds, new_collections, interms = self.model.apply(
-            params,
+            model_params,
             collections,
-            context,
+            model_context,
             rngs=rngs,
             is_training=is_training,
             capture=self.capture if capture is None else capture,
         )
+        if policy is not None:
+            preds = policy.cast_outputs(preds)
+            new_collections = keep_stored_dtypes(new_collections, collections)
         return context.replace(preds=preds, collections=new_collections, interms=interms)
 
     def forward_with_loss(
@@ -169,6 +185,7 @@ class TrainStep:
                     batch = gather_rows(source, batch)
                 return self._step(state, batch, *variant)
 
+            self._check_labels(state, batch, source, is_training=True)
             fn = self._jitted[key] = self._compiled(train_step, state)
         return fn(state, batch, source)
 
@@ -176,6 +193,8 @@ class TrainStep:
         """`fn` jitted with `state` (its first argument) donated; with `checkify_errors`, checked."""
         if not self.checkify_errors:
             return jax.jit(fn, donate_argnums=(0,), out_shardings=_kept(state))
+        if checkify.user_checks <= self.checkify_errors:  # then the losses check every batch's integer labels
+            fn = _label_range.with_label_checks(fn)
         kept = _kept(state)  # checkify returns (error, outputs): the error's layout is XLA's
         checked = jax.jit(
             checkify.checkify(fn, errors=self.checkify_errors),
@@ -253,6 +272,7 @@ class TrainStep:
         """A call of `num_steps` stacked updates by `fn`, compiled once per kind (any count reuses it)."""
         jitted = self._jitted_groups.get(kind)
         if jitted is None:
+            self._check_labels(state, batches, source, is_training=True, stacked=num_steps)
             jitted = self._jitted_groups[kind] = self._compiled(fn, state)
         return jitted(state, batches, np.int32(num_steps), source)
 
@@ -305,6 +325,7 @@ class TrainStep:
     def eval_step(self, state: TrainState, batch: Any) -> AuxState:
         """Loss, metric and summary states of one batch with the model in eval mode (nothing is updated)."""
         if self._jitted_eval is None:
+            self._check_labels(state, batch, None, is_training=False)
             self._jitted_eval = jax.jit(self._eval_step)
         return self._jitted_eval(state, batch)
 
@@ -331,7 +352,42 @@ class TrainStep:
 
         specs = jax.eval_shape(full, state, element_spec)
         self._loss_specs_memo[shapes_key(state, element_spec)] = specs.loss_states
+        self._forward_specs[True] = specs
         return specs
+
+    def _check_labels(
+        self, state: TrainState, batch: Any, source: Any, *, is_training: bool, stacked: int = 0
+    ) -> None:
+        """Before a mode's first compile: the integer labels of its first batch (of the first `stacked` batches
+        of a stack; with `source`, of every example) within the logits' classes, on the host
+        (`kd.train._first_batch`: a ConfigError)."""
+        if is_training in self._labels_checked:
+            return
+        self._labels_checked.add(is_training)
+        groups = (
+            {"train_losses": self.losses, "train_metrics": self.metrics}
+            if is_training
+            else {"losses": self.losses, "metrics": _without_training_only(self.metrics)}
+        )
+        if not _first_batch.reads_int_labels(groups):
+            return
+        if source is not None:  # `batch` holds rows of `source`: one batch has its last axis's rows
+            rows = np.shape(batch)[-1]
+            spec = jax.tree.map(lambda x: jax.ShapeDtypeStruct((rows, *x.shape[1:]), x.dtype), source)
+            values, seen = source, f"all {len(jax.tree.leaves(source)[0])} examples"
+        else:
+            spec = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x)[bool(stacked) :], x.dtype), batch)
+            values, seen = batch, f"the first {stacked} batches" if stacked > 1 else "the first batch"
+        specs = self._forward_specs.get(is_training)
+        if specs is None:  # shapes only: the model is traced, nothing compiles
+            specs = self._forward_specs[is_training] = jax.eval_shape(
+                lambda s, b: self.forward(s.params, s.collections, b, s.step, is_training=is_training),
+                state,
+                spec,
+            )
+        _first_batch.check_label_ranges(
+            groups, specs, values, seen=seen, stacked=0 if source is not None else stacked, model=self.model
+        )
 
     def _loss_specs(self, state: Any, batch: Any) -> Any:
         """Shapes and dtypes of the loss states of an update on `state` and `batch` (kept from `context_specs`,

@@ -42,6 +42,8 @@ from kd.train._loop import TrainingRun
 from kd.train._model import as_model
 from kd.train._nonfinite import POLICIES as NONFINITE_POLICIES
 from kd.train._plan import MAX_STEPS_PER_CALL
+from kd.train._precision import MixedPrecision, as_precision
+from kd.train._predict import predict
 from kd.train._profiler import Profiler
 from kd.train._progress import Progress
 from kd.train._propagate import fill_from_root
@@ -102,6 +104,10 @@ class Trainer:
       writer: `kd.writers` writer; default: the terminal and, with a workdir, `<workdir>/metrics.jsonl` and
         TensorBoard event files (`<workdir>/train/`, `<workdir>/<evaluator>/`).
       sharding: `kd.sharding.ShardingStrategy`: batches split over devices, the state replicated.
+      precision: the dtypes the model computes in: None (default) as the model is written; `"bfloat16"` (or
+        `"bf16"`, or `kd.train.MixedPrecision(compute_dtype="bfloat16", output_dtype="float32")`) casts the
+        floating params and batch to bfloat16 for each forward pass, training and evaluation, and the outputs to
+        float32 for the losses and metrics; params and optimizer state stay float32; `"float32"` is None.
       aux: free values for `cfg.ref.aux...` and `ROOT_CFG_REF.aux...`.
       progress: `kd.train.Progress`: the terminal bar (default: shown when stderr is a terminal).
       profiler: `kd.train.Profiler` to trace a few steps into `<workdir>/profile`; None (default) traces nothing.
@@ -143,6 +149,7 @@ class Trainer:
     init_transform: Any = None
     writer: Writer | None = None
     sharding: Any = None
+    precision: MixedPrecision | str | None = None
     aux: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     progress: Progress | None = None
     profiler: Profiler | None = None
@@ -188,6 +195,7 @@ class Trainer:
         if self.hooks is None or (isinstance(self.hooks, Sequence) and not isinstance(self.hooks, str)):
             _set("hooks", tuple(self.hooks or ()))
         _set("rng_streams", as_rng_streams(self.rng_streams))
+        _set("precision", as_precision(self.precision))  # "bf16" -> MixedPrecision(); "float32" -> None
         if self.sharding is None:
             _set("sharding", sharding.ShardingStrategy())
         if self.checkpointer is None:  # opted out
@@ -239,6 +247,7 @@ class Trainer:
             skip_nonfinite=self.on_nonfinite_loss == "skip",
             checkify_errors=frozenset(self.checkify_error_categories or ()),
             init_transform=self.init_transform,
+            precision=self.precision,
         )
 
     @functools.cached_property
@@ -351,6 +360,13 @@ class Trainer:
             run.finish(state)
         self._memo["stopped_early"] = run.stopped_early
         return state, run.logged
+
+    def predict(self, data: Any, *, state: TrainState | None = None, num_batches: int | None = None) -> Any:
+        """The model's `preds` as numpy arrays, in evaluation mode: for one batch (`trainer.predict(batch)`, a
+        dict as the data yields), or every batch of a dataset concatenated on the first axis
+        (`trainer.predict(eval_ds)`, as Keras' `model.predict`). The state is the latest checkpoint in the
+        workdir (read-only; ConfigError when there is none), or `state=`. See `kd.train._predict`."""
+        return predict(self, data, state=state, num_batches=num_batches)
 
     @property
     def stopped_early(self) -> StopRequest | None:
