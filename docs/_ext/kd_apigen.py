@@ -26,7 +26,6 @@ import typing
 from typing import Any
 
 import kd_docstrings
-from sphinx.util.inspect import object_description
 
 NAMESPACES = (
     "konfig",
@@ -376,6 +375,8 @@ def _readable_defaults(obj: Any, signature: str) -> str:
         return signature
     fields = getattr(obj, "__dataclass_fields__", {}) if inspect.isclass(obj) else {}
     cursor = 0
+    from sphinx.util.inspect import object_description  # here: tests/docs import this module without Sphinx
+
     for parameter in parameters:
         if parameter.default is inspect.Parameter.empty:
             continue
