@@ -1,5 +1,5 @@
 """Integer labels outside the logits' classes are named before training (`kd.train._first_batch`) and, under
-checkify's user checks, on any batch (`kd.metrics._label_range`); a masked padding label is not flagged."""
+checkify's user checks, on any batch (`kd._label_range`); a masked padding label is not flagged."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import train_fixtures as lib
 from flax import linen as nn
 from jax.experimental import checkify
-from kd.metrics import _label_range
+from kd import _label_range
 from kd.train import ConfigError
 from kd.train._first_batch import check_label_ranges
 

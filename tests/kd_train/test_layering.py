@@ -3,6 +3,8 @@
 Bottom to top (CONTRIBUTING.md has the same map): a module imports only modules of its own subpackage or
 of a lower layer; the modules of one subpackage import each other without a cycle. A back-edge that truly
 must stay is one import inside a function marked `# late import: <reason>` and listed in `MARKED` here.
+Subpackages meet through their public `__init__` only: none imports another one's private module (kd's own
+root-level `kd._x` modules, the plumbing several subpackages share, are open to all).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ LAYERS = (
         "_terminal",
         "_interfaces",
         "_evaluator_names",
+        "_label_range",
+        "_human_text",
         "_phase",
         "_run_policy",
         "xm",
@@ -35,6 +39,7 @@ LAYERS = (
         "kauldron_alias",
         "testing",
     ),  # small pieces
+    ("_interrupts",),  # Ctrl-C during a save (kd.ckpts saves in it; kd.train's handler ends it)
     ("metrics", "nn", "optim", "data", "sharding", "ckpts", "_konfig_surface"),  # the parts with no other part below them
     ("losses", "summaries", "writers"),  # built on metrics / the terminal
     ("train",),  # the Trainer, its plan, runner and hooks
@@ -47,6 +52,9 @@ LAYERS = (
 )
 # (module, imported): the back-edges kept on purpose, each a marked `# late import:` in the code.
 MARKED: set[tuple[str, str]] = set()
+# The subpackages allowed to import other subpackages' private modules: none (each meets the others
+# through their public __init__).
+PRIVATE_IMPORTS_ALLOWED_IN: set[str] = set()
 
 
 def _part(module: str) -> str:
@@ -74,6 +82,27 @@ def test_imports_go_down_the_layers():
         if _part(target) != _part(module) and _layer(_part(target)) >= _layer(_part(module))
     ]
     assert upward == [], "imports that do not go down LAYERS:\n" + "\n".join(upward)
+
+
+def _is_private_module_of_another_part(module: str, target: str) -> bool:
+    """`kd.train._hooks` seen from `kd.evals._standalone`: yes; `kd.train`, `kd._atomic`, `kd.train._x`
+    seen from kd.train: no."""
+    parts = target.split(".")
+    return _part(target) != _part(module) and any(part.startswith("_") for part in parts[2:])
+
+
+def test_subpackages_meet_through_their_public_init_only():
+    imports = {(module, target) for module, targets in GRAPH.edges.items() for target in targets}
+    imports |= {(module, target) for module, target, _ in GRAPH.type_only_imports + GRAPH.marked_back_edges}
+    private = [
+        f"{module} imports {target}"
+        for module, target in sorted(imports)
+        if _is_private_module_of_another_part(module, target)
+        and _part(module) not in PRIVATE_IMPORTS_ALLOWED_IN
+    ]
+    assert private == [], (
+        "imports of another subpackage's private module (use its public names):\n" + "\n".join(private)
+    )
 
 
 def test_no_cycle_inside_a_subpackage():

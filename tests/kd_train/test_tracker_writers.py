@@ -23,6 +23,7 @@ import jax
 import kd
 import numpy as np
 import pytest
+from kd.cli import _track
 from kd.writers import _tracker
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -435,7 +436,7 @@ def test_a_run_closed_as_failed_says_so_and_a_resume_makes_it_running_again(tmp_
     again = _mlflow(tmp_path, file_store)
     again.resume_from(1)
     assert _client(file_store).get_run(writer.run_id).info.status == "RUNNING"
-    _tracker.close_trackers(kd.writers.MultiWriter(writers=[kd.writers.PrintWriter(), again]))
+    _track.close_trackers(kd.writers.MultiWriter(writers=[kd.writers.PrintWriter(), again]))
     assert _client(file_store).get_run(writer.run_id).info.status == "FINISHED"
 
 
@@ -515,24 +516,24 @@ def test_the_tracker_clients_are_extras_not_core_dependencies():
 
 
 def test_track_names_are_checked_with_a_suggestion():
-    assert _tracker.parse_trackers("wandb, MLflow,wandb") == ["wandb", "mlflow"]
+    assert _track.parse_trackers("wandb, MLflow,wandb") == ["wandb", "mlflow"]
     with pytest.raises(
         ValueError, match=r"--track: expected mlflow or wandb .* found 'wandbb'; did you mean 'wandb'"
     ):
-        _tracker.parse_trackers("wandbb")
+        _track.parse_trackers("wandbb")
     with pytest.raises(ValueError, match="--track: expected tracker names"):
-        _tracker.parse_trackers(",")
+        _track.parse_trackers(",")
 
 
 def test_a_sweep_items_overrides_are_its_tags():
-    assert _tracker.sweep_tags("lr=0.001,seed=1") == ["lr=0.001", "seed=1"]
-    assert _tracker.sweep_tags("shape=(1, 2),seed=1") == ["shape=(1, 2)", "seed=1"]
-    assert _tracker.sweep_tags(None) == []
+    assert _track.sweep_tags("lr=0.001,seed=1") == ["lr=0.001", "seed=1"]
+    assert _track.sweep_tags("shape=(1, 2),seed=1") == ["shape=(1, 2)", "seed=1"]
+    assert _track.sweep_tags(None) == []
 
 
 def test_with_trackers_adds_writers_beside_the_default_and_names_those_of_the_config(monkeypatch):
     default = kd.writers.KDMetricWriter()
-    added = _tracker.with_trackers(
+    added = _track.with_trackers(
         default, ["wandb", "mlflow"], project="digits", name="lr=0.1", tags=["lr=0.1"]
     )
     inner, wandb_writer, mlflow_writer = added.writers
@@ -542,12 +543,12 @@ def test_with_trackers_adds_writers_beside_the_default_and_names_those_of_the_co
     configured = kd.writers.MultiWriter(
         writers=[kd.writers.PrintWriter(), kd.writers.WandbWriter(project="mine", tags=["a"])]
     )
-    named = _tracker.with_trackers(configured, ["wandb"], project="digits", group="sweep", tags=["lr=0.1"])
+    named = _track.with_trackers(configured, ["wandb"], project="digits", group="sweep", tags=["lr=0.1"])
     (_, own) = named.writers  # the config's W&B writer is kept (not doubled), given the item's group and tags
     assert (own.project, own.group, own.tags) == ("mine", "sweep", ("a", "lr=0.1"))
-    assert _tracker.with_trackers(default) is default
+    assert _track.with_trackers(default) is default
     monkeypatch.setenv("WANDB_PROJECT", "from-env")
-    assert _tracker.with_trackers(default, ["wandb"], project="digits").writers[1].project is None
+    assert _track.with_trackers(default, ["wandb"], project="digits").writers[1].project is None
 
 
 # ---------------------------------------------------------------------------------------------- review of issue 30
@@ -873,12 +874,12 @@ def test_trackers_behind_a_collection_writer_are_closed_and_killed_says_so(tmp_p
     writer.resume_from(-1)
     writer.write_scalars(1, {"losses/total": 1.0})
     wrapped = kd.writers.CollectionWriter(writer=writer, collection="val")
-    assert _tracker._contains(wrapped, kd.writers.MlflowWriter)
-    _tracker.close_trackers(wrapped, killed=True)  # Ctrl-C or preempted: not FINISHED
+    assert _track._contains(wrapped, kd.writers.MlflowWriter)
+    _track.close_trackers(wrapped, killed=True)  # Ctrl-C or preempted: not FINISHED
     assert _client(file_store).get_run(writer.run_id).info.status == "KILLED"
     wandb_writer = _wandb(tmp_path / "w")
     wandb_writer.resume_from(-1)
-    _tracker.close_trackers(kd.writers.MultiWriter(writers=[wandb_writer]), killed=True)
+    _track.close_trackers(kd.writers.MultiWriter(writers=[wandb_writer]), killed=True)
     (run,) = wandb_runs(tmp_path / "w")
     (exit_record,) = [
         r for r in _finished_records(next(run.folder.glob("run-*.wandb"))) if r.HasField("exit")
@@ -887,18 +888,14 @@ def test_trackers_behind_a_collection_writer_are_closed_and_killed_says_so(tmp_p
 
 
 def test_cli_track_project_of_a_module_config_is_its_last_part():
-    from kd.cli import _main
-
-    assert _main._parse_track("wandb", "pkg.configs.mnist")["project"] == "mnist"
-    assert _main._parse_track("wandb", "configs/mnist.py")["project"] == "mnist"
+    assert _track.parse_track("wandb", "pkg.configs.mnist")["project"] == "mnist"
+    assert _track.parse_track("wandb", "configs/mnist.py")["project"] == "mnist"
 
 
 @pytest.mark.parametrize(
     ("flag", "shown"), [("--trac=wandb", "--trac"), ("--tracks=wandb", "--tracks"), ("--t", "--t")]
 )
 def test_cli_track_abbreviations_and_slips_are_refused_with_the_flag(flag, shown):
-    from kd.cli import _main
-
-    with pytest.raises(_main.CliError, match=f"{shown}: unknown flag; did you mean --track"):
-        _main._refuse_track_slips(["--profile", flag])
-    _main._refuse_track_slips(["--track=wandb", "--profile"])
+    with pytest.raises(kd.cli.CliError, match=f"{shown}: unknown flag; did you mean --track"):
+        _track.refuse_track_slips(["--profile", flag])
+    _track.refuse_track_slips(["--track=wandb", "--profile"])

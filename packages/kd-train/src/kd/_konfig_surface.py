@@ -59,6 +59,12 @@ KD: tuple[str, ...] = (
     # Functions of those namespaces that read or write files by themselves.
     "!kd.ckpts:workdir_from_xid",
     "!kd.evals:evaluate_checkpoints",
+    # Steps of a run and of the commands (public for kd's other parts), not something a config builds.
+    "!kd.ckpts:apply_init_transform",
+    "!kd.ckpts:barrier",
+    "!kd.ckpts:what_is_missing",
+    "!kd.writers:leave_out_writers",
+    "!kd.writers:short_labels",
     # Functions that change the process's global state rather than build something.
     "!kd.typing:enable_*",
     "!kd.typing:disable_*",

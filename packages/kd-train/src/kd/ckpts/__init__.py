@@ -31,6 +31,7 @@ from ._checkpointer import CHECKPOINT_FOLDER_NAME as CHECKPOINT_FOLDER_NAME
 from ._checkpointer import UNREADABLE_FOLDER_NAME as UNREADABLE_FOLDER_NAME
 from ._checkpointer import Checkpointer as Checkpointer
 from ._default import DefaultCheckpointer as DefaultCheckpointer
+from ._default import NoWorkdirCheckpointer as NoWorkdirCheckpointer
 from ._default import default_checkpointer as default_checkpointer
 from ._errors import CheckpointDamagedError as CheckpointDamagedError
 from ._errors import CheckpointDigestError as CheckpointDigestError
@@ -38,6 +39,8 @@ from ._errors import CheckpointReadError as CheckpointReadError
 from ._errors import CheckpointStructureError as CheckpointStructureError
 from ._errors import CheckpointWarning as CheckpointWarning
 from ._noop import NoopCheckpointer as NoopCheckpointer
+from ._orbax import barrier as barrier
+from ._orbax import what_is_missing as what_is_missing
 from ._partial_loader import InitTransform as InitTransform
 from ._partial_loader import MultiTransform as MultiTransform
 from ._partial_loader import NoopTransform as NoopTransform
@@ -45,6 +48,7 @@ from ._partial_loader import PartialKauldronLoader as PartialKauldronLoader
 from ._partial_loader import PartialLoader as PartialLoader
 from ._partial_loader import PartialLoadError as PartialLoadError
 from ._partial_loader import SimpleCheckpointLoader as SimpleCheckpointLoader
+from ._partial_loader import apply_init_transform as apply_init_transform
 from ._partial_loader import workdir_from_xid as workdir_from_xid
 
 __all__ = [
@@ -60,6 +64,7 @@ __all__ = [
     "DefaultCheckpointer",
     "InitTransform",
     "MultiTransform",
+    "NoWorkdirCheckpointer",
     "NoopCheckpointer",
     "NoopTransform",
     "PartialKauldronLoader",
@@ -68,8 +73,11 @@ __all__ = [
     "Restored",
     "SimpleCheckpointLoader",
     "Steps",
+    "apply_init_transform",
+    "barrier",
     "default_checkpointer",
     "items",
     "partial_loader",
+    "what_is_missing",
     "workdir_from_xid",
 ]

@@ -133,6 +133,11 @@ class Checkpointer(_base.BaseCheckpointer):
             workdir = os.path.abspath(workdir)
         return epath.Path(workdir) / CHECKPOINT_FOLDER_NAME
 
+    def step_directory(self, step: int) -> epath.Path:
+        """`ckpt.step_directory(100)`: `<workdir>/checkpoints/ckpt_100`, where the checkpoint of that step is
+        (or would be) kept."""
+        return _orbax.step_directory(self.directory, step)
+
     @functools.cached_property
     def _manager(self) -> Any:
         directory = self.directory

@@ -22,16 +22,6 @@ MAX_INTERVAL = 10_000
 MAX_TO_KEEP = 3
 
 
-class _Unset:
-    """The Trainer field's default: `DefaultCheckpointer` when the workdir is set, else none."""
-
-    def __repr__(self) -> str:
-        return "<a kd.ckpts.Checkpointer when workdir is set>"
-
-
-UNSET: Any = _Unset()
-
-
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class DefaultCheckpointer(Checkpointer):
     """A `kd.ckpts.Checkpointer` the Trainer chose (see `default_checkpointer`); built again, for the new

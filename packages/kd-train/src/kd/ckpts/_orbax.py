@@ -25,7 +25,8 @@ import jax
 import numpy as np
 from etils import epath
 
-from kd.ckpts import _digests, _interrupt
+from kd import _interrupts
+from kd.ckpts import _digests
 
 if TYPE_CHECKING:
     import orbax.checkpoint as ocp
@@ -219,21 +220,21 @@ def save(
     if digest_algorithm is not None:
         items[DIGESTS] = _digest_item()[1](state, dict(json_items), digest_algorithm)
     complete = [s for s in steps(manager) if s != int(step)]
-    started = _interrupt.Save(
+    started = _interrupts.Save(
         step=int(step),
         resumes_from=max(complete, default=None),
         partial=str(step_directory(epath.Path(manager.directory), step)) + _TMP_MARK,
     )
-    with _interrupt.writing(started):  # a Ctrl-C meanwhile: see kd.ckpts._interrupt
+    with _interrupts.writing(started):  # a Ctrl-C meanwhile: see kd._interrupts
         try:
             with jax.transfer_guard("allow"):  # saving copies the arrays to host on purpose
                 saved = bool(manager.save(int(step), args=_ocp().args.Composite(**items), force=True))
         except BaseException:
-            _interrupt.saved()
+            _interrupts.saved()
             raise
         if not saved:
-            _interrupt.saved()
-        if _interrupt.pending():  # its KeyboardInterrupt comes once the save is complete
+            _interrupts.saved()
+        if _interrupts.pending():  # its KeyboardInterrupt comes once the save is complete
             wait(manager)
     return saved
 
@@ -306,24 +307,24 @@ def restore_raw(manager: ocp.CheckpointManager, step: int) -> Any:
 
 
 def delete(manager: ocp.CheckpointManager, step: int) -> None:
-    with _interrupt.writing():  # a Ctrl-C waits until the folder is gone, not half of it
+    with _interrupts.writing():  # a Ctrl-C waits until the folder is gone, not half of it
         manager.delete(int(step))
 
 
 def wait(manager: ocp.CheckpointManager) -> None:
-    with _interrupt.writing():
+    with _interrupts.writing():
         try:
             manager.wait_until_finished()
         finally:
-            _interrupt.saved()
+            _interrupts.saved()
 
 
 def close(manager: ocp.CheckpointManager) -> None:
-    with _interrupt.writing():
+    with _interrupts.writing():
         try:
             manager.wait_until_finished()
         finally:
-            _interrupt.saved()
+            _interrupts.saved()
         manager.close()
 
 

@@ -5,7 +5,7 @@
 
 The config is resolved as `kd-train` trains it (`--cfg.PATH=VALUE` overrides; a run's `config.json` in konfig's
 safe mode, as `inspect` and `eval` read it); the state is the latest checkpoint in its workdir
-(`kd.train._predict.latest_state`: through the Trainer's checkpointer, read-only). `--ds` names an evaluator
+(`kd.train.latest_state`: through the Trainer's checkpointer, read-only). `--ds` names an evaluator
 (its data and `num_batches`) or `train`. The file holds one array per output, keyed by its context path
 (`preds`, or `preds.logits`, ...), every batch concatenated on the first axis; it is written whole or not at all.
 """
@@ -59,8 +59,7 @@ def predict(argv: list[str]) -> int:
     # JAX, numpy and the Trainer load only once a command needs them (`kd-train --help` stays fast).
     import numpy as np
 
-    from kd.train._inspect import outputs_text
-    from kd.train._predict import concatenate, latest_state, predict_batches
+    from kd.train import latest_state, predict_batches
 
     trainer = trainer_from_flags(source, args, overrides, allowed=opts.allowed, command="predict")
     if trainer.workdir is None:
@@ -75,12 +74,12 @@ def predict(argv: list[str]) -> int:
         outputs = list(predict_batches(trainer, data, state=state, num_batches=num_batches))
     if not outputs:
         raise CliError(f"--ds={name}: the data yielded no batch, so there is nothing to predict")
-    preds = concatenate(outputs)
+    preds = _joined(outputs)
     path = opts.out or os.path.join(trainer.workdir, "predictions", f"{name}_step{step}.npz")
     _write_npz(path, preds)
     leaves = [leaf for leaf in _flat(preds).values() if np.ndim(leaf)]
     count = len(leaves[0]) if leaves else len(outputs)
-    print(f"wrote {count} examples' outputs ({outputs_text(preds)}) of step {step} to {path}", flush=True)
+    print(f"wrote {count} examples' outputs ({_shapes_text(preds)}) of step {step} to {path}", flush=True)
     return 0
 
 
@@ -91,7 +90,7 @@ def trainer_from_flags(
     reads a run starts no tracker). A run's `config.json` (beside its run.json) is resolved in safe mode with
     that run's policy (`--allowed` widens it), its workdir the folder it is in unless `--cfg.workdir` says."""
     import kd.train
-    from kd.writers._left_out import leave_out_writers
+    from kd.writers import leave_out_writers
 
     policy = None
     folder = os.path.dirname(os.path.abspath(source))
@@ -147,6 +146,27 @@ def _dataset(trainer: Any, name: str | None, batches: int | None) -> tuple[str, 
             f"--ds={name}: cfg.evals[{name!r}] has no data (its ds and the Trainer's eval_ds are unset)"
         )
     return name, data, batches if batches is not None else getattr(evaluator, "num_batches", None)
+
+
+def _joined(outputs: list[Any]) -> Any:
+    """Per-batch output trees joined leaf by leaf on the first axis (0-d leaves stacked, one per batch), as
+    `Trainer.predict` joins them."""
+    import jax
+    import numpy as np
+
+    return jax.tree.map(
+        lambda *leaves: np.stack(leaves) if np.ndim(leaves[0]) == 0 else np.concatenate(leaves), *outputs
+    )
+
+
+def _shapes_text(preds: Any) -> str:
+    """`preds: float32[64,10]` (one array), or each leaf by its path: `preds.logits: float32[64,10], ...`."""
+    flat = _flat(preds)
+    if not flat:
+        return "preds: none"
+    return ", ".join(
+        f"{path}: {leaf.dtype}[{','.join(str(d) for d in leaf.shape)}]" for path, leaf in flat.items()
+    )
 
 
 def _flat(preds: Any) -> dict[str, Any]:

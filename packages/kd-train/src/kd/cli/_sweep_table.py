@@ -37,7 +37,7 @@ __all__ = ["ItemResult", "final_values", "sweep_summary"]
 
 SUMMARY_CSV = "sweep_summary.csv"
 SUMMARY_JSONL = "sweep_summary.jsonl"
-DONE_FILE = "DONE"  # kd.train._run_record.DONE_FILE, written when a run reached its last step
+DONE_FILE = "DONE"  # kd.train.DONE_FILE, written when a run reached its last step
 TABLE_WIDTH = 100
 MAX_VALUE_COLUMNS = 6
 _GROUPS = ("metrics", "losses")  # the values summarised; perf/*, schedules/* are left out

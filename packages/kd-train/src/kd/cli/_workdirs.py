@@ -75,7 +75,9 @@ PREVIOUS_FOLDER = "previous"
 def saved_steps(workdir: str | os.PathLike[str]) -> list[int]:
     """The complete checkpoints under `<workdir>/checkpoints`, sorted: `ckpt_<step>` folders holding what a
     finished save holds (not orbax's unfinished temporary folders, nor an empty or emptied `ckpt_<step>`)."""
-    from kd.ckpts._orbax import what_is_missing  # orbax's layout (imports JAX: only when asked)
+    # orbax's layout (imports JAX: only when asked); kd.ckpts:* is konfig's safe surface, and a function that
+    # reads folders is not for configs, so this stays kd.ckpts' own
+    from kd.ckpts import what_is_missing
 
     folder = os.path.join(workdir, "checkpoints")
     try:

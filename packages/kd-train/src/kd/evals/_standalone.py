@@ -26,10 +26,7 @@ from etils import epath
 
 from kd import ckpts, writers
 from kd._evaluator_names import names_problem
-from kd.ckpts import _orbax
-from kd.train import ConfigError
-from kd.train._hooks import evaluate_and_write
-from kd.train._run_record import DONE_FILE
+from kd.train import DONE_FILE, ConfigError, evaluate_and_write
 
 EVAL_METRICS_FILE = "eval_metrics.jsonl"
 """What `evaluate_checkpoints` writes by default: `<workdir>/eval_metrics.jsonl`, rows as in `metrics.jsonl`."""
@@ -306,10 +303,10 @@ def _complete_steps(checkpointer: Any) -> tuple[tuple[int, ...], set[int]]:
         listed = tuple(checkpointer.all_steps())
     except FileNotFoundError:  # read_only and no `<workdir>/checkpoints` yet
         return (), set()
-    directory = getattr(checkpointer, "directory", None)
-    if directory is None:  # not a kd.ckpts.Checkpointer: its listing is taken as it is
+    step_directory = getattr(checkpointer, "step_directory", None)
+    if step_directory is None:  # not a kd.ckpts.Checkpointer: its listing is taken as it is
         return listed, set()
-    writing = {step for step in listed if _uncommitted(_orbax.step_directory(epath.Path(directory), step))}
+    writing = {step for step in listed if _uncommitted(step_directory(step))}
     return tuple(step for step in listed if step not in writing), writing
 
 

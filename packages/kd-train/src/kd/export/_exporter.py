@@ -29,11 +29,7 @@ from kd._atomic import write_text_atomic
 from kd._root_ref import ROOT_CFG_REF, RootRef
 from kd.export import _loader
 from kd.nn import training_mode
-from kd.train._context import Context
-from kd.train._errors import ConfigError
-from kd.train._model import InterestFilter, NnxModel, as_model
-from kd.train._propagate import fill_from_root
-from kd.train._rngs import as_rng_streams
+from kd.train import ConfigError, Context, InterestFilter, NnxModel, as_model, as_rng_streams, fill_from_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import kontext
 import numpy as np
 
-from kd.train._batch_stats import get_batch_stats as get_batch_stats
+from kd.train import get_batch_stats as get_batch_stats
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

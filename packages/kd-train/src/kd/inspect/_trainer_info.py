@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kd._human_text import aligned, human_bytes, human_flops
 from kd.inspect import _batch, _graph, _schedules
-from kd.train import _inspect
+from kd.train import context_table, parameter_table, sharding_table, step_cost
 
 if TYPE_CHECKING:
     from kd.train import Trainer
@@ -51,24 +52,24 @@ def show_trainer_info(
             sections.append(("Batch images", f"{listed}; draw them with kd.inspect.plot_batch(batch)"))
     if inspect_params:
         specs = trainer.state_specs
-        sections.append(("Parameters", _inspect.parameter_table(specs.params)))
-        sections.append(("Structure of the context", _inspect.context_table(trainer.context_specs)))
+        sections.append(("Parameters", parameter_table(specs.params)))
+        sections.append(("Structure of the context", context_table(trainer.context_specs)))
         if trainer.schedules:
             sections.append(("Schedules", _schedules_table(trainer.schedules, trainer.num_train_steps)))
     if inspect_connected:
         graph = _graph.get_connection_graph(trainer)
         sections.append(("Connections (path -> input)", "\n".join(f"{a} -> {b}" for a, b in graph.edges)))
     if inspect_sharding:
-        sections.append(("Sharding", _inspect.sharding_table(trainer)))
+        sections.append(("Sharding", sharding_table(trainer)))
     if profile_statix:
-        sections.append(("Compiled train step (static cost)", _cost_text(_inspect.step_cost(trainer))))
+        sections.append(("Compiled train step (static cost)", _cost_text(step_cost(trainer))))
     return "\n\n".join(f"== {title} ==\n{body}" for title, body in sections)
 
 
 def _stats_table(rows: Sequence[dict[str, Any]]) -> str:
     columns = ("Name", "Dtype", "Shape", "Min", "Max", "Mean", "StdDev")
     cells = [columns] + [tuple(_cell(row[c]) for c in columns) for row in rows]
-    return "\n".join(_inspect._aligned(cells))
+    return "\n".join(aligned(cells))
 
 
 def _cell(value: Any) -> str:
@@ -83,13 +84,13 @@ def _schedules_table(schedules: Any, num_steps: int) -> str:
     at = [int(np.searchsorted(steps, step)) for step in shown]
     header = ("Schedule", *(f"step {step:,}" for step in shown))
     rows = [(name, *(f"{ys[i]:.4g}" for i in at)) for name, ys in values.items()]
-    return "\n".join(_inspect._aligned([header, *rows]))
+    return "\n".join(aligned([header, *rows]))
 
 
 def _cost_text(cost: dict[str, Any]) -> str:
     flops, total = cost["flops"], cost["total_bytes"]
     rows = [
-        ("compute", "unknown" if flops is None else f"{_inspect.human_flops(flops)} per step"),
-        ("memory per device", "unknown" if total is None else _inspect.human_bytes(total)),
+        ("compute", "unknown" if flops is None else f"{human_flops(flops)} per step"),
+        ("memory per device", "unknown" if total is None else human_bytes(total)),
     ]
-    return "\n".join(_inspect._aligned(rows))
+    return "\n".join(aligned(rows))

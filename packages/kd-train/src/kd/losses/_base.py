@@ -16,8 +16,7 @@ import jax
 import jax.numpy as jnp
 import kontext
 
-from kd import metrics
-from kd.metrics import _label_range
+from kd import _label_range, metrics
 
 Schedule = Callable[[Any], Any]
 """A loss weight as a function of the step (an optax schedule: `optax.linear_schedule(...)`)."""

@@ -48,7 +48,7 @@ class SoftmaxCrossEntropyWithIntLabels(_base.Loss):
     `jax.experimental.checkify`'s index checks trace its gradient.
     """
 
-    # The keys of the logits, the integer labels and the mask: the range is checked (kd.metrics._label_range).
+    # The keys of the logits, the integer labels and the mask: the range is checked (kd._label_range).
     label_range_keys: ClassVar[tuple[str, str, str]] = ("logits", "labels", "mask")
 
     logits: kontext.Key = kontext.REQUIRED

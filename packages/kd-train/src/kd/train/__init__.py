@@ -12,16 +12,19 @@ from ._aux import AuxiliariesOutput as AuxiliariesOutput
 from ._aux import AuxiliariesState as AuxiliariesState
 from ._aux import AuxState as AuxState
 from ._batch_stats import get_batch_stats as get_batch_stats
+from ._compiles import CompileLog as CompileLog
 from ._context import Context as Context
 from ._early_stopping import EarlyStopping as EarlyStopping
 from ._errors import ConfigError as ConfigError
 from ._errors import KeyPathError as KeyPathError
 from ._errors import NonFiniteLossError as NonFiniteLossError
 from ._errors import ShapeMismatchError as ShapeMismatchError
+from ._eval_only import eval_only_in_place as eval_only_in_place
 from ._forward import Auxiliaries as Auxiliaries
 from ._forward import forward as forward
 from ._forward import forward_with_loss as forward_with_loss
 from ._hook import Hook as Hook
+from ._hooks import evaluate_and_write as evaluate_and_write
 from ._inspect import context_table as context_table
 from ._inspect import inspect_report as inspect_report
 from ._inspect import intermediate_specs as intermediate_specs
@@ -29,17 +32,25 @@ from ._inspect import interms_report as interms_report
 from ._inspect import lower_trainstep as lower_trainstep
 from ._inspect import parameter_counts as parameter_counts
 from ._inspect import parameter_table as parameter_table
+from ._inspect import sharding_table as sharding_table
 from ._inspect import step_cost as step_cost
 from ._lr_find import LrFindResult as LrFindResult
 from ._lr_find import lr_find as lr_find
 from ._model import InterestFilter as InterestFilter
 from ._model import LinenModel as LinenModel
 from ._model import NnxModel as NnxModel
+from ._model import as_model as as_model
 from ._precision import MixedPrecision as MixedPrecision
+from ._predict import latest_state as latest_state
+from ._predict import predict_batches as predict_batches
 from ._profiler import Profiler as Profiler
 from ._progress import Progress as Progress
+from ._propagate import fill_from_root as fill_from_root
 from ._rngs import RngStream as RngStream
 from ._rngs import RngStreams as RngStreams
+from ._rngs import as_rng_streams as as_rng_streams
+from ._run_record import DONE_FILE as DONE_FILE
+from ._run_record import stopped_early as stopped_early
 from ._setup import Setup as Setup
 from ._setup import TqdmInfo as TqdmInfo
 from ._state import TrainState as TrainState
@@ -48,11 +59,13 @@ from ._timer import PerformanceTimer as PerformanceTimer
 from ._trainer import Trainer as Trainer
 
 __all__ = [
+    "DONE_FILE",
     "ROOT_CFG_REF",
     "AuxState",
     "Auxiliaries",
     "AuxiliariesOutput",
     "AuxiliariesState",
+    "CompileLog",
     "ConfigError",
     "Context",
     "EarlyStopping",
@@ -76,16 +89,25 @@ __all__ = [
     "TrainState",
     "TrainStep",
     "Trainer",
+    "as_model",
+    "as_rng_streams",
     "context_table",
+    "eval_only_in_place",
+    "evaluate_and_write",
+    "fill_from_root",
     "forward",
     "forward_with_loss",
     "get_batch_stats",
     "inspect_report",
     "intermediate_specs",
     "interms_report",
+    "latest_state",
     "lower_trainstep",
     "lr_find",
     "parameter_counts",
     "parameter_table",
+    "predict_batches",
+    "sharding_table",
     "step_cost",
+    "stopped_early",
 ]

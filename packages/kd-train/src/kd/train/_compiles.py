@@ -56,8 +56,11 @@ def _on_duration(event: str, seconds: float, *, fun_name: Any = None, **_: Any) 
 
 
 class CompileLog:
-    """Compile seconds of this process since this log was made, in all and per program (see the module
-    docstring)."""
+    """Compile seconds of this process since this log was made (tracing, lowering and XLA compiling, a read
+    from the persistent compilation cache included), in all and per program, as JAX reports them.
+
+    Usage: `compiles = CompileLog(); trainer.train(); compiles.summary()  # "3 programs in 2.3s: ..."`.
+    """
 
     def __init__(self) -> None:
         with _lock:

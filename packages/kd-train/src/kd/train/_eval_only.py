@@ -10,7 +10,7 @@ step from its latest checkpoint. Every evaluator runs once at that step; the val
 (`<workdir>/metrics.jsonl`, TensorBoard), never to the trained run's (its config.json's writers are not built). Kauldron names the trained run by XManager ids
 (`cfg.aux.xid`, `wid`); here it is its folder, `cfg.aux.workdir`. Kauldron's eval-only example instead gives the
 trained run's folder as `cfg.workdir`: with `cfg.aux.workdir` unset, that run is evaluated and this one writes to
-its `eval_only/` subfolder (`in_place`).
+its `eval_only/` subfolder (`eval_only_in_place`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from kd._phase import during
 from kd._run_policy import config_folder_on_path, run_policy
 from kd.train._errors import ConfigError
 from kd.train._setup import Setup
-from kd.writers._left_out import leave_out_writers
+from kd.writers import leave_out_writers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,12 +42,12 @@ IN_PLACE_FOLDER = "eval_only"
 (config.json, run.json, metrics.jsonl, TensorBoard) go to this subfolder of it."""
 
 
-def in_place(source: Any, workdir: Any) -> tuple[Any, Any]:
+def eval_only_in_place(source: Any, workdir: Any) -> tuple[Any, Any]:
     """`(source, workdir)` for Kauldron's eval-only form: with no trained run named (`cfg.aux.workdir` unset)
     and a `cfg.workdir` that holds a run (its config.json), that run is the one evaluated and this run writes
     to its `eval_only/` subfolder. Anything else is returned as given.
 
-    Usage: `source, workdir = in_place(None, "/runs/base")  # ("/runs/base", "/runs/base/eval_only")`.
+    Usage: `source, workdir = eval_only_in_place(None, "/runs/base")  # ("/runs/base", "/runs/base/eval_only")`.
     """
     if isinstance(source, (str, os.PathLike)) and str(source):
         return source, workdir
@@ -72,7 +72,7 @@ def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, Any]) -> Trainer:
     aux = dict(kwargs.get("aux") or {})
     source = aux.get(SOURCE_KEY)
     if aux.get("xid") in (None, konfig.placeholder):  # Kauldron's form: cfg.workdir is the trained run's
-        source, workdir = in_place(source, kwargs.get("workdir"))
+        source, workdir = eval_only_in_place(source, kwargs.get("workdir"))
         if workdir is not kwargs.get("workdir"):
             kwargs = {**kwargs, "workdir": workdir}
             aux[SOURCE_KEY] = source

@@ -24,7 +24,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
 from kd._phase import during
-from kd.data._iterator import RowsIterator
+from kd.data import RowsIterator
 from kd.train._errors import ConfigError
 from kd.train._plan import MAX_STEPS_PER_CALL
 

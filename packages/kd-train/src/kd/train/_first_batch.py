@@ -2,7 +2,7 @@
 
     check_label_ranges({"train_losses": losses}, specs, batch, seen="the first batch", model=trainstep.model)
 
-Each loss and metric declaring `label_range_keys` (`kd.metrics._label_range`) whose labels are a batch path:
+Each loss and metric declaring `label_range_keys` (`kd._label_range`) whose labels are a batch path:
 its labels (where its mask, when set, is not 0) against the number of classes, the last axis of its logits in
 `specs` (shapes from `jax.eval_shape`). A `ConfigError` names the loss, both keys, the values found and the
 model's field that sets the number of outputs. numpy on the host only: nothing compiles.
@@ -19,7 +19,7 @@ import jax
 import kontext
 import numpy as np
 
-from kd.metrics import _label_range
+from kd import _label_range
 from kd.train._errors import ConfigError
 
 # A model field whose name says it sets the number of outputs (`num_classes`, `features`, `dout`, ...).

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kd._root_ref import ROOT_CFG_REF
-from kd.losses._base import total_loss
-from kd.nn._train_property import training_mode
+from kd.losses import total_loss
+from kd.nn import training_mode
 from kd.train._aux import AuxiliariesOutput as AuxiliariesOutput
 from kd.train._aux import AuxiliariesState as AuxiliariesState
 from kd.train._context import Context

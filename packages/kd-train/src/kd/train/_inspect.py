@@ -23,6 +23,7 @@ import kontext
 import numpy as np
 import optax
 
+from kd._human_text import aligned, human_bytes, human_count, human_flops
 from kd.train._lr_find import learning_rate_source
 from kd.train._model import InterestFilter, NnxModel
 
@@ -72,7 +73,7 @@ def parameter_table(params: Any, *, label: str = "parameters") -> str:
         )
         for name, leaves in modules.items()
     ]
-    lines = _aligned(
+    lines = aligned(
         [("Module", label.capitalize(), "Count")] + [(n, p, f"{c:,}") for n, p, c in rows], right=(2,)
     )
     leaves = [leaf for group in modules.values() for _, leaf in group]
@@ -130,7 +131,7 @@ def context_table(context: Context, *, collapse: Sequence[str] = COLLAPSIBLE, ma
             rows.extend(_module_row(path, leaves) for path, leaves in _modules(value, prefix=field).items())
         else:
             rows.extend((path, _shape_dtype(leaf)) for path, leaf in flat.items())
-    lines = _aligned([("Path", "Shape and dtype"), *rows])
+    lines = aligned([("Path", "Shape and dtype"), *rows])
     if collapsed:
         fields = ", ".join(f"{field} ({n} leaves)" for field, n in collapsed.items())
         lines.append(
@@ -197,7 +198,7 @@ def interms_report(trainer: Trainer, *, width: int = 100) -> str:
     table = [("Path", "Shape", "Dtype")] + [
         (_shortened(path, path_width), shape, dtype) for path, (shape, dtype) in zip(specs, rows)
     ]
-    lines = _aligned(table)
+    lines = aligned(table)
     lines.append(f"{_counted(len(specs), 'intermediates')}; a key names one as its path (`interms.<...>`).")
     return "\n".join(lines)
 
@@ -373,7 +374,7 @@ def sharding_table(trainer: Trainer) -> str:
         f"train state per device: {human_bytes(per_device)} of {human_bytes(_nbytes(jax.tree.leaves(specs)))}",
     ]
     if len(rows) > 1:
-        lines += _aligned(rows)
+        lines += aligned(rows)
     lines.append(f"{_counted(replicated, 'arrays')} replicated (a full copy on every device)")
     return "\n".join(lines)
 
@@ -402,7 +403,7 @@ def _run_summary(trainer: Trainer) -> str:
         ("predict", _predict_line(trainer)),
         ("lr-find", _lr_find_line(trainer)),
     ]
-    return "\n".join(_aligned(rows))
+    return "\n".join(aligned(rows))
 
 
 def _precision_line(policy: Any, params: Any) -> str:
@@ -486,7 +487,7 @@ def _cost_summary(cost: Mapping[str, float | int | None]) -> str:
                 "fused_steps: the line `compiled ...` at its end times each)",
             )
         )
-    return "\n".join([*_aligned(rows), _fit_sentence(cost["total_bytes"])])
+    return "\n".join([*aligned(rows), _fit_sentence(cost["total_bytes"])])
 
 
 def _fit_sentence(total: float | int | None) -> str:
@@ -517,32 +518,6 @@ def _model_name(model: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- formatting
-
-
-def human_bytes(n: float) -> str:
-    """`human_bytes(19240) == "18.8 KB"` (1 KB = 1024 bytes)."""
-    return _human(n, 1024, ("B", "KB", "MB", "GB", "TB", "PB"), exact_first=True)
-
-
-def human_flops(n: float) -> str:
-    """`human_flops(1_230_000) == "1.23 MFLOP"`."""
-    return _human(n, 1000, ("FLOP", "KFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"))
-
-
-def human_count(n: float) -> str:
-    """`human_count(2500) == "2.5 K"`."""
-    return _human(n, 1000, ("", "K", "M", "G", "T", "P")).rstrip()
-
-
-def _human(n: float, base: int, units: Sequence[str], exact_first: bool = False) -> str:
-    if exact_first and abs(n) < base:
-        return f"{int(n)} {units[0]}"
-    value, unit = float(n), units[0]
-    for unit in units:
-        if abs(value) < 999.5 or unit == units[-1]:
-            break
-        value /= base
-    return f"{value:.3g} {unit}"
 
 
 def _counted(n: int, plural: str) -> str:
@@ -587,15 +562,3 @@ def _itemsize(leaf: Any) -> int:
 
 def _is_array(leaf: Any) -> bool:
     return hasattr(leaf, "shape") or isinstance(leaf, (int, float, complex, bool, np.generic))
-
-
-def _aligned(rows: Sequence[tuple[str, ...]], right: Sequence[int] = ()) -> list[str]:
-    """Rows as lines with each column padded to its widest cell (columns in `right` right-aligned)."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = []
-    for row in rows:
-        cells = [
-            cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))
-        ]
-        lines.append("  ".join(cells).rstrip())
-    return lines

@@ -9,7 +9,7 @@ A first Ctrl-C (SIGINT) behaves like SIGTERM: the loop finishes the current call
 checkpointer is set and says so, then `Trainer.train` raises KeyboardInterrupt (the command line exits 130).
 A second Ctrl-C raises KeyboardInterrupt at once, unless a checkpoint is being written (the stop's, or a
 periodic one still in flight): then it says which and the save is finished, and a third press abandons it,
-the process exiting with 130 (`kd.ckpts._interrupt`). Only the main thread can take signals; elsewhere the
+the process exiting with 130 (`kd._interrupts`). Only the main thread can take signals; elsewhere the
 loop simply runs on.
 """
 
@@ -20,7 +20,7 @@ import threading
 from types import FrameType
 from typing import Any
 
-from kd.ckpts import _interrupt
+from kd import _interrupts
 
 
 class Preemption:
@@ -34,14 +34,14 @@ class Preemption:
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if signum == signal.SIGINT and self.signal == signal.SIGINT:
-            _interrupt.stop_now()  # the second Ctrl-C: stop now, a save being written finished first
+            _interrupts.stop_now()  # the second Ctrl-C: stop now, a save being written finished first
             return
         self.requested = True
         self.signal = signum if self.signal != signal.SIGINT else self.signal
 
     def __enter__(self) -> Preemption:
         if threading.current_thread() is threading.main_thread():
-            _interrupt.reset()
+            _interrupts.reset()
             for signum in (signal.SIGTERM, signal.SIGINT):
                 self._previous[signum] = signal.signal(signum, self._handle)
         return self

@@ -53,6 +53,7 @@ _PACKAGES = (
     "grain",
 )
 DONE_FILE = "DONE"
+"""`<workdir>/DONE`: written when a run ends, as its last act (`kd-train eval` following a run stops once it exists)."""
 
 
 def _folder(workdir: Any) -> epath.Path | None:

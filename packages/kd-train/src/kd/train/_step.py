@@ -23,8 +23,8 @@ import numpy as np
 import optax
 from jax.experimental import checkify
 
-from kd.losses._base import total_loss
-from kd.metrics import _label_range
+from kd import _label_range
+from kd.losses import total_loss
 from kd.train import _first_batch
 from kd.train._aux import AuxState
 from kd.train._context import Context

@@ -29,8 +29,7 @@ from flax import linen as nn
 from kd import ckpts, sharding, writers
 from kd._interfaces import Checkpointer, Evaluator, TrainingData, Writer
 from kd._phase import during
-from kd.ckpts._default import UNSET, DefaultCheckpointer, NoWorkdirCheckpointer, default_checkpointer
-from kd.ckpts._partial_loader import apply_init_transform
+from kd.ckpts import DefaultCheckpointer, NoWorkdirCheckpointer, apply_init_transform, default_checkpointer
 from kd.train import _eval_only
 from kd.train._build_model import build_model
 from kd.train._context import Context
@@ -62,6 +61,17 @@ _DICTS = ("schedules", "train_losses", "train_metrics", "train_summaries", "eval
 class _DerivedSteps(int):
     """`num_train_steps` computed from the data (num_epochs x batches per epoch): derived again after
     `dataclasses.replace(trainer, train_ds=...)`, unlike a number the user set."""
+
+
+class _Unset:
+    """The `checkpointer` field's default: `kd.ckpts.default_checkpointer(...)` when the workdir is set, else
+    none (a `kd.ckpts.NoWorkdirCheckpointer`)."""
+
+    def __repr__(self) -> str:
+        return "<a kd.ckpts.Checkpointer when workdir is set>"
+
+
+UNSET: Any = _Unset()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

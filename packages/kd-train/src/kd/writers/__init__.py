@@ -18,7 +18,9 @@ from ._base import MultiWriter as MultiWriter
 from ._base import NoopWriter as NoopWriter
 from ._base import PrintWriter as PrintWriter
 from ._base import Writer as Writer
+from ._base import short_labels as short_labels
 from ._default import KDMetricWriter as KDMetricWriter
+from ._left_out import leave_out_writers as leave_out_writers
 from ._mlflow import MlflowWriter as MlflowWriter
 from ._tensorboard import TensorBoardWriter as TensorBoardWriter
 from ._tracker import TrackerWriter as TrackerWriter
@@ -37,4 +39,6 @@ __all__ = [
     "TrackerWriter",
     "WandbWriter",
     "Writer",
+    "leave_out_writers",
+    "short_labels",
 ]

@@ -32,7 +32,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -45,7 +44,7 @@ from konfig import JSON_RAW_KEY_PREFIX as RAW_PREFIX
 from kd._atomic import write_text_atomic
 from kd._root_ref import ROOT_CFG_REF, RootRef
 from kd.writers import _tensorboard as tb
-from kd.writers._base import MultiWriter, Writer
+from kd.writers._base import Writer
 
 # Lists longer than this (of numbers or strings) are one config entry, not one per item.
 _MAX_LIST_ITEMS = 32
@@ -230,10 +229,6 @@ def summary_of(value: Any, *, num_buckets: int = 30, max_image_columns: int = 8)
 # ---------------------------------------------------------------- the writer
 
 
-TRACKERS: dict[str, type[TrackerWriter]] = {}
-"""`--track` names and their writers (each `TrackerWriter` subclass with a `FLAG` adds itself)."""
-
-
 @dataclasses.dataclass(kw_only=True)
 class TrackerWriter(Writer):
     """A writer sending the run to an experiment tracker (see the module docstring). Subclasses implement
@@ -274,11 +269,6 @@ class TrackerWriter(Writer):
     _dropped: set[str] = dataclasses.field(default_factory=set, init=False, repr=False, compare=False)
     # `_sent` moved on since the run file was written
     _unsaved: bool = dataclasses.field(default=False, init=False, repr=False, compare=False)
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.__dict__.get("FLAG"):
-            TRACKERS[cls.FLAG] = cls
 
     def __post_init__(self) -> None:
         kind = type(self).__name__
@@ -594,106 +584,3 @@ def _short_error(error: BaseException) -> str:
     text = " ".join(str(error).split())
     text = text if len(text) <= 300 else text[:297] + "..."
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
-# ---------------------------------------------------------------- the CLI's `--track`
-
-
-def parse_trackers(flag: str) -> list[str]:
-    """`"wandb,mlflow"` -> `["wandb", "mlflow"]`; a ValueError naming what is accepted for anything else."""
-    import difflib
-
-    known = sorted(TRACKERS)
-    names = [n.strip().lower() for n in flag.split(",") if n.strip()]
-    if not names:
-        raise ValueError(
-            f"--track: expected tracker names ({', '.join(known)}, comma-separated), found {flag!r}"
-        )
-    for name in names:
-        if name not in TRACKERS:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(
-                f"--track: expected {' or '.join(known)} (comma-separated), found {name!r}{hint}"
-            )
-    return list(dict.fromkeys(names))
-
-
-def sweep_tags(item_name: str | None) -> list[str]:
-    """A sweep item's overrides as tags: `"lr=0.001,seed=1"` -> `["lr=0.001", "seed=1"]`."""
-    if not item_name:
-        return []
-    return [part for part in re.split(r",(?=[A-Za-z_][\w]*=)", item_name) if part]
-
-
-def with_trackers(
-    writer: Writer,
-    trackers: Sequence[str] = (),
-    *,
-    project: str | None = None,
-    name: str | None = None,
-    group: str | None = None,
-    tags: Sequence[str] = (),
-) -> Writer:
-    """`writer` with a tracker writer per name of `trackers` beside it (a `MultiWriter`), and the tracker
-    writers already in it given `name` / `group` where they have none and `tags` added: what `kd-train
-    --track=...` (and a sweep item) does. `project` applies to the new ones, unless the tracker's environment
-    variable names one. Returns `writer` itself when nothing changes.
-
-    Usage: `trainer = dataclasses.replace(trainer, writer=with_trackers(trainer.writer, ["wandb"], project="digits"))`.
-    """
-
-    def identified(w: Writer) -> Writer:
-        if isinstance(w, TrackerWriter):
-            merged = tuple(dict.fromkeys([*w.tags, *tags]))
-            changes = {"name": w.name or name, "group": w.group or group, "tags": merged}
-            if any(getattr(w, k) != v for k, v in changes.items()):
-                return dataclasses.replace(w, **changes)
-            return w
-        if isinstance(w, MultiWriter) and not getattr(w, "default_set", False):
-            inner = [identified(i) for i in w.writers]
-            if any(a is not b for a, b in zip(inner, w.writers, strict=True)):
-                return dataclasses.replace(w, writers=inner)
-        return w
-
-    result = identified(writer)
-    added = []
-    for tracker in trackers:
-        cls = TRACKERS[tracker]
-        if _contains(result, cls):
-            continue  # the config has one already
-        own_project = None if any(os.environ.get(v) for v in cls.PROJECT_ENV) else project
-        added.append(cls(project=own_project, name=name, group=group, tags=tuple(tags)))
-    if not added:
-        return result
-    return MultiWriter(writers=[result, *added])
-
-
-def close_trackers(writer: Writer, *, failed: bool = False, killed: bool = False) -> None:
-    """Ends the tracker runs of the tracker writers in `writer` (`kd-train` does after each run; the Trainer
-    only flushes its writer, and the trackers end their runs when the process exits): as failed (`failed`:
-    training raised), as killed (`killed`: Ctrl-C, preempted) or as finished."""
-    _close(writer, failed=failed, killed=killed, seen=set())
-
-
-def _close(writer: Any, *, failed: bool, killed: bool, seen: set[int]) -> None:
-    if id(writer) in seen:
-        return
-    seen.add(id(writer))
-    if isinstance(writer, TrackerWriter):
-        writer.close(failed=failed, killed=killed)
-    for inner in _inner(writer):
-        _close(inner, failed=failed, killed=killed, seen=seen)
-
-
-def _inner(writer: Any) -> list[Any]:
-    """The writers `writer` writes to: a MultiWriter's `writers`, a CollectionWriter's `writer`."""
-    inner = list(getattr(writer, "writers", None) or ())
-    one = getattr(writer, "writer", None)
-    return [*inner, one] if isinstance(one, Writer) else inner
-
-
-def _contains(writer: Writer, cls: type) -> bool:
-    if isinstance(writer, cls):
-        return True
-    return any(_contains(w, cls) for w in _inner(writer))

@@ -1,8 +1,8 @@
 """Ctrl-C while a checkpoint is being written: the save is finished, and one more press abandons it.
 
-    with _interrupt.writing(save):    # _orbax: around orbax's blocking save calls, its waits, deletes and close
+    with _interrupts.writing(save):   # kd.ckpts._orbax: around orbax's blocking save calls, its waits, deletes and close
         manager.save(...)
-    _interrupt.stop_now()             # a Ctrl-C that stops at once (`kd.train`'s second Ctrl-C) calls this
+    _interrupts.stop_now()            # a Ctrl-C that stops at once (`kd.train`'s second Ctrl-C) calls this
 
 A KeyboardInterrupt raised inside orbax's code makes orbax log a traceback and forget the step it is finishing
 (while its threads still complete the files), so none is raised there: inside `writing()` on the main thread,
@@ -17,6 +17,7 @@ and the save goes on; the next press abandons it: two lines say so and which ste
 process exits with 130 at once (`os._exit`: orbax's writing threads would hold a normal exit until they are
 done; in a notebook this ends the kernel). The save stays as orbax's temporary folder, which the next start
 removes (`Checkpointer` warns about it); no earlier checkpoint is touched. Standard library only (and kd._terminal).
+Shared by `kd.ckpts` (its saves run inside `writing()`) and `kd.train` (its Ctrl-C handler calls `stop_now()`).
 """
 
 from __future__ import annotations

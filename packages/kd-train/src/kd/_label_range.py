@@ -8,6 +8,8 @@ the mask is 0 (a padding label such as -1) is left unchecked. The Trainer checks
 (`kd.train._first_batch`, on the host); with checkify's user checks on (`Trainer.checkify_error_categories`
 holding `checkify.user_checks`, e.g. `checkify.all_checks`) a loss also checks every batch in its step. Only
 a step that `with_label_checks` wraps holds that check: other steps compile exactly as without it.
+
+Shared by `kd.losses` (a loss's check in its step) and `kd.train` (the first batch's check, the wrapped step).
 """
 
 from __future__ import annotations
