@@ -194,3 +194,26 @@ def test_a_metric_is_named_with_its_field():
 def test_labels_the_model_computes_are_not_read():
     from_preds = kd.losses.SoftmaxCrossEntropyWithIntLabels(logits="preds", labels="preds.label")
     _check([30, 30, 30, 30], from_preds)
+
+
+def test_numpys_default_int64_labels_train_without_a_dtype_warning():
+    # Labels made with numpy's default integer (int64) become int32 without x64; the Trainer's init says so to
+    # JAX instead of asking for int64 zeros (which printed a warning about a dtype the user never asked for).
+    import warnings
+
+    import optax
+
+    data = {"x": np.ones((32, 4), np.float32), "label": np.arange(32) % 3}
+    assert data["label"].dtype == np.int64
+    trainer = kd.train.Trainer(
+        train_ds=kd.data.InMemoryPipeline(loader=lambda: data, batch_size=8),
+        model=kd.nn.ExternalModule(model=nn.Dense(3), keys="batch.x"),
+        optimizer=optax.sgd(0.1),
+        train_losses={"xent": kd.losses.SoftmaxCrossEntropyWithIntLabels(logits="preds", labels="batch.label")},
+        num_train_steps=2,
+        steps_per_call=1,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        state, _ = trainer.train()
+    assert int(state.step) == 2

@@ -480,7 +480,9 @@ def _collect_paths(tree: Any, out: list[Any]) -> None:
 
 
 def _zeros_like_spec(spec: Any) -> Any:
-    return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), spec)
+    """Zeros of each spec's shape, in the dtype JAX will give the data (numpy's default int64 labels are int32
+    without x64: said to JAX as such, so that no warning is printed about a dtype the user never asked for)."""
+    return jax.tree.map(lambda s: jnp.zeros(s.shape, jax.dtypes.canonicalize_dtype(s.dtype)), spec)
 
 
 def shapes_key(*trees: Any) -> tuple[Any, ...]:
