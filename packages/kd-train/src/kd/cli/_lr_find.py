@@ -11,14 +11,12 @@ never touched.
 
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Any
 
-import konfig
-
-from ._errors import CliError
 from ._predict import trainer_from_flags
+from ._resolve import split_flags
+from ._usage import Parser
 
 USAGE = """\
 usage: kd-train lr-find --cfg=CONFIG [--cfg.PATH=VALUE ...] [--min=1e-7] [--max=1] [--steps=100] [--base-lr=LR]
@@ -40,8 +38,8 @@ def lr_find(argv: list[str]) -> int:
     if any(arg in ("-h", "--help") for arg in argv):
         print(USAGE, end="")
         return 0
-    source, args, overrides, rest = konfig.split_flags(argv)
-    parser = _Parser(prog="kd-train lr-find", add_help=False)
+    source, args, overrides, rest = split_flags(argv)
+    parser = Parser(prog="kd-train lr-find", add_help=False, usage_text=USAGE)
     parser.add_argument("--min", type=float, default=1e-7)
     parser.add_argument("--max", type=float, default=1.0)
     parser.add_argument("--steps", type=int, default=100)
@@ -82,9 +80,3 @@ def _save(result: Any, workdir: str) -> list[str]:
         pass
     return written
 
-
-class _Parser(argparse.ArgumentParser):
-    """argparse whose errors are `CliError`s (one paragraph, exit 2) instead of its own exit."""
-
-    def error(self, message: str) -> Any:
-        raise CliError(f"{message}\n\n{USAGE}")

@@ -12,20 +12,20 @@ safe mode, as `inspect` and `eval` read it); the state is the latest checkpoint 
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import io
 import os
-import sys
 from typing import Any
 
 import konfig
 import kontext
 
 from kd._phase import during
-from kd._run_policy import RunPolicyError, config_folder_on_path, run_policy
+from kd._run_policy import config_folder_on_path
 
 from ._errors import CliError
+from ._resolve import policy_of_run, split_flags
+from ._usage import Parser
 
 USAGE = """\
 usage: kd-train predict --cfg=CONFIG [--cfg.PATH=VALUE ...] [--ds=NAME] [--out=FILE.npz] [--batches=N]
@@ -47,8 +47,8 @@ def predict(argv: list[str]) -> int:
     if any(arg in ("-h", "--help") for arg in argv):
         print(USAGE, end="")
         return 0
-    source, args, overrides, rest = konfig.split_flags(argv)
-    parser = _Parser(prog="kd-train predict", add_help=False)
+    source, args, overrides, rest = split_flags(argv)
+    parser = Parser(prog="kd-train predict", add_help=False, usage_text=USAGE)
     parser.add_argument("--ds", default=None)
     parser.add_argument("--out", default=None)
     parser.add_argument("--batches", type=int, default=None)
@@ -95,13 +95,8 @@ def trainer_from_flags(
     policy = None
     folder = os.path.dirname(os.path.abspath(source))
     run_config = source.endswith(".json") and os.path.isfile(os.path.join(folder, "run.json"))
-    if source.endswith(".py") and folder not in sys.path:
-        sys.path.insert(0, folder)  # the config imports the modules beside it, as for `kd-train --cfg=...`
-    if run_config or allowed is not None:
-        try:
-            policy, why = run_policy(folder, allowed)
-        except RunPolicyError as e:
-            raise CliError(str(e)) from None
+    if run_config or allowed is not None:  # (split_flags put a .py config's folder on sys.path)
+        policy, why = policy_of_run(folder, allowed)
         print(f"{command}: resolving {source} in safe mode: allowed={policy} ({why})", flush=True)
         if run_config:
             config_folder_on_path(folder)
@@ -188,9 +183,3 @@ def _write_npz(path: str, preds: Any) -> None:
     os.makedirs(folder, exist_ok=True)
     write_bytes_atomic(path, buffer.getvalue())
 
-
-class _Parser(argparse.ArgumentParser):
-    """argparse whose errors are `CliError`s (one paragraph, exit 2) instead of its own exit."""
-
-    def error(self, message: str) -> Any:
-        raise CliError(f"{message}\n\n{USAGE}")

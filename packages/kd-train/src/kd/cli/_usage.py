@@ -75,10 +75,15 @@ Several hosts: run the same command on each with --coordinator_address (process 
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse whose errors are `CliError`s (one paragraph, exit 2) instead of its own exit."""
+    """argparse whose errors are `CliError`s (one paragraph, exit 2) instead of its own exit, followed by the
+    command's usage (`usage=`, kd-train's by default)."""
+
+    def __init__(self, *args: Any, usage_text: str = USAGE, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.usage_text = usage_text
 
     def error(self, message: str) -> Any:
-        raise CliError(f"{message}\n\n{USAGE}")
+        raise CliError(f"{message}\n\n{self.usage_text}")
 
 
 def fail(e: BaseException, code: int = 2) -> int:
