@@ -31,18 +31,18 @@ def test_kd_offers_no_importer_that_escapes_the_policy(tmp_path):
     cfg = konfig.ConfigDict(
         {
             "__qualname__": "kd.train:Trainer",
-            "model": {"__qualname__": "kd.train._build_model:_import", "0": "os:system"},
+            "model": {"__qualname__": "kd.runtime._build_model:_import", "0": "os:system"},
         }
     )
     with pytest.raises(konfig.DisallowedTargetError):
         konfig.resolve(cfg, allowed=ALLOWED)
-    import kd.train._build_model as build_model
+    import kd.runtime._build_model as build_model
 
     with pytest.raises(
         konfig.DisallowedTargetError
     ):  # inside a policy it refuses, and what it returns is judged
         konfig.resolve(
-            {"f": {"__qualname__": "kd.train._build_model:_import", "0": "os:system"}}, allowed=ALLOWED
+            {"f": {"__qualname__": "kd.runtime._build_model:_import", "0": "os:system"}}, allowed=ALLOWED
         )
     assert build_model._import("os:system") is __import__("os").system  # outside safe mode it imports
     assert not canary.exists()

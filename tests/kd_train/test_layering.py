@@ -42,6 +42,7 @@ LAYERS = (
     ("_interrupts",),  # Ctrl-C during a save (kd.ckpts saves in it; kd.train's handler ends it)
     ("metrics", "nn", "optim", "data", "sharding", "ckpts", "_konfig_surface"),  # the parts with no other part below them
     ("losses", "summaries", "writers"),  # built on metrics / the terminal
+    ("runtime",),  # a model run's parts: the model adapter, Context, state, RNG streams, errors
     ("train",),  # the Trainer, its plan, runner and hooks
     ("utils",),  # Kauldron's kd.utils (config_util fills ROOT_CFG_REF fields the Trainer's way)
     ("evals",),  # evaluators (their step is a TrainStep) and `kd-train eval`

@@ -11,7 +11,7 @@ import pytest
 import train_fixtures as lib
 from flax import linen as nn
 from flax import nnx
-from kd.train._build_model import build_model
+from kd.runtime._build_model import build_model
 
 with konfig.imports():
     import kd as cfg_kd

@@ -5,7 +5,7 @@
         from kd import kd  # or: import kd
     cfg = kd.train.Trainer(...)
 
-The namespaces (`kd.train`, `kd.data`, `kd.losses`, `kd.metrics`, `kd.summaries`, `kd.ckpts`,
+The namespaces (`kd.train`, `kd.runtime`, `kd.data`, `kd.losses`, `kd.metrics`, `kd.summaries`, `kd.ckpts`,
 `kd.evals`, `kd.optim`, `kd.nn`, `kd.sharding`, `kd.writers`, `kd.inspect`, `kd.export`, `kd.xm`, `kd.random`,
 `kd.typing`, `kd.utils`, `kd.kdash`, `kd.testing`, `kd.contrib`, `kd.kauldron_alias`) load on
 first use, so `import kd` does not import JAX. `kd.kxm` is `kd.xm` under Kauldron's name (`from kd import kxm`).
@@ -26,6 +26,7 @@ __version__ = "0.1.0"
 _NAMESPACES = frozenset(
     {
         "train",
+        "runtime",
         "data",
         "losses",
         "metrics",
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from kd import nn as nn
     from kd import optim as optim
     from kd import random as random
+    from kd import runtime as runtime
     from kd import sharding as sharding
     from kd import summaries as summaries
     from kd import testing as testing
@@ -110,6 +112,7 @@ __all__ = [
     "nn",
     "optim",
     "random",
+    "runtime",
     "sharding",
     "summaries",
     "train",

@@ -55,6 +55,8 @@ KD: tuple[str, ...] = (
             "ROOT_CFG_REF",
         )
     ),
+    # kd.runtime: the same classes under the room they live in.
+    *(f"kd.runtime:{name}" for name in ("RngStream", "RngStreams", "InterestFilter", "LinenModel", "NnxModel")),
     "kd.evals:*",  # the evaluators and their schedules; not evaluate_checkpoints (below)
     # Functions of those namespaces that read or write files by themselves.
     "!kd.ckpts:workdir_from_xid",

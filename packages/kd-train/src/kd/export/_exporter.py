@@ -29,7 +29,15 @@ from kd._atomic import write_text_atomic
 from kd._root_ref import ROOT_CFG_REF, RootRef
 from kd.export import _loader
 from kd.nn import training_mode
-from kd.train import ConfigError, Context, InterestFilter, NnxModel, as_model, as_rng_streams, fill_from_root
+from kd.runtime import (
+    ConfigError,
+    Context,
+    InterestFilter,
+    NnxModel,
+    as_model,
+    as_rng_streams,
+    fill_from_root,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

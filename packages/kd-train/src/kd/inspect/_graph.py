@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import kontext
 
-from kd.train import NnxModel, as_model
+from kd.runtime import NnxModel, as_model
 
 if TYPE_CHECKING:
     from kd.train import Trainer

@@ -6,19 +6,25 @@ preds = trainer.predict(eval_ds)   # the trained run's outputs; kd.train.lr_find
 """
 
 from kd._root_ref import ROOT_CFG_REF as ROOT_CFG_REF
+from kd.runtime import AuxiliariesOutput as AuxiliariesOutput
+from kd.runtime import AuxiliariesState as AuxiliariesState
+from kd.runtime import AuxState as AuxState
+from kd.runtime import ConfigError as ConfigError
+from kd.runtime import Context as Context
+from kd.runtime import InterestFilter as InterestFilter
+from kd.runtime import KeyPathError as KeyPathError
+from kd.runtime import LinenModel as LinenModel
+from kd.runtime import NnxModel as NnxModel
+from kd.runtime import NonFiniteLossError as NonFiniteLossError
+from kd.runtime import RngStream as RngStream
+from kd.runtime import RngStreams as RngStreams
+from kd.runtime import ShapeMismatchError as ShapeMismatchError
+from kd.runtime import TrainState as TrainState
 from kd.writers import KDMetricWriter as KDMetricWriter
 
-from ._aux import AuxiliariesOutput as AuxiliariesOutput
-from ._aux import AuxiliariesState as AuxiliariesState
-from ._aux import AuxState as AuxState
 from ._batch_stats import get_batch_stats as get_batch_stats
 from ._compiles import CompileLog as CompileLog
-from ._context import Context as Context
 from ._early_stopping import EarlyStopping as EarlyStopping
-from ._errors import ConfigError as ConfigError
-from ._errors import KeyPathError as KeyPathError
-from ._errors import NonFiniteLossError as NonFiniteLossError
-from ._errors import ShapeMismatchError as ShapeMismatchError
 from ._eval_only import eval_only_in_place as eval_only_in_place
 from ._forward import Auxiliaries as Auxiliaries
 from ._forward import forward as forward
@@ -36,24 +42,15 @@ from ._inspect import sharding_table as sharding_table
 from ._inspect import step_cost as step_cost
 from ._lr_find import LrFindResult as LrFindResult
 from ._lr_find import lr_find as lr_find
-from ._model import InterestFilter as InterestFilter
-from ._model import LinenModel as LinenModel
-from ._model import NnxModel as NnxModel
-from ._model import as_model as as_model
 from ._precision import MixedPrecision as MixedPrecision
 from ._predict import latest_state as latest_state
 from ._predict import predict_batches as predict_batches
 from ._profiler import Profiler as Profiler
 from ._progress import Progress as Progress
-from ._propagate import fill_from_root as fill_from_root
-from ._rngs import RngStream as RngStream
-from ._rngs import RngStreams as RngStreams
-from ._rngs import as_rng_streams as as_rng_streams
 from ._run_record import DONE_FILE as DONE_FILE
 from ._run_record import stopped_early as stopped_early
 from ._setup import Setup as Setup
 from ._setup import TqdmInfo as TqdmInfo
-from ._state import TrainState as TrainState
 from ._step import TrainStep as TrainStep
 from ._timer import PerformanceTimer as PerformanceTimer
 from ._trainer import Trainer as Trainer
@@ -89,12 +86,9 @@ __all__ = [
     "TrainState",
     "TrainStep",
     "Trainer",
-    "as_model",
-    "as_rng_streams",
     "context_table",
     "eval_only_in_place",
     "evaluate_and_write",
-    "fill_from_root",
     "forward",
     "forward_with_loss",
     "get_batch_stats",

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from kd.train._errors import ConfigError
+from kd.runtime import ConfigError
 from kd.train._hook import Hook
 
 TYPE_CHECKING = False

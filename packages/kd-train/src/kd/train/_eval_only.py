@@ -26,7 +26,7 @@ from konfig import current_policy
 
 from kd._phase import during
 from kd._run_policy import config_folder_on_path, run_policy
-from kd.train._errors import ConfigError
+from kd.runtime import ConfigError
 from kd.train._setup import Setup
 from kd.writers import leave_out_writers
 

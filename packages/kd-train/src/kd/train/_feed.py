@@ -25,7 +25,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from kd._phase import during
 from kd.data import RowsIterator
-from kd.train._errors import ConfigError
+from kd.runtime import ConfigError
 from kd.train._plan import MAX_STEPS_PER_CALL
 
 # Stacked batches of one call stay within this many bytes when the Trainer chooses the size itself. On CPU

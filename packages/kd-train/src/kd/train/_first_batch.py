@@ -20,7 +20,7 @@ import kontext
 import numpy as np
 
 from kd import _label_range
-from kd.train._errors import ConfigError
+from kd.runtime import ConfigError
 
 # A model field whose name says it sets the number of outputs (`num_classes`, `features`, `dout`, ...).
 _OUTPUT_FIELD = re.compile(r"class|feature|out|label|vocab")

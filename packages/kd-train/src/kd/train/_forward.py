@@ -18,22 +18,10 @@ from typing import Any
 
 from kd._root_ref import ROOT_CFG_REF
 from kd.losses import total_loss
-from kd.nn import training_mode
-from kd.train._aux import AuxiliariesOutput as AuxiliariesOutput
-from kd.train._aux import AuxiliariesState as AuxiliariesState
-from kd.train._context import Context
-from kd.train._model import NnxModel, _accepts, _call_inputs, _is_sown, as_model
+from kd.runtime import AuxiliariesOutput as AuxiliariesOutput
+from kd.runtime import AuxiliariesState as AuxiliariesState
+from kd.runtime import Context, EveryIntermediate, NnxModel, as_model
 from kd.train._step import states_of
-
-
-class _Everything:
-    """An interest filter that captures every intermediate (Kauldron's `capture_intermediates=True`)."""
-
-    def __bool__(self) -> bool:
-        return True
-
-    def wants(self, module_path: tuple[str, ...], method_name: str) -> bool:
-        return True
 
 
 def forward(
@@ -44,39 +32,26 @@ def forward(
 
     Usage: `context = kd.train.forward(context, model=model, rngs=rngs, is_training=False)`.
     As Kauldron's, every collection is mutable and the updates come back in `collections`, in training
-    and evaluation alike; `method` names another method of a linen model than `__call__`.
+    and evaluation alike; `method` names another method of a linen model than `__call__`. The model is
+    called as the Trainer's step calls it (`kd.runtime.as_model(model).apply`).
     """
+    adapter = as_model(model)
     collections = dict(context.collections or {})
-    if isinstance(as_model(model), NnxModel):
+    options: dict[str, Any] = {}
+    if isinstance(adapter, NnxModel):
         if method is not None:
             raise ValueError(f"kd.train.forward: method={method!r} applies to a flax linen model only")
-        preds, new_collections, interms = as_model(model).apply(
-            context.params,
-            collections,
-            context,
-            rngs=dict(rngs),
-            is_training=is_training,
-            capture=_Everything(),
-        )
-        return context.replace(preds=preds, interms=interms, collections=new_collections)
-    call = getattr(model, method) if method is not None else model.__call__
-    args, kwargs = _call_inputs(model, context, call)
-    if _accepts(call, "is_training") and "is_training" not in kwargs:  # as the Trainer's own step
-        kwargs["is_training"] = is_training
-    with training_mode(is_training):
-        preds, updated = model.apply(
-            {"params": context.params, **collections},
-            *args,
-            rngs=dict(rngs),
-            mutable=True,
-            capture_intermediates=True,
-            method=method,
-            **kwargs,
-        )
-    updated = dict(updated)
-    interms = updated.pop("intermediates", {})
-    updated.pop("params", None)  # `mutable=True` hands the params back too: they are not a collection
-    new_collections = {**collections, **{k: v for k, v in updated.items() if not _is_sown(v)}}
+    else:
+        options = {"method": method, "every_collection_mutable": True}
+    preds, new_collections, interms = adapter.apply(
+        context.params,
+        collections,
+        context,
+        rngs=dict(rngs),
+        is_training=is_training,
+        capture=EveryIntermediate(),
+        **options,
+    )
     return context.replace(preds=preds, interms=interms, collections=new_collections)
 
 

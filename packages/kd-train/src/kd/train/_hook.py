@@ -22,7 +22,7 @@ from typing import Any
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from kd.train._state import TrainState
+    from kd.runtime import TrainState
     from kd.train._trainer import Trainer
 
 # Where `Hook.log` keeps the values of the current step until the loop writes them.

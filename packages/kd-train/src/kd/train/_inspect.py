@@ -24,11 +24,11 @@ import numpy as np
 import optax
 
 from kd._human_text import aligned, human_bytes, human_count, human_flops
+from kd.runtime import InterestFilter, NnxModel
 from kd.train._lr_find import learning_rate_source
-from kd.train._model import InterestFilter, NnxModel
 
 if TYPE_CHECKING:
-    from kd.train._context import Context
+    from kd.runtime import Context
     from kd.train._trainer import Trainer
 
 ROOT = "(root)"

@@ -40,7 +40,7 @@ import konfig
 import numpy as np
 import optax
 
-from kd.train._errors import ConfigError
+from kd.runtime import ConfigError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kd.train._errors import NonFiniteLossError
+from kd.runtime import NonFiniteLossError
 from kd.train._progress import print_line
 
 POLICIES = ("stop", "skip")

@@ -19,7 +19,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from kd.train._errors import ConfigError
+from kd.runtime import ConfigError
 
 FLOAT_DTYPES = ("bfloat16", "float16", "float32", "float64")
 _DTYPE_ALIASES = {

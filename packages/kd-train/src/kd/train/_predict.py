@@ -19,13 +19,12 @@ import jax
 import numpy as np
 
 from kd.ckpts import NoopCheckpointer
-from kd.train._errors import ConfigError
+from kd.runtime import ConfigError, InterestFilter
 from kd.train._eval_only import restore_latest_state
-from kd.train._model import InterestFilter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from kd.train._state import TrainState
+    from kd.runtime import TrainState
     from kd.train._trainer import Trainer
 
 

@@ -35,10 +35,9 @@ import jax
 
 from kd._phase import during
 from kd._terminal import print_line
-from kd.train._aux import AuxState
+from kd.runtime import AuxState, TrainState
 from kd.train._feed import ROWS_BLOCK as ROWS_PER_BLOCK
 from kd.train._plan import Call
-from kd.train._state import TrainState
 from kd.train._step import TrainStep
 from kd.train._stop import StopRequest
 

@@ -25,14 +25,20 @@ from jax.experimental import checkify
 
 from kd import _label_range
 from kd.losses import total_loss
+from kd.runtime import (
+    AuxState,
+    ConfigError,
+    Context,
+    InterestFilter,
+    KeyPathError,
+    NnxModel,
+    RngStreams,
+    ShapeMismatchError,
+    TrainState,
+    as_model,
+)
 from kd.train import _first_batch
-from kd.train._aux import AuxState
-from kd.train._context import Context
-from kd.train._errors import ConfigError, KeyPathError, ShapeMismatchError
-from kd.train._model import InterestFilter, NnxModel, as_model
 from kd.train._precision import MixedPrecision, as_precision, keep_stored_dtypes
-from kd.train._rngs import RngStreams
-from kd.train._state import TrainState
 
 
 class TrainStep:

@@ -30,25 +30,29 @@ from kd import ckpts, sharding, writers
 from kd._interfaces import Checkpointer, Evaluator, TrainingData, Writer
 from kd._phase import during
 from kd.ckpts import DefaultCheckpointer, NoWorkdirCheckpointer, apply_init_transform, default_checkpointer
+from kd.runtime import (
+    ConfigError,
+    Context,
+    KeyPathError,
+    RngStreams,
+    TrainState,
+    as_model,
+    as_rng_streams,
+    build_model,
+    fill_from_root,
+)
 from kd.train import _eval_only
-from kd.train._build_model import build_model
-from kd.train._context import Context
-from kd.train._errors import ConfigError, KeyPathError
 from kd.train._eval_only import eval_only_trainer, evaluate_only
 from kd.train._hook import Hook
 from kd.train._inspect import intermediate_specs
 from kd.train._loop import TrainingRun
-from kd.train._model import as_model
 from kd.train._nonfinite import POLICIES as NONFINITE_POLICIES
 from kd.train._plan import MAX_STEPS_PER_CALL
 from kd.train._precision import MixedPrecision, as_precision
 from kd.train._predict import predict
 from kd.train._profiler import Profiler
 from kd.train._progress import Progress
-from kd.train._propagate import fill_from_root
-from kd.train._rngs import RngStreams, as_rng_streams
 from kd.train._setup import Setup
-from kd.train._state import TrainState
 from kd.train._step import TrainStep
 from kd.train._stop import StopRequest
 

@@ -50,7 +50,7 @@ class UpdateFromRootCfg:
 
     def update_from_root_cfg(self: _SelfT, root_cfg: Any) -> _SelfT:
         """A copy with every `ROOT_CFG_REF` field (and those of the dataclasses inside) taken from `root_cfg`."""
-        from kd.train import fill_from_root
+        from kd.runtime import fill_from_root
 
         return fill_from_root(root_cfg, self, type(self).__name__, memo={})
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import konfig
 
-from kd.train._errors import ConfigError
-from kd.train._model import NnxModel, is_nnx_module_class
+from kd.runtime._errors import ConfigError
+from kd.runtime._model import NnxModel, is_nnx_module_class
 
 
 def build_model(value: Any) -> Any:

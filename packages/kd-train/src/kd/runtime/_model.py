@@ -23,8 +23,8 @@ import kontext
 from flax import linen as nn
 
 from kd.nn import training_mode
-from kd.train._context import Context
-from kd.train._errors import ConfigError
+from kd.runtime._context import Context
+from kd.runtime._errors import ConfigError
 
 if TYPE_CHECKING:
     from flax import nnx
@@ -111,15 +111,31 @@ def _accepts(call: Callable[..., Any], name: str) -> bool:
         return False
 
 
+class EveryIntermediate:
+    """An interest filter that captures every intermediate (Kauldron's `capture_intermediates=True`).
+
+    Usage: `model.apply(params, collections, context, rngs=rngs, is_training=False, capture=EveryIntermediate())`.
+    """
+
+    def __bool__(self) -> bool:
+        return True
+
+    def wants(self, module_path: tuple[str, ...], method_name: str) -> bool:
+        return True
+
+
 @dataclasses.dataclass(frozen=True)
 class LinenModel:
     """A `flax.linen.Module`: params in `params`, every other variable collection in `collections`."""
 
     module: nn.Module
 
-    def _inputs(self, context: Context, is_training: bool) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        args, kwargs = _call_inputs(self.module, context, self.module.__call__)
-        if _accepts(self.module.__call__, "is_training") and "is_training" not in kwargs:
+    def _inputs(
+        self, context: Context, is_training: bool, method: str | None = None
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        call = self.module.__call__ if method is None else getattr(self.module, method)
+        args, kwargs = _call_inputs(self.module, context, call)
+        if _accepts(call, "is_training") and "is_training" not in kwargs:
             kwargs["is_training"] = is_training
         return args, kwargs
 
@@ -142,12 +158,17 @@ class LinenModel:
         rngs: dict[str, jax.Array],
         is_training: bool,
         capture: InterestFilter,
+        method: str | None = None,
+        every_collection_mutable: bool = False,
     ) -> tuple[Any, Any, Any]:
-        args, kwargs = self._inputs(context, is_training)
+        """`(preds, collections, interms)`. The Trainer's step keeps a collection's updates in training only;
+        `every_collection_mutable` is Kauldron's `forward`: every collection (new ones too) mutable and its
+        updates kept in evaluation as well. `method` names another method than `__call__`."""
+        args, kwargs = self._inputs(context, is_training, method)
         # Mutable in eval too, as Kauldron's forward: a model may update a collection outside training
-        # (`BatchNorm(use_running_average=False)`); the updates are kept in training only.
-        mutable: list[str] = list(collections)
-        if capture:
+        # (`BatchNorm(use_running_average=False)`); the step keeps the updates in training only.
+        mutable: bool | list[str] = True if every_collection_mutable else list(collections)
+        if capture and not every_collection_mutable:
             mutable.append("intermediates")
         capture_fn: Any = False
         if capture:
@@ -159,6 +180,7 @@ class LinenModel:
                 rngs=rngs,
                 mutable=mutable or False,
                 capture_intermediates=capture_fn,
+                method=method,
                 **kwargs,
             )
         if not mutable:
@@ -166,6 +188,9 @@ class LinenModel:
         preds, updated = out
         updated = dict(updated)
         interms = updated.pop("intermediates", {})
+        if every_collection_mutable:
+            updated.pop("params", None)  # `mutable=True` hands the params back too: they are not a collection
+            return preds, {**collections, **{k: v for k, v in updated.items() if not _is_sown(v)}}, interms
         new_collections = {**collections, **updated} if is_training else collections
         return preds, new_collections, interms
 

@@ -13,7 +13,7 @@ from typing import Any
 import jax
 import kontext
 
-from kd.train._aux import AuxiliariesState
+from kd.runtime._aux import AuxiliariesState
 
 
 @jax.tree_util.register_dataclass

@@ -18,8 +18,8 @@ from typing import Any
 from flax import linen as nn
 
 from kd._root_ref import INHERITED_ATTR, RootRef
-from kd.train._errors import ConfigError
-from kd.train._model import is_nnx_module
+from kd.runtime._errors import ConfigError
+from kd.runtime._model import is_nnx_module
 
 
 def fill_from_root(root: Any, value: Any, where: str, memo: dict[int, Any]) -> Any:
