@@ -1,5 +1,7 @@
 """repr(cfg): a readable Python-like call tree in `<ConfigDict[...]>`, laid out as Kauldron lays it out."""
 
+import json
+
 import konfig
 import pytest
 
@@ -136,3 +138,11 @@ def test_sub_config_prints_refs_to_the_enclosing_config():
 def test_sets_print_sorted():
     cfg = konfig.ConfigDict(s={"b", "a"}, f=frozenset({2, 1}), e=set())
     assert _tree(cfg) == "{\n    's': {'a', 'b'},\n    'f': frozenset({1, 2}),\n    'e': set(),\n}"
+
+
+def test_an_operand_that_is_the_config_itself_prints_as_an_anchor():
+    # Found by the loaders' fuzzing: an operation whose operand is the tree that holds it recursed forever.
+    cfg = konfig.from_json(
+        json.dumps({"__id__": 1, "z": {"__op__": "eq", "args": [{"__op__": "mul", "args": [{"__id__": 1}, 2]}, 3]}})
+    )
+    assert repr(cfg) == "<ConfigDict[&id001 {'z': (*id001 * 2) == 3}]>"

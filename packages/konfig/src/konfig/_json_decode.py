@@ -53,6 +53,7 @@ from ._targets import NOT_IMPORTED, NoAttribute, find_imported, plain_attribute
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 __all__ = ["decode", "decode_if_marked", "from_dict", "from_json"]
@@ -107,22 +108,124 @@ def _read_common(text: str | bytes, loads: Any) -> Any:
     stops at the first such object). Objects are read children first, so references point to a
     root made beforehand that takes the root object's fields at the end.
     """
-    common = _COMMON_KEYS
-    is_common = common.issuperset  # of a dict's keys
-    new, config_dict, path_ref, op_ref = object.__new__, ConfigDict, PathRef, OpRef
+    reader = _CommonReader()
+    return reader.result(loads(text, object_hook=reader.node))
+
+
+class _CommonReader:
+    """One `_read_common` call: the root references point to, and how deep each value read nests.
+
+    `node` and `height` are closures for speed (see `_common_readers`); the rarer objects (keys
+    not yet common, markers) are read by methods.
+    """
+
+    __slots__ = ("decoder", "height", "heights", "node", "refs", "root")
+
+    def __init__(self) -> None:
+        root = object.__new__(ConfigDict)  # what references without a `__root__` point to
+        _SET_ORIGIN(root, None)
+        self.root = root
+        self.refs = False  # A reference from the root was read: the root takes the root object's fields.
+        # How deep each value read so far nests (a JSON object or array is a level), by id: ConfigDicts,
+        # tuples, references and placeholders (kept alive by the tree); leaf-only nodes (1) are left out.
+        self.heights: dict[int, int] = {}
+        self.decoder = _Decoder()  # reads the other markers, their payloads already read
+        self.decoder.root = root
+        self.node, self.height = _common_readers(self)
+
+    def result(self, value: Any) -> Any:
+        """The config of the value `json.loads` read: the root, if references point to it."""
+        if type(value) is list:
+            self.height(value)
+        if type(value) is ConfigDict:
+            if not self.refs:
+                return value
+            _SET_FIELDS(self.root, value._fields)
+            return self.root
+        if self.refs:  # References from a root that is not a node: the decoder's error.
+            raise _NotCommon
+        return value
+
+    def uncommon(self, data: dict[str, Any]) -> Any:
+        """`data`'s keys looked at one by one, as `_Decoder.node` does; a marker's value."""
+        first = next(iter(data))
+        if first in JSON_MARKERS:
+            return self.marker(first, data)
+        common = _COMMON_KEYS
+        check = version = False
+        for k in data:
+            if k[:1] in _PLAIN_FIRST:
+                if len(common) < 100_000:
+                    common.add(k)
+            elif k == QUALNAME:
+                if type(data[k]) is not str:
+                    raise _NotCommon
+            elif k[:2] != "__" or k == CONST:
+                check = True  # A digit (or non-ASCII) key: a positional argument? A constant node.
+            elif k == VERSION_KEY:
+                version = True
+            elif k == ID_KEY or k == ROOT or k[:8] == JSON_RAW_KEY_PREFIX:
+                raise _NotCommon
+            # Other `__` keys are kept, as `_Decoder.node` keeps them.
+        if version:  # A nested document's (or the root's): a node of the other keys.
+            if _version_problem(data[VERSION_KEY]) is not None:
+                raise _NotCommon
+            del data[VERSION_KEY]
+            if data and next(iter(data)) in JSON_MARKERS:  # A wrapped marker (or the root's marker).
+                raise _NotCommon
+        if check:
+            _check_node(data, data)
+        return data
+
+    def marker(self, kind: str, data: dict[str, Any]) -> Any:
+        """A marker object's value: a tuple, a reference or an operation here, the others by `_Decoder`."""
+        payload = data[kind]
+        if kind == TUPLE or (kind == REF and len(data) == 1):
+            if len(data) != 1 or type(payload) is not list:
+                raise _NotCommon
+            value: Any = tuple(payload)
+            if kind == REF:
+                hash(value)  # TypeError: a list or node as a key
+                self.refs = True
+                value = PathRef(self.root, value)
+            self.heights[id(value)] = self.height(payload) + 1  # the marker's object and its list
+            return value
+        if kind == OP:
+            return self.operation(payload, data)
+        # The others, as `_Decoder` reads them (its errors are `_Malformed`); `value` leaves read values as
+        # they are.
+        value = self.decoder.marker(kind, data)
+        if type(value) in _NESTING:  # a placeholder's default, a reference's `__root__`
+            self.heights[id(value)] = self.height(data.values()) + 1
+        return value
+
+    def operation(self, op: Any, data: dict[str, Any]) -> OpRef:
+        """`{"__op__": op, "args": [...], "kwargs": {...}}`, its operands read: `_read_op`'s checks."""
+        if not data.keys() <= _MARKER_KEYS[OP]:
+            raise _NotCommon
+        h = self.height(data.get("args", ()))
+        kwargs = data.get("kwargs")
+        if kwargs is not None:  # read as a node: its fields, if they are as written
+            if type(kwargs) is not ConfigDict or not _COMMON_KEYS.issuperset(kwargs._fields):
+                raise _NotCommon
+            h = max(h, self.heights.get(id(kwargs), 1))
+            data = {**data, "kwargs": kwargs._fields}
+        value = _read_op(self.decoder, op, data)
+        self.heights[id(value)] = h + 1
+        return value
+
+
+def _common_readers(reader: _CommonReader) -> tuple[Callable[[dict[str, Any]], Any], Callable[[Any], int]]:
+    """`node` (`json.loads`'s object hook) and `height`: closures over locals, no look-ups per object."""
+    is_common = _COMMON_KEYS.issuperset  # of a dict's keys
+    new, config_dict = object.__new__, ConfigDict
     set_fields, set_origin = _SET_FIELDS, _SET_ORIGIN
-    root = new(config_dict)  # what references without a `__root__` point to
-    set_origin(root, None)
-    refs = False
-    # How deep each value read so far nests (a JSON object or array is a level), by id: ConfigDicts,
-    # tuples, references and placeholders (kept alive by the tree); leaf-only nodes (1) are left out.
-    heights: dict[int, int] = {}
+    heights = reader.heights
     height_of = heights.get
-    nesting = frozenset({config_dict, tuple, path_ref, op_ref, Placeholder})
+    nesting = _NESTING
     only_scalars = JSON_SCALARS.issuperset
     max_height = _common_depth()
-    decoder = _Decoder()  # reads the other markers, their payloads already read
-    decoder.root = root
+    uncommon = reader.uncommon
 
     def node(data: dict[str, Any]) -> Any:
         if not (is_common(data) and type(data.get(QUALNAME, "")) is str):
@@ -156,84 +259,7 @@ def _read_common(text: str | bytes, loads: Any) -> Any:
             raise _NotCommon
         return h
 
-    def uncommon(data: dict[str, Any]) -> Any:
-        """`data`'s keys looked at one by one, as `_Decoder.node` does; a marker's value."""
-        first = next(iter(data))
-        if first in JSON_MARKERS:
-            return marker(first, data)
-        check = version = False
-        for k in data:
-            if k[:1] in _PLAIN_FIRST:
-                if len(common) < 100_000:
-                    common.add(k)
-            elif k == QUALNAME:
-                if type(data[k]) is not str:
-                    raise _NotCommon
-            elif k[:2] != "__" or k == CONST:
-                check = True  # A digit (or non-ASCII) key: a positional argument? A constant node.
-            elif k == VERSION_KEY:
-                version = True
-            elif k == ID_KEY or k == ROOT or k[:8] == JSON_RAW_KEY_PREFIX:
-                raise _NotCommon
-            # Other `__` keys are kept, as `_Decoder.node` keeps them.
-        if version:  # A nested document's (or the root's): a node of the other keys.
-            if _version_problem(data[VERSION_KEY]) is not None:
-                raise _NotCommon
-            del data[VERSION_KEY]
-            if data and next(iter(data)) in JSON_MARKERS:  # A wrapped marker (or the root's marker).
-                raise _NotCommon
-        if check:
-            _check_node(data, data)
-        return data
-
-    def marker(kind: str, data: dict[str, Any]) -> Any:
-        payload = data[kind]
-        if kind == TUPLE or (kind == REF and len(data) == 1):
-            if len(data) != 1 or type(payload) is not list:
-                raise _NotCommon
-            value: Any = tuple(payload)
-            if kind == REF:
-                nonlocal refs
-                hash(value)  # TypeError: a list or node as a key
-                refs = True
-                value = PathRef(root, value)
-            heights[id(value)] = height(payload) + 1  # the marker's object and its list
-            return value
-        if kind == OP:
-            return operation(payload, data)
-        # The others, as `_Decoder` reads them (its errors are `_Malformed`); `value` leaves read values as
-        # they are.
-        value = decoder.marker(kind, data)
-        if type(value) in nesting:  # a placeholder's default, a reference's `__root__`
-            heights[id(value)] = height(data.values()) + 1
-        return value
-
-    def operation(op: Any, data: dict[str, Any]) -> OpRef:
-        """`{"__op__": op, "args": [...], "kwargs": {...}}`, its operands read: `_read_op`'s checks."""
-        if not data.keys() <= _MARKER_KEYS[OP]:
-            raise _NotCommon
-        h = height(data.get("args", ()))
-        kwargs = data.get("kwargs")
-        if kwargs is not None:  # read as a node: its fields, if they are as written
-            if type(kwargs) is not config_dict or not is_common(kwargs._fields):
-                raise _NotCommon
-            h = max(h, height_of(id(kwargs), 1))
-            data = {**data, "kwargs": kwargs._fields}
-        value = _read_op(decoder, op, data)
-        heights[id(value)] = h + 1
-        return value
-
-    value = loads(text, object_hook=node)
-    if type(value) is list:
-        height(value)
-    if type(value) is config_dict:
-        if not refs:
-            return value
-        set_fields(root, value._fields)
-        return root
-    if refs:  # References from a root that is not a node: the decoder's error.
-        raise _NotCommon
-    return value
+    return node, height
 
 
 def _common_depth() -> int:
@@ -250,6 +276,8 @@ def _common_depth() -> int:
 # `cfg._fields = ...` / `cfg._origin = ...` on a new node, past `ConfigDict.__setattr__`: the slots' setters.
 _SET_FIELDS = ConfigDict.__dict__["_fields"].__set__
 _SET_ORIGIN = ConfigDict.__dict__["_origin"].__set__
+# The values `_read_common` records the height of (leaf-only nodes, of height 1, are left out).
+_NESTING = frozenset({ConfigDict, tuple, PathRef, OpRef, Placeholder})
 
 
 def decode(data: Any) -> Any:

@@ -42,6 +42,7 @@ from ._refs import OpRef, PathRef
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 __all__ = ["EXPANSION_LIMIT", "Encoder", "Unserializable", "encode", "function_name"]
@@ -100,19 +101,17 @@ class Encoder:
         # id(fields) -> the copy (given the `__id__` at the end) of a shared node first written as its
         # own fields
         self.borrowed: dict[int, dict[str, Any]] = {}
-        active: set[int] = set()  # id(fields) of the nodes being written (a repeat inside is a cycle)
-        self.active = active
-        # id(fields) -> its JSON object
-        nodes: dict[int, dict[str, Any]] = {}
-        self.nodes = nodes
-        # The hot paths are closures over locals: no attribute lookups per node or field.
-        get = nodes.get
+        self.active: set[int] = set()  # id(fields) of the nodes being written (a repeat inside is a cycle)
+        self.nodes: dict[int, dict[str, Any]] = {}  # id(fields) -> its JSON object
+        self.value, self.node, self.sequence = self.writers()
+
+    def writers(
+        self,
+    ) -> tuple[Callable[[Any], Any], Callable[[ConfigDict], dict[str, Any]], Callable[[Any], list[Any]]]:
+        """`value`, `node` and `sequence`: closures over locals, no attribute look-ups per node or field."""
         scalars = JSON_SCALARS
-        plain_keys = PLAIN_KEYS
         config_dict = ConfigDict
         other = self.other
-        reference = self.reference
-        encode_keys = self.encode_keys
 
         def value(v: Any) -> Any:
             t = type(v)
@@ -126,6 +125,34 @@ class Encoder:
                 self.marked = True
                 return {TUPLE: sequence(v)}
             return other(v, t)
+
+        def sequence(items: list[Any] | tuple[Any, ...]) -> list[Any]:
+            out: list[Any] = []
+            append = out.append
+            for i, v in enumerate(items):
+                t = type(v)
+                if t in scalars:
+                    append(v)
+                    continue
+                try:
+                    append(node(v) if t is config_dict else value(v))
+                except Unserializable as e:
+                    e.path.append(i)
+                    raise
+            return out
+
+        node = self.node_writer(value)  # `value` and `sequence` call it: bound before they run.
+        return value, node, sequence
+
+    def node_writer(self, value: Callable[[Any], Any]) -> Callable[[ConfigDict], dict[str, Any]]:
+        """`node`: a node's JSON object (its own fields dict where all are scalars), a closure over locals."""
+        active, nodes = self.active, self.nodes
+        get = nodes.get
+        scalars = JSON_SCALARS
+        plain_keys = PLAIN_KEYS
+        config_dict = ConfigDict
+        reference = self.reference
+        encode_keys = self.encode_keys
 
         def node(cfg: ConfigDict) -> dict[str, Any]:
             fields = cfg._fields
@@ -158,24 +185,7 @@ class Encoder:
                 encode_keys(out)
             return out
 
-        def sequence(items: list[Any] | tuple[Any, ...]) -> list[Any]:
-            out: list[Any] = []
-            append = out.append
-            for i, v in enumerate(items):
-                t = type(v)
-                if t in scalars:
-                    append(v)
-                    continue
-                try:
-                    append(node(v) if t is config_dict else value(v))
-                except Unserializable as e:
-                    e.path.append(i)
-                    raise
-            return out
-
-        self.value = value
-        self.node = node
-        self.sequence = sequence
+        return node
 
     def encode(self, value: Any) -> Any:
         try:

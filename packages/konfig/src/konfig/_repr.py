@@ -97,6 +97,8 @@ class _Printer:
                 items = value if t is list else value._fields.values()
             elif t is tuple:
                 items = value
+            elif t is OpRef:  # an operand may be a container printed elsewhere too (or the tree itself)
+                items = (*value._konfig_args, *value._konfig_kwargs.values())
             else:
                 continue
             for item in items:

@@ -77,9 +77,7 @@ class _Resolver:
                 if done is not None:
                     return done
                 if vid in self.active:
-                    f = _Failure("node", None)
-                    f.cycle_id = vid
-                    raise f
+                    raise _cycle_failure(vid, None)
                 self.active.add(vid)
             out: list[Any] = []
             append = out.append
@@ -122,11 +120,14 @@ class _Resolver:
         return self.node(node)
 
     def node(self, v: ConfigDict) -> Any:
+        """Builds a node once: a dict of its fields, its `__const__`'s object, or its target called.
+
+        Both field loops stay here, not in helpers: a level of nesting then costs two frames (`value`
+        and `node`), which sets how deep a config can nest within Python's recursion limit.
+        """
         vid = id(v)
         if vid in self.active:
-            f = _Failure("node", None, v._origin)  # A cycle back to this node.
-            f.cycle_id = vid
-            raise f
+            raise _cycle_failure(vid, v._origin)  # A cycle back to this node.
         fields = v._fields
         qualname = fields.get(QUALNAME)
         if qualname is None:
@@ -154,9 +155,7 @@ class _Resolver:
         target = self.target(qualname, v)
         exclude = getattr(target, "__konfig_resolve_exclude_fields__", ())
         if exclude and self.guard is not None:
-            for key in exclude:
-                if key in fields:
-                    fields[key] = self.guard.hand_over(fields[key])
+            _hand_over(self.guard, fields, exclude)
         positional: dict[int, Any] = {}
         kwargs: dict[str, Any] = {}
         self.active.add(vid)
@@ -171,16 +170,19 @@ class _Resolver:
                     raise
             if type(key) is str and key.isdigit():
                 if not is_positional_key(key):
-                    raise _Failure(
-                        f"argument key {key!r} looks positional but is not an index like"
-                        f" {(key.lstrip('0') or '0') if key.isascii() else '0'!r}",
-                        None,
-                        v._origin,
-                    )
+                    raise _positional_key_failure(key, v._origin)
                 positional[int(key)] = item
             else:
                 kwargs[key] = item
         self.active.discard(vid)
+        obj = self.call(target, qualname, positional, kwargs, v)
+        self.built[vid] = obj
+        return obj
+
+    def call(
+        self, target: Any, qualname: str, positional: dict[int, Any], kwargs: dict[str, Any], v: ConfigDict
+    ) -> Any:
+        """`target(*args, **kwargs)` of a call node's built fields, checked by safe mode, then post-resolved."""
         try:
             args = [positional[i] for i in range(len(positional))]
         except KeyError:
@@ -201,24 +203,22 @@ class _Resolver:
                 f"building {display_name(qualname)}(...) raised {type(e).__name__}: {e}", e, v._origin
             ) from None
         if guard is not None:  # what an allowed callable returns is judged like everything else
-            refused = _audit_refusal()
-            if refused is not None:  # the audit hook refused an event the callable caught and went on
-                f = _Failure(f"building {display_name(qualname)}(...): safe mode refused {refused}", None, v._origin)
-                f.error_type = DisallowedTargetError
-                raise f
-            self.guarded(guard.admit_built, obj)
+            self.admit_built(guard, obj, qualname, v)
         post = getattr(type(obj), "__post_konfig_resolve__", None)
         if post is not None:
-            try:
-                obj.__post_konfig_resolve__(v)
-            except Exception as e:
-                raise _Failure(
-                    f"{type(obj).__name__}.__post_konfig_resolve__ raised {type(e).__name__}: {e}",
-                    e,
-                    v._origin,
-                ) from None
-        self.built[vid] = obj
+            _post_resolve(obj, v)
         return obj
+
+    def admit_built(self, guard: Guard, obj: Any, qualname: str, v: ConfigDict) -> None:
+        """Safe mode: what a call returned, refused if the audit hook refused an event the call caught."""
+        refused = _audit_refusal()
+        if refused is not None:  # the audit hook refused an event the callable caught and went on
+            f = _Failure(
+                f"building {display_name(qualname)}(...): safe mode refused {refused}", None, v._origin
+            )
+            f.error_type = DisallowedTargetError
+            raise f
+        self.guarded(guard.admit_built, obj)
 
     @staticmethod
     def _unwind(f: _Failure, key: Any, vid: int) -> None:
@@ -355,6 +355,42 @@ def _audit_refusal() -> str | None:
     from ._audit import take_refusal
 
     return take_refusal()
+
+
+def _hand_over(guard: Guard, fields: dict[Any, Any], exclude: Iterable[Any]) -> None:
+    """Safe mode: the fields a target resolves itself (`__konfig_resolve_exclude_fields__`) handed over."""
+    for key in exclude:
+        if key in fields:
+            fields[key] = guard.hand_over(fields[key])
+
+
+def _cycle_failure(vid: int, origin: Any) -> _Failure:
+    """The failure of a node reached again while it is being built."""
+    f = _Failure("node", None, origin)
+    f.cycle_id = vid
+    return f
+
+
+def _positional_key_failure(key: str, origin: Any) -> _Failure:
+    """The failure of a call node key of digits that is not an index (`"01"`, a non-ASCII digit)."""
+    return _Failure(
+        f"argument key {key!r} looks positional but is not an index like"
+        f" {(key.lstrip('0') or '0') if key.isascii() else '0'!r}",
+        None,
+        origin,
+    )
+
+
+def _post_resolve(obj: Any, v: ConfigDict) -> None:
+    """Calls `obj.__post_konfig_resolve__(v)`; its error becomes a failure at the node."""
+    try:
+        obj.__post_konfig_resolve__(v)
+    except Exception as e:
+        raise _Failure(
+            f"{type(obj).__name__}.__post_konfig_resolve__ raised {type(e).__name__}: {e}",
+            e,
+            v._origin,
+        ) from None
 
 
 def _arg_key(key: Any) -> Any:
