@@ -52,7 +52,8 @@ nitpicky = True
 nitpick_ignore_regex = [
     (
         r"py:.*",
-        r"(jax|jaxlib|jnp|numpy|np|flax|nnx|nn|optax|orbax|etils|epath|grain|tensorboardX|chex|ml_dtypes|wandb|mlflow)"
+        r"(jax|jaxlib|jnp|checkify|numpy|np|flax|nnx|nn|optax|orbax|etils|epath|grain|tensorboardX|chex|"
+        r"ml_dtypes|wandb|mlflow)"
         r"(\..*)?",
     ),
     (

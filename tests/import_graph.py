@@ -216,19 +216,28 @@ def _is_cycle(group: set[str], edges: dict[str, set[str]]) -> bool:
 # What each package's tests/<package>/test_layering.py asserts with the graph.
 
 
-def layer_order(package: str, layers: tuple[tuple[str, ...], ...]) -> list[str]:
-    """Module names bottom to top from `layers` of private names (`""` is the package's `__init__`)."""
-    return [f"{package}.{name}" if name else package for layer in layers for name in layer]
-
-
-def upward_imports(graph: ImportGraph, order: list[str]) -> list[str]:
-    """`"a imports b"` for each edge that does not go down `order` (bottom to top)."""
+def upward_imports(edges: dict[str, set[str]], order: list[str]) -> list[str]:
+    """`"a imports b"` for each edge between modules of `order` (bottom to top) that does not go down it."""
+    position = {module: index for index, module in enumerate(order)}
     return [
         f"{module} imports {target}"
-        for module, targets in graph.edges.items()
+        for module, targets in sorted(edges.items())
         for target in sorted(targets)
-        if order.index(target) >= order.index(module)
+        if module in position and target in position and position[target] >= position[module]
     ]
+
+
+def unplaced(modules: set[str], order: list[str], where: str) -> list[str]:
+    """A line for each of `modules` that `order` leaves out, and each module of `order` that is not there."""
+    return [f"{module} is in no layer of {where}: place it" for module in sorted(modules - set(order))] + [
+        f"{module} is listed in {where} but is no module" for module in order if module not in modules
+    ]
+
+
+def inside(graph: ImportGraph, package: str) -> dict[str, set[str]]:
+    """The edges between `package` (`kd.train`) and its submodules, each module's imports of the others."""
+    members = {module for module in graph.edges if module == package or module.startswith(package + ".")}
+    return {module: graph.edges[module] & members for module in members}
 
 
 def loaded_by_import(package: str) -> set[str]:

@@ -6,27 +6,40 @@ from pathlib import Path
 
 from ..import_graph import (
     import_graph,
-    layer_order,
     loaded_by_import,
     modules_without_purpose,
+    unplaced,
     upward_imports,
 )
+from ..layer_map import Layer, LayerMap, stale_in_contributing
 
 SOURCE = Path(__file__).resolve().parents[2] / "packages" / "kontext" / "src" / "kontext"
 
-# Bottom to top: a module imports only modules listed before it (CONTRIBUTING.md has the same map).
-LAYERS = (
-    ("_errors",),  # the exceptions
-    ("_parser", "_children"),  # path text <-> parts; one level of a tree
-    ("_lookup", "_glob"),  # walking a tree: following a path (and why it failed); matching a glob, writing
-    ("_paths",),  # the path types (Path, GlobPath), reading any path into parts
-    ("_by_path", "_flatten", "_keys", "_path_builder"),  # the operations
-    ("path_parser", "path_builder", "type_utils"),  # Kauldron's module paths, for code written against it
-    ("",),  # kontext/__init__.py: the public API
+# Bottom to top: a module imports only modules listed before it. CONTRIBUTING.md shows this map
+# (`python tests/layer_map.py --write`). `lazy`: loaded on first use of their names (`kontext.__getattr__`):
+# they need `typing`, which `import kontext` avoids.
+LAYERS = LayerMap(
+    "kontext",
+    (
+        Layer(("_errors",), "the exceptions, each refining the builtin callers already catch"),
+        Layer(("_parser", "_children"), "path text <-> parts; one level of a tree"),
+        Layer(
+            ("_lookup", "_glob"),
+            "following a path and explaining a miss; matching a glob, writing at the matches",
+        ),
+        Layer(("_paths",), "the path types: Path, GlobPath (parsed, hashable, ordered)"),
+        Layer(
+            ("_by_path", "_flatten", "_keys", "_path_builder"),
+            "get/set/filter by path; flatten; keys (kontext.Key fields -> values); typed path builders",
+        ),
+        Layer(
+            ("path_parser", "path_builder", "type_utils"),
+            "Kauldron's module paths, for code written against Kauldron",
+        ),
+        Layer(("",), "the public API"),
+    ),
+    lazy=frozenset({"_keys", "_path_builder"}),
 )
-ORDER = layer_order("kontext", LAYERS)
-# Loaded on first use of their names (``kontext.__getattr__``): they need `typing`, which `import kontext` avoids.
-LAZY = ("kontext._keys", "kontext._path_builder")
 
 
 def test_import_graph_has_no_cycle() -> None:
@@ -36,8 +49,9 @@ def test_import_graph_has_no_cycle() -> None:
 
 def test_every_module_imports_only_modules_below_it() -> None:
     graph = import_graph(SOURCE, "kontext")
-    assert sorted(graph.edges) == sorted(ORDER), "a new module must be placed in LAYERS"
-    assert not upward_imports(graph, ORDER)
+    problems = unplaced(set(graph.edges), LAYERS.order(), "LAYERS (tests/kontext/test_layering.py)")
+    assert not problems, "\n".join(problems)
+    assert not upward_imports(graph.edges, LAYERS.order())
 
 
 def test_no_import_is_marked_as_a_back_edge() -> None:
@@ -53,8 +67,13 @@ def test_no_late_import_loads_a_module_that_import_kontext_already_loads() -> No
 def test_import_kontext_leaves_keys_and_path_builders_unloaded() -> None:
     loaded = loaded_by_import("kontext")
     assert "kontext._paths" in loaded
-    assert not loaded & set(LAZY)
+    assert not loaded & LAYERS.lazy_modules()
 
 
 def test_every_module_docstring_says_what_it_is_for() -> None:
     assert not modules_without_purpose(SOURCE)
+
+
+def test_contributing_shows_this_map() -> None:
+    stale = stale_in_contributing(LAYERS)
+    assert not stale, "\n".join(stale)
