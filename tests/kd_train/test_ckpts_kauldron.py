@@ -589,7 +589,7 @@ def test_the_trainer_calls_both_kauldron_hooks_in_order_on_a_fresh_state():
 
 
 def test_kd_loaders_read_their_checkpoint_once_in_the_trainers_order(source, monkeypatch):
-    from kd.ckpts import _partial_loader
+    from kd.ckpts import _init_transform, _partial_loader
 
     reads = []
     real = _partial_loader.read_checkpoint
@@ -597,7 +597,7 @@ def test_kd_loaders_read_their_checkpoint_once_in_the_trainers_order(source, mon
     loader = ckpts.SimpleCheckpointLoader(workdir=source, load_opt_state=True)
     multi = ckpts.MultiTransform(load=loader, after=_Recording())
 
-    state = _partial_loader.apply_init_transform(multi, _state(0.0))
+    state = _init_transform.apply_init_transform(multi, _state(0.0))
 
     assert len(reads) == 1  # the loader's transform loaded opt_state too; its after-hook was not run again
     _assert_equal(state.collections, {"batch_stats": {"mean": jnp.ones(3)}})

@@ -219,7 +219,7 @@ def test_a_crash_inside_the_training_loop_shows_where_and_the_users_frame(tmp_pa
         "import kd.cli, kd.train._trainer as t\n"
         "def boom(self, *a, **k):\n"
         "    raise ValueError('exploded in the loop')\n"
-        "t.Trainer._restore_or_init = boom\n"
+        "t.Trainer.restore_or_init = boom\n"
         f"sys.exit(kd.cli.main(['--cfg={EXAMPLE}', '--cfg.num_train_steps=3', '--cfg.workdir={tmp_path / 'w'}']))\n"
     )
     result = subprocess.run(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -199,3 +200,18 @@ def test_export_model_writes_into_the_trainers_workdir(tmp_path):
     folder = kd.export.export_model(trainer, state)
     assert folder == os.path.join(os.fspath(tmp_path), "train_model.jax_exported")
     assert kd.export.load_exported(folder).signature["platforms"] == ["cpu", "tpu"]
+
+
+def test_a_batch_is_read_at_each_inputs_key_path_as_kontext_parses_it(trained, folder, tmp_path):
+    trainer, state = trained
+    moved = tmp_path / "moved"
+    shutil.copytree(folder, moved)
+    signature = json.loads((moved / "signature.json").read_text())
+    signature["inputs"]["x"]["key"] = "batch.obs['x.y']"  # a key with a dot in it, nested
+    (moved / "signature.json").write_text(json.dumps(signature))
+    model = kd.export.load_exported(moved)
+    batch = lib.Regression(batch_size=3).batch(1)
+    out = model({"obs": {"x.y": batch["x"]}})
+    np.testing.assert_allclose(out["preds"], _eval_preds(trainer, state, batch), atol=1e-6)
+    with pytest.raises(KeyError, match=r"input .*x.* reads .batch\.obs.*which the batch does not hold"):
+        model({"obs": {"x": batch["x"]}})

@@ -208,9 +208,9 @@ def check_data(ns: dict[str, Any], out: str) -> None:
 
 def check_paths(ns: dict[str, Any], out: str) -> None:
     kd, tiny_trainer = ns["kd"], ns["tiny_trainer"]
-    specs = kd.train.intermediate_specs(tiny_trainer())
+    specs = kd.inspect.intermediate_specs(tiny_trainer())
     assert specs["interms.hidden.__call__[0]"].shape == (16, 8)
-    table = kd.train.context_table(ns["trainer"].context_specs)
+    table = kd.inspect.context_table(ns["trainer"].context_specs)
     assert "interms.hidden.__call__[0]" in table and "batch.x" in table and "loss_total" in table
     typo = tiny_trainer(train_metrics={"n": kd.metrics.Norm(tensor="interms.hiden.__call__[0]")})
     with pytest.raises(kd.train.KeyPathError) as error:

@@ -60,7 +60,7 @@ LAYERS = LayerMap(
             ),
             "small pieces, open to all: atomic writes; ROOT_CFG_REF; path tries; print_line above a progress bar;"
             " the Protocols between the parts (Hook, Writer, Checkpointer, Evaluator, TrainingData); --evals names;"
-            " the label-range check (losses, train); sizes and aligned columns as text; where in a run an"
+            " the label-range check (losses, train); sizes, aligned columns and arrays' shapes as text; where in a run an"
             " exception was raised; what a run folder's config.json may build when resolved again; kd.xm (a run's"
             " job spec); kd.random (keys as objects); kd.typing (Kauldron's typing names); Kauldron's dashboards;"
             " the kauldron import alias (it imports kd's modules by name only); kd.testing (a Trainer, duck-typed)",
@@ -77,14 +77,16 @@ LAYERS = LayerMap(
         Layer(
             ("runtime",),
             "a model run's parts: the model adapter (as_model, LinenModel, NnxModel, InterestFilter), Context,"
-            " TrainState, AuxState, RNG streams, fill_from_root, ConfigError and the other errors",
+            " TrainState, AuxState, RNG streams, fill_from_root, parameter_table, intermediate_specs, ConfigError and"
+            " the other errors",
         ),
         Layer(("train",), "the Trainer, its step, plan, runner and hooks"),
         Layer(("utils",), "Kauldron's kd.utils (config_util fills ROOT_CFG_REF fields the Trainer's way)"),
         Layer(("evals",), "evaluators (their step is a TrainStep), kd-train eval"),
         Layer(
             ("inspect", "export"),
-            "Kauldron's kd.inspect (a Trainer's figures and data); kd.export (served models)",
+            "kd.inspect (a run before it runs: reports, tables, a step's cost; Kauldron's figures and data);"
+            " kd.export (served models)",
         ),
         Layer(("contrib",), "Kauldron's contributed metrics, summaries, writers, modules and evaluators"),
         Layer(("cli",), "the command line (through the other parts' public names)"),
@@ -143,9 +145,8 @@ TRAIN_LAYERS = LayerMap(
             "the workdir's record of its run: provenance, parameter table, element spec, completion",
         ),
         Layer(
-            ("_lr_find", "_inspect"),
-            "lr_find, the learning-rate range test; what a run is before it runs (context paths, parameters, a"
-            " compiled step's cost)",
+            ("_lr_find",),
+            "lr_find, the learning-rate range test",
         ),
         Layer(
             ("_loop",), "TrainingRun: set-up (run record, restore or init, feed, hooks, plan) and tear-down"

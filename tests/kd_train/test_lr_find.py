@@ -15,7 +15,7 @@ import numpy as np
 import optax
 import pytest
 from flax import linen as nn
-from kd.train._lr_find import learning_rate_source
+from kd.train import learning_rate_source
 
 KD_TRAIN = shutil.which("kd-train", path=os.path.dirname(sys.executable)) or "kd-train"
 

@@ -10,7 +10,8 @@ import numpy as np
 import optax
 import pytest
 import train_fixtures as lib
-from kd.train import _inspect as kinspect
+from kd import inspect as kinspect
+from kd.inspect import _report
 
 
 def _trainer(**fields) -> kd.train.Trainer:
@@ -152,6 +153,6 @@ def test_inspect_shows_the_precision_and_the_gradient_accumulation(runs):
     report = kinspect.inspect_report(_trainer(precision="bf16", optimizer=accumulating))
     assert "precision              bfloat16 compute, float32 params and outputs" in report
     assert "gradient accumulation  every 4 micro-steps (optax.MultiSteps); step counts micro-steps" in report
-    plain = kinspect._run_summary(runs["float32"][0])
+    plain = _report._run_summary(runs["float32"][0])
     assert "precision        as the model is written" in plain
     assert "gradient accumulation" not in plain

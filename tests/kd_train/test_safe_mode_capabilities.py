@@ -46,7 +46,7 @@ ATTACKS = {
     "kd.ckpts.workdir_from_xid": lambda c: q("kd.ckpts:workdir_from_xid", 1),
     "kd.export": lambda c: q("kd.export:export_params", None, c),
     "kd.inspect": lambda c: q("kd.inspect:inspect_report", None),
-    "kd.train.lower_trainstep": lambda c: q("kd.train:lower_trainstep", None),
+    "kd.inspect.lower_trainstep": lambda c: q("kd.inspect:lower_trainstep", None),
     "kd.konfig.resolve": lambda c: q("kd:konfig.resolve", {"__qualname__": "os:system", "0": f"touch {c}"}),
     "konfig.build_config": lambda c: q("konfig:build_config", c),
     "kd.nn private module": lambda c: q("kd.nn._vit:_variant", "x"),

@@ -174,7 +174,7 @@ def test_a_trainer_sharding_that_is_no_strategy_names_the_field_and_the_cli_spel
 
 
 def test_inspect_lists_each_split_array_with_its_spec_and_bytes_per_device():
-    from kd.train._inspect import sharding_table
+    from kd.inspect import sharding_table
 
     table = sharding_table(lib.make_trainer())
     assert "mesh: devices 1 (1 device); batches split along 'devices'" in table

@@ -38,17 +38,17 @@ from ._errors import CheckpointDigestError as CheckpointDigestError
 from ._errors import CheckpointReadError as CheckpointReadError
 from ._errors import CheckpointStructureError as CheckpointStructureError
 from ._errors import CheckpointWarning as CheckpointWarning
+from ._init_transform import InitTransform as InitTransform
+from ._init_transform import MultiTransform as MultiTransform
+from ._init_transform import NoopTransform as NoopTransform
+from ._init_transform import apply_init_transform as apply_init_transform
+from ._new_to_old import PartialLoadError as PartialLoadError
 from ._noop import NoopCheckpointer as NoopCheckpointer
 from ._orbax import barrier as barrier
 from ._orbax import what_is_missing as what_is_missing
-from ._partial_loader import InitTransform as InitTransform
-from ._partial_loader import MultiTransform as MultiTransform
-from ._partial_loader import NoopTransform as NoopTransform
 from ._partial_loader import PartialKauldronLoader as PartialKauldronLoader
 from ._partial_loader import PartialLoader as PartialLoader
-from ._partial_loader import PartialLoadError as PartialLoadError
 from ._partial_loader import SimpleCheckpointLoader as SimpleCheckpointLoader
-from ._partial_loader import apply_init_transform as apply_init_transform
 from ._partial_loader import workdir_from_xid as workdir_from_xid
 
 __all__ = [

@@ -8,16 +8,15 @@ import functools
 import json
 import math
 import os
-import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 import jax
 from etils import epath
 
 from kd._root_ref import ROOT_CFG_REF, RootRef
-from kd.ckpts import _base, _digests, _errors, _orbax, _quiet, _retention, _structure, items
+from kd.ckpts import _base, _digests, _errors, _kauldron, _orbax, _quiet, _retention, _structure, items
 
 CHECKPOINT_FOLDER_NAME = "checkpoints"
 """Checkpoints live in `<workdir>/checkpoints/ckpt_<step>/{state,data,info}`."""
@@ -39,7 +38,7 @@ def _positive_or_none(owner: str, name: str, value: Any, *, allow_none: bool) ->
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Checkpointer(_base.BaseCheckpointer):
+class Checkpointer(_kauldron.KauldronCheckpointer, _base.BaseCheckpointer):
     """Saves the train state, the data iterator position and run info in `<workdir>/checkpoints/`, with orbax.
 
         ckpt = kd.ckpts.Checkpointer(workdir="/tmp/run", save_interval_steps=1000, max_to_keep=3)
@@ -51,8 +50,8 @@ class Checkpointer(_base.BaseCheckpointer):
 
     In a config, leave `workdir` out: the Trainer fills it with `trainer.workdir`.
 
-    Kauldron's calls work too: `ckpt.save(state, step=100)`, `ckpt.maybe_save(state, step=step)`,
-    `state = ckpt.restore(state)` (the latest; the state alone, not `Restored`), `ckpt.all_steps`
+    Kauldron's calls work too (`kd.ckpts._kauldron`): `ckpt.save(state, step=100)`, `ckpt.maybe_save(state,
+    step=step)`, `state = ckpt.restore(state)` (the latest; the state alone, not `Restored`), `ckpt.all_steps`
     (a property as well as a method), `delete`, `item_metadata`, `iter_new_checkpoints`. Kauldron's
     fields `keep_time_interval`, `preservation_policy`, `multiprocessing_options`,
     `lightweight_initialize`, `cleanup_orphaned_snapshots`, `fast` and `create` are not taken.
@@ -219,43 +218,23 @@ class Checkpointer(_base.BaseCheckpointer):
     def restore(
         self, state: Any = None, *, step: int = -1, noop_if_missing: bool = False, donate: bool = False
     ) -> Any:
-        """`state, data_state = ckpt.restore(state, step=1000)`; Kauldron's `state = ckpt.restore(state)`.
+        """`state, data_state = ckpt.restore(state, step=1000)`: that step onto the template `state`.
 
-        kd's form, a plain state (the template) and a step >= 0, returns `Restored(state, data_state)`,
-        checked against the digests saved with it. Kauldron's form returns the restored state alone;
-        it is the call when `state` is a `kd.ckpts.items` item (`StandardCheckpointItem()` itself restores
-        the saved tree without a template, as `restore_raw`), when `step` is left out or -1 (the latest),
-        or when `noop_if_missing` / `donate` is passed. `noop_if_missing=True` returns `state` unchanged
-        when there is no checkpoint at all; `donate=True` frees `state`'s device arrays before reading
-        (Kauldron's default is True, kd's is False: the template stays usable). Unlike Kauldron, a
-        damaged step is never skipped here (`restore_latest` does that).
+        A plain state (the template) and a step >= 0 return `Restored(state, data_state)`, checked against
+        the digests saved with it. Any other call is Kauldron's `state = ckpt.restore(state)`, which
+        returns the restored state alone: a `kd.ckpts.items` item as the state, no step or `step=-1` (the
+        latest), or `noop_if_missing=` / `donate=` passed (`KauldronCheckpointer._restore_kauldron`):
+        `noop_if_missing=True` returns `state` unchanged when there is no checkpoint at all, `donate=True`
+        frees `state`'s device arrays before reading. A damaged step is never skipped here (`restore_latest`
+        does that).
 
         FileNotFoundError when the step is not saved; `CheckpointDamagedError` (`CheckpointDigestError`
         for a digest that differs) when it is damaged; other errors met reading it (PermissionError,
         OSError, MemoryError, `CheckpointReadError` of an unknown cause) as they are.
         """
-        kauldron_form = (
-            items.is_checkpoint_item(state) or state is None or step == -1 or noop_if_missing or donate
-        )
-        if not kauldron_form:
-            return self._restore_step(state, step=step)
-        self.wait_until_finished()
-        if not _orbax.steps(self._manager):
-            if noop_if_missing:
-                return state
-            raise FileNotFoundError(
-                f"Checkpointer.restore: no checkpoint in {self.directory}. Pass noop_if_missing=True to keep "
-                "the state as it is, or use restore_latest(state) (None in a new workdir)."
-            )
-        step = self._absolute_step(step, "restore")
-        if state is None or items.is_bare(state):
-            return self.restore_raw(step=step)
-        template, extras = items.split(state, method="restore")
-        if donate and template is not None:
-            given, template = template, jax.tree.map(_abstract, template)
-            jax.tree.map(_release, given)
-        restored, extra_values = self._read_step(template, step=step, extras=extras)
-        return items.join(state, restored.state, extra_values)
+        if _kauldron.is_kauldron_restore(state, step=step, noop_if_missing=noop_if_missing, donate=donate):
+            return self._restore_kauldron(state, step=step, noop_if_missing=noop_if_missing, donate=donate)
+        return self._restore_step(state, step=step)
 
     def _restore_step(self, state: _base.StateT, *, step: int) -> _base.Restored[_base.StateT]:
         """kd's `restore`: the given step onto the template `state`, digests checked."""
@@ -333,6 +312,9 @@ class Checkpointer(_base.BaseCheckpointer):
         step = int(step)
         if step == 0 and self.never_save_step_zero:
             return False
+        return self._on_schedule(step)
+
+    def _on_schedule(self, step: int) -> bool:
         return step % self.save_interval_steps == 0 or step in (self.save_on_steps or ())
 
     def maybe_save(
@@ -358,29 +340,14 @@ class Checkpointer(_base.BaseCheckpointer):
         """
         step, state = _base.saving_call("Checkpointer.maybe_save", step_or_state, step, state)
         return self._save(
-            step, state, data_state=data_state, metrics=metrics, info=info, force=force, gate=True
-        )
-
-    def save(
-        self,
-        state: Any,
-        *,
-        step: int,
-        force: bool = False,
-        metrics: Any = None,
-        data_state: Mapping[str, Any] | None = None,
-        info: Mapping[str, Any] | None = None,
-    ) -> bool:
-        """Kauldron's `ckpt.save(state, step=100)`: True when it saved.
-
-        As in Kauldron (orbax), a step that `save_interval_steps` / `save_on_steps` does not choose is
-        written only with `force=True`; unlike `maybe_save`, `never_save_step_zero` does not apply. A step
-        already saved is skipped (False). `metrics` may hold numpy values (nested names are joined with
-        "/"); `data_state` and `info` are kd's, as in `maybe_save`.
-        """
-        numbers = _flat_numbers(metrics) if metrics is not None else None
-        return self._save(
-            int(step), state, data_state=data_state, metrics=numbers, info=info, force=force, gate=False
+            step,
+            state,
+            data_state=data_state,
+            metrics=metrics,
+            info=info,
+            force=force,
+            chosen=self.should_save(step),
+            method="maybe_save",
         )
 
     def _save(
@@ -392,13 +359,12 @@ class Checkpointer(_base.BaseCheckpointer):
         metrics: Mapping[str, Any] | None,
         info: Mapping[str, Any] | None,
         force: bool,
-        gate: bool,
+        chosen: bool,
+        method: str,
     ) -> bool:
-        """Writes `step` when forced or chosen by the interval (`gate`: `should_save`, step 0 rule included).
+        """Writes `step` when forced or `chosen` (by the caller's rule: `should_save` for `maybe_save`).
         `state` is split into the checkpoint's state and its items with their own handlers (`items.split`)."""
-        method = "maybe_save" if gate else "save"
         state, extras = items.split(state, method=method)
-        chosen = self.should_save(step) if gate else _on_schedule(self, step)
         if self.read_only:
             raise PermissionError(f"Checkpointer.{method}(step={step}): this Checkpointer is read_only.")
         manager = self._manager
@@ -450,72 +416,6 @@ class Checkpointer(_base.BaseCheckpointer):
         """`ckpt.all_steps` (Kauldron) or `ckpt.all_steps()` (kd): the saved steps, oldest first."""
         return _base.Steps(lambda: _orbax.steps(self._manager))
 
-    def delete(self, step: int) -> None:
-        """`ckpt.delete(100)`: removes that checkpoint (FileNotFoundError when it is not saved)."""
-        if self.read_only:
-            raise PermissionError(f"Checkpointer.delete(step={step}): this Checkpointer is read_only.")
-        self.wait_until_finished()
-        step = self._known_step(step, "delete")
-        _orbax.delete(self._manager, step)
-        self.__dict__.get("_metric_by_step", {}).pop(step, None)
-
-    def item_metadata(self, step: int = -1) -> dict[str, Any]:
-        """`ckpt.item_metadata(100)`: `{"state": tree of array metadata (shape, dtype), ...}`; -1: the latest.
-
-        Kauldron's returns orbax's metadata of its default item; kd's names each item of the step
-        (`state`, and `data`, `info`, `digests` when saved).
-        """
-        self.wait_until_finished()
-        step = self._absolute_step(step, "item_metadata")
-        metadata = self._manager.item_metadata(step)
-        return {name: metadata[name] for name in metadata.keys() if metadata[name] is not None}
-
-    def iter_new_checkpoints(
-        self,
-        *,
-        min_interval_secs: float = 0,
-        seconds_to_sleep: float = 1,
-        timeout: float | None = None,
-        timeout_fn: Any = None,
-    ) -> Iterator[int]:
-        """`for step in ckpt.iter_new_checkpoints(timeout=600): evaluate(step)`: the newest step, as saves complete.
-
-        As Kauldron's (orbax's `checkpoints_iterator`): yields the newest complete step already saved,
-        then, each time a newer one is complete, that one (an evaluator keeps up with the newest: steps
-        overtaken between two looks are skipped). A save still being written (orbax's temporary folder,
-        or one its writer died in) is never yielded. Looks every `seconds_to_sleep`; yields at most once
-        per `min_interval_secs`. Stops once `timeout` seconds pass without a newer step, unless
-        `timeout_fn()` returns False (then it keeps waiting); with no timeout it waits forever. A
-        `read_only` Checkpointer (the way to watch another process's run: it never removes that run's
-        saves in progress) waits for the checkpoint folder to appear.
-        """
-        last: int | None = None
-        last_yield = -math.inf
-        while True:
-            waited_since = time.monotonic()
-            while True:
-                steps = self._listed_steps()
-                if steps and (last is None or steps[-1] > last):
-                    break
-                if timeout is not None and time.monotonic() - waited_since >= timeout:
-                    if timeout_fn is None or timeout_fn():
-                        return
-                    waited_since = time.monotonic()
-                time.sleep(seconds_to_sleep)
-            pause = min_interval_secs - (time.monotonic() - last_yield)
-            if pause > 0:
-                time.sleep(pause)
-                steps = self._listed_steps() or steps  # the newest once the pause is over
-            last, last_yield = steps[-1], time.monotonic()
-            yield last
-
-    def _listed_steps(self) -> list[int]:
-        """The complete steps on disk now; [] while a read_only Checkpointer's folder does not exist yet."""
-        if "_manager" not in self.__dict__ and self.read_only and not self.directory.exists():
-            return []
-        self.reload()
-        return _orbax.steps(self._manager)
-
     def reload(self) -> None:
         """`ckpt.reload()`: read the list of checkpoints from disk again (another process may have saved)."""
         if "_manager" in self.__dict__:
@@ -546,13 +446,6 @@ class Checkpointer(_base.BaseCheckpointer):
         return {k: v for k, v in self.__dict__.items() if k not in ("_manager", "_metric_by_step")}
 
     # ---------------------------------------------------------------- helpers
-
-    def _absolute_step(self, step: int, method: str) -> int:
-        """`step`, or the latest step for -1; FileNotFoundError when there is no such checkpoint."""
-        steps = _orbax.steps(self._manager)
-        if int(step) == -1 and steps:
-            return steps[-1]
-        return self._known_step(step, method)
 
     def _known_step(self, step: int | None, method: str) -> int:
         steps = _orbax.steps(self._manager)
@@ -653,14 +546,12 @@ class Checkpointer(_base.BaseCheckpointer):
         path = self.best_metric_path
         if path is None or path in numbers:
             return path
-        slashed = path.replace(".", "/")
-        head, _, rest = slashed.partition("/")
-        for candidate in (slashed, f"{head}/metrics/{rest}", f"{head}/losses/{rest}"):
-            if candidate in numbers:
-                return candidate
+        dotted = _kauldron.dotted_metric_name(path, numbers)
+        if dotted is not None:
+            return dotted
         if numbers and not self.__dict__.get("_warned_best_key"):
             self.__dict__["_warned_best_key"] = True
-            close = difflib.get_close_matches(slashed, list(numbers), n=3, cutoff=0.5)
+            close = difflib.get_close_matches(path.replace(".", "/"), list(numbers), n=3, cutoff=0.5)
             hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
             warnings.warn(
                 f"Checkpointer.best_metric_path={path!r} is not among the values logged with the checkpoint "
@@ -693,36 +584,6 @@ class Checkpointer(_base.BaseCheckpointer):
         for step in complete:
             if step not in kept:
                 _orbax.delete(manager, step)
-
-
-def _on_schedule(ckpt: Checkpointer, step: int) -> bool:
-    return step % ckpt.save_interval_steps == 0 or step in (ckpt.save_on_steps or ())
-
-
-def _abstract(leaf: Any) -> Any:
-    if isinstance(leaf, jax.Array):
-        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=leaf.sharding)
-    return leaf
-
-
-def _release(leaf: Any) -> None:
-    """Frees a device array (Kauldron's `donate=True`: the restore does not hold two copies)."""
-    if isinstance(leaf, jax.Array) and not leaf.is_deleted():
-        leaf.delete()
-
-
-def _flat_numbers(metrics: Any, prefix: str = "") -> dict[str, Any]:
-    """Kauldron's nested metrics (`{"eval": {"accuracy": np.float32(0.9)}}`) as kd's `{"eval/accuracy": 0.9}`."""
-    if not isinstance(metrics, Mapping):
-        raise TypeError(f"Checkpointer.save(metrics=...): expected a dict, got {type(metrics).__name__}.")
-    out: dict[str, Any] = {}
-    for name, value in metrics.items():
-        key = f"{prefix}{name}"
-        if isinstance(value, Mapping):
-            out.update(_flat_numbers(value, key + "/"))
-        else:
-            out[key] = value
-    return out
 
 
 def _cause(error: BaseException) -> BaseException:

@@ -30,7 +30,7 @@ def inspect(argv: list[str]) -> int:
     allowed = source_policy(source, opts.allowed)
     with during(f"loading the config {source}"):
         cfg = konfig.build_config(source, args=args, overrides=overrides, from_strings=True)
-    from kd.train import inspect_report, interms_report
+    from kd.inspect import inspect_report, interms_report
     from kd.writers import leave_out_writers
 
     # Inspecting writes nothing and reads no run: no workdir, no checkpointer (which would need one), and none

@@ -20,27 +20,35 @@ import math
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TypeVar
 
+import numpy as np
 from etils import epath
 
-from kd import ckpts, writers
+from kd import _interfaces, ckpts, writers
 from kd._evaluator_names import names_problem
-from kd.train import DONE_FILE, ConfigError, evaluate_and_write
+from kd.evals._base import EvaluatorBase
+from kd.train import DONE_FILE, ConfigError, Evaluation, as_evaluations, evaluate_and_write
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kd.train import Trainer, TrainState
+
+_E = TypeVar("_E")  # an evaluator, or a config's (`select_evaluators` reads only the keys)
 
 EVAL_METRICS_FILE = "eval_metrics.jsonl"
 """What `evaluate_checkpoints` writes by default: `<workdir>/eval_metrics.jsonl`, rows as in `metrics.jsonl`."""
 
 
 def evaluate_checkpoints(
-    trainer: Any,
+    trainer: Trainer,
     *,
     evals: Sequence[str] | None = None,
     follow: bool = True,
     poll_seconds: float = 10.0,
     timeout_seconds: float | None = None,
     writer: writers.Writer | None = None,
-) -> dict[int, dict[str, Any]]:
+) -> dict[int, dict[str, float | np.ndarray]]:
     """Evaluates every checkpoint of `trainer`'s run as it appears; returns `{step: values written}`.
 
     Usage: `kd.evals.evaluate_checkpoints(trainer, evals=["val"], timeout_seconds=3600)`.
@@ -77,6 +85,39 @@ def evaluate_checkpoints(
       kd.train.ConfigError: no workdir, no checkpointer, no evaluator, or an unknown name in `evals`.
       TimeoutError: `timeout_seconds` passed without a new checkpoint while the run was not done.
     """
+    checkpointer = _read_only_checkpointer(trainer)
+    chosen = select_evaluators(trainer.evals, evals)
+    workdir = epath.Path(trainer.workdir)
+    own_writer = writer is None
+    if writer is None:
+        writer = default_writer(trainer)
+    done_before = evaluated_steps(workdir / EVAL_METRICS_FILE, [_prefix(n, e) for n, e in chosen.items()])
+    rounds = _Rounds(
+        checkpointer=checkpointer,
+        chosen=chosen,
+        evaluations=as_evaluations(chosen, writer=writer),  # each evaluator wrapped once, for every checkpoint
+        writer=writer,
+        template=trainer.sharding.state_template(trainer.state_specs),
+        done_before=done_before,
+    )
+    try:
+        _follow(rounds, workdir, follow=follow, poll_seconds=poll_seconds, timeout_seconds=timeout_seconds)
+    finally:
+        if own_writer:
+            writer.close()
+        else:
+            writer.flush()
+        checkpointer.close()
+    if rounds.skipped_before:
+        _note(
+            f"{rounds.skipped_before} checkpoint(s) already evaluated in {workdir / EVAL_METRICS_FILE}: skipped"
+        )
+    return rounds.results
+
+
+def _read_only_checkpointer(trainer: Trainer) -> ckpts.Checkpointer:
+    """The Trainer's checkpointer, read-only (a normal one would clean up the training job's save in flight and
+    apply retention); a ConfigError without a workdir or a checkpointer that keeps checkpoints."""
     if trainer.workdir is None:
         raise ConfigError(
             "evaluate_checkpoints: Trainer.workdir is not set; it is where the checkpoints to evaluate are"
@@ -89,82 +130,104 @@ def evaluate_checkpoints(
             f"evaluate_checkpoints: Trainer.checkpointer is {type(checkpointer).__name__}, which keeps no "
             "checkpoints; the run needs a kd.ckpts.Checkpointer(save_interval_steps=...) to be evaluated"
         )
-    # Read-only: a normal Checkpointer would clean up the training job's save in flight and apply retention.
-    checkpointer = dataclasses.replace(checkpointer, read_only=True, enable_async_checkpointing=False)
-    chosen = select_evaluators(trainer.evals, evals)
-    workdir = epath.Path(trainer.workdir)
-    own_writer = writer is None
-    if writer is None:
-        writer = default_writer(trainer)
-    done_before = evaluated_steps(workdir / EVAL_METRICS_FILE, [_prefix(n, e) for n, e in chosen.items()])
-    template = trainer.sharding.state_template(trainer.state_specs)
-    results: dict[int, dict[str, Any]] = {}
-    seen: set[int] = set()
-    finished: set[int] = set()
-    handled: set[tuple[int, str]] = set()  # (step, evaluator) evaluated by this call
-    noted: set[int] = set()  # incomplete saves said to be skipped
-    skipped_before = 0
+    return dataclasses.replace(checkpointer, read_only=True, enable_async_checkpointing=False)
+
+
+def _follow(
+    rounds: _Rounds, workdir: epath.Path, *, follow: bool, poll_seconds: float, timeout_seconds: float | None
+) -> None:
+    """Looks at the checkpoints until the run is done (once, without `follow`), `poll_seconds` apart; a
+    TimeoutError after `timeout_seconds` without a new checkpoint or an evaluation."""
     idle_since = time.monotonic()
-    try:
-        while True:
-            run_done = (workdir / DONE_FILE).exists()  # before listing: DONE comes after the last save
-            steps, writing = _complete_steps(checkpointer)
-            if run_done or not follow:  # no later look takes a save in flight once complete
-                for step in sorted(writing - noted):
-                    noted.add(step)
-                    _note(_incomplete_text(step, run_done=run_done))
-            if set(steps) - seen:
-                seen.update(steps)
-                idle_since = time.monotonic()
-            for step in steps:
-                if step in finished:
-                    continue
-                todo = {n: e for n, e in chosen.items() if _prefix(n, e) not in done_before.get(step, ())}
-                if not todo:
-                    finished.add(step)
-                    skipped_before += 1
-                    continue
-                # `StandaloneLastCheckpoint` waits for the run to be done; the others take each checkpoint
-                todo = {n: e for n, e in todo.items() if (step, n) not in handled}
-                ready = {n: e for n, e in todo.items() if _wants(e, step, done=run_done, last_step=steps[-1])}
-                if run_done or len(ready) == len(todo):
-                    finished.add(step)
-                handled.update((step, n) for n in ready)
-                todo = ready
-                if not todo:
-                    continue
-                state = _restore(checkpointer, template, step)
-                if state is None:
-                    continue
-                # `StandaloneLastCheckpoint` may take a step the others took on an earlier round
-                results.setdefault(step, {}).update(evaluate_and_write(todo, state, step, writer))
-                writer.flush()
-                idle_since = time.monotonic()
-            if run_done:
-                break
-            if not follow:
-                _note_waiting(chosen, steps)
-                break
-            waited = time.monotonic() - idle_since
-            if timeout_seconds is not None and waited >= timeout_seconds:
-                raise TimeoutError(
-                    f"evaluate_checkpoints: no new checkpoint in {getattr(checkpointer, 'directory', workdir)} for "
-                    f"{waited:.1f}s (timeout_seconds={timeout_seconds:g}) and the run has no {DONE_FILE} "
-                    f"marker; evaluated steps: {_steps_text(results)}. Is the training still running?"
-                )
-            time.sleep(poll_seconds)
-    finally:
-        if own_writer:
-            writer.close()
-        else:
-            writer.flush()
-        checkpointer.close()
-    if skipped_before:
-        _note(f"{skipped_before} checkpoint(s) already evaluated in {workdir / EVAL_METRICS_FILE}: skipped")
-    return results
+    while True:
+        run_done = (workdir / DONE_FILE).exists()  # before listing: DONE comes after the last save
+        steps, progressed = rounds.look(run_done=run_done, follow=follow)
+        if progressed:
+            idle_since = time.monotonic()
+        if run_done:
+            return
+        if not follow:
+            _note_waiting(rounds.chosen, steps)
+            return
+        waited = time.monotonic() - idle_since
+        if timeout_seconds is not None and waited >= timeout_seconds:
+            directory = getattr(rounds.checkpointer, "directory", workdir)
+            raise TimeoutError(
+                f"evaluate_checkpoints: no new checkpoint in {directory} for "
+                f"{waited:.1f}s (timeout_seconds={timeout_seconds:g}) and the run has no {DONE_FILE} "
+                f"marker; evaluated steps: {_steps_text(rounds.results)}. Is the training still running?"
+            )
+        time.sleep(poll_seconds)
 
 
-def _note_waiting(chosen: Mapping[str, Any], steps: Sequence[int]) -> None:
+@dataclasses.dataclass
+class _Rounds:
+    """What `evaluate_checkpoints` keeps from one look at the checkpoint folder to the next.
+
+    Attributes:
+      done_before: `{step: prefixes}` of the values the metrics file already held (not evaluated again).
+      results: the values written by this call, by step.
+      seen: the steps listed so far; `finished`: those no evaluator will take any more; `handled`: `(step,
+        evaluator)` evaluated by this call; `noted`: incomplete saves said to be skipped.
+      skipped_before: the checkpoints found evaluated before this call.
+    """
+
+    checkpointer: ckpts.Checkpointer
+    chosen: Mapping[str, _interfaces.Evaluator | EvaluatorBase]
+    evaluations: Mapping[str, Evaluation]
+    writer: writers.Writer
+    template: TrainState
+    done_before: dict[int, set[str]]
+    results: dict[int, dict[str, float | np.ndarray]] = dataclasses.field(default_factory=dict)
+    seen: set[int] = dataclasses.field(default_factory=set)
+    finished: set[int] = dataclasses.field(default_factory=set)
+    handled: set[tuple[int, str]] = dataclasses.field(default_factory=set)
+    noted: set[int] = dataclasses.field(default_factory=set)
+    skipped_before: int = 0
+
+    def look(self, *, run_done: bool, follow: bool) -> tuple[tuple[int, ...], bool]:
+        """One look: the complete checkpoints there, oldest first, each evaluated by the evaluators that take it
+        now. Returns `(the steps listed, whether a new step was listed or a checkpoint evaluated)`."""
+        steps, writing = _complete_steps(self.checkpointer)
+        if run_done or not follow:  # no later look takes a save in flight once complete
+            for step in sorted(writing - self.noted):
+                self.noted.add(step)
+                _note(_incomplete_text(step, run_done=run_done))
+        progressed = bool(set(steps) - self.seen)
+        self.seen.update(steps)
+        for step in steps:
+            progressed = self._evaluate(step, run_done=run_done, last_step=steps[-1]) or progressed
+        return steps, progressed
+
+    def _evaluate(self, step: int, *, run_done: bool, last_step: int) -> bool:
+        """Evaluates the checkpoint of `step` with each chosen evaluator that takes it now and has not yet;
+        whether it did."""
+        if step in self.finished:
+            return False
+        todo = {n: e for n, e in self.chosen.items() if _prefix(n, e) not in self.done_before.get(step, ())}
+        if not todo:
+            self.finished.add(step)
+            self.skipped_before += 1
+            return False
+        # `StandaloneLastCheckpoint` waits for the run to be done; the others take each checkpoint
+        todo = {n: e for n, e in todo.items() if (step, n) not in self.handled}
+        ready = {n: e for n, e in todo.items() if _wants(e, step, done=run_done, last_step=last_step)}
+        if run_done or len(ready) == len(todo):
+            self.finished.add(step)
+        self.handled.update((step, n) for n in ready)
+        if not ready:
+            return False
+        state = _restore(self.checkpointer, self.template, step)
+        if state is None:
+            return False
+        # `StandaloneLastCheckpoint` may take a step the others took on an earlier round
+        evaluations = {name: self.evaluations[name] for name in ready}
+        self.results.setdefault(step, {}).update(evaluate_and_write(evaluations, state, step, self.writer))
+        self.writer.flush()
+        return True
+
+
+def _note_waiting(chosen: Mapping[str, _interfaces.Evaluator | EvaluatorBase], steps: Sequence[int]) -> None:
     """Names the evaluators that wait for the run to be done (`StandaloneLastCheckpoint`), so took nothing."""
     if not steps:
         return
@@ -194,14 +257,14 @@ def _incomplete_text(step: int, *, run_done: bool) -> str:
     )
 
 
-def _wants(evaluator: Any, step: int, *, done: bool, last_step: int) -> bool:
+def _wants(evaluator: _interfaces.Evaluator | EvaluatorBase, step: int, *, done: bool, last_step: int) -> bool:
     """Whether the evaluator's run strategy takes the checkpoint of `step` now (a strategy that is not a
     standalone one: every checkpoint)."""
     wants = getattr(evaluator.run, "wants", None)
     return True if wants is None else bool(wants(step, done=done, last_step=last_step))
 
 
-def select_evaluators(evaluators: Mapping[str, Any], names: Iterable[str] | None) -> dict[str, Any]:
+def select_evaluators(evaluators: Mapping[str, _E], names: Iterable[str] | None) -> dict[str, _E]:
     """`{name: evaluator}` of `names` (all when None); a `ConfigError` for an unknown name or none at all.
 
     Usage: `select_evaluators(trainer.evals, ["val"])`. Works on a config's `cfg.evals` too (only the
@@ -222,7 +285,7 @@ def select_evaluators(evaluators: Mapping[str, Any], names: Iterable[str] | None
     return {name: evaluators[name] for name in dict.fromkeys(names)}
 
 
-def default_writer(trainer: Any) -> writers.Writer:
+def default_writer(trainer: Trainer) -> writers.Writer:
     """The terminal, `<workdir>/eval_metrics.jsonl`, and TensorBoard event files in `<workdir>` if the run's
     writer writes TensorBoard: kd's own writers, made here for the workdir; none of the run's writer objects
     (which its config chose, and could point anywhere) is written to."""
@@ -269,12 +332,12 @@ def evaluated_steps(path: epath.PathLike, prefixes: Sequence[str]) -> dict[int, 
     return found
 
 
-def _prefix(name: str, evaluator: Any) -> str:
+def _prefix(name: str, evaluator: object) -> str:
     """What the values of `evaluator` are logged under (its `name` field wins, as in the Trainer)."""
     return getattr(evaluator, "name", None) or name
 
 
-def _tensorboard_writers(writer: Any) -> list[writers.Writer]:
+def _tensorboard_writers(writer: object) -> list[writers.TensorBoardWriter]:
     if isinstance(writer, writers.TensorBoardWriter):
         return [writer]
     if isinstance(writer, writers.MultiWriter):
@@ -290,7 +353,7 @@ _RESTORE_ATTEMPTS = 3
 _COMMIT_MARKER = "commit_success.txt"
 
 
-def _complete_steps(checkpointer: Any) -> tuple[tuple[int, ...], set[int]]:
+def _complete_steps(checkpointer: ckpts.Checkpointer) -> tuple[tuple[int, ...], set[int]]:
     """`(complete steps, steps listed but still being written)` on disk now; none before the checkpoint
     folder exists.
 
@@ -315,7 +378,7 @@ def _uncommitted(folder: epath.Path) -> bool:
     return folder.exists() and not (folder / _COMMIT_MARKER).exists()
 
 
-def _restore(checkpointer: Any, template: Any, step: int) -> Any:
+def _restore(checkpointer: ckpts.Checkpointer, template: TrainState, step: int) -> TrainState | None:
     """The state saved at `step`, or None when the checkpoint was deleted before (or while) it was read."""
     for attempt in range(_RESTORE_ATTEMPTS):
         try:
@@ -332,7 +395,7 @@ def _restore(checkpointer: Any, template: Any, step: int) -> Any:
     return None
 
 
-def _steps_text(results: Mapping[int, Any]) -> str:
+def _steps_text(results: Mapping[int, object]) -> str:
     return ", ".join(map(str, sorted(results))) or "none"
 
 

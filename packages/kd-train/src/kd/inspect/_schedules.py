@@ -6,21 +6,25 @@ fig.savefig("schedules.png")
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import jax
 import kontext
 import numpy as np
 
 if TYPE_CHECKING:
+    import optax
     from matplotlib.figure import Figure
+
+    Schedules = Mapping[str, optax.Schedule | "Schedules"]
+    """Schedules by name, nested dicts of them too (`{"lr": ..., "model": {"temperature": ...}}`)."""
 
 NUM_POINTS = 1000
 """Steps at which each schedule is evaluated (fewer for a shorter run: each step once)."""
 
 
-def schedule_values(schedules: Any, num_steps: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def schedule_values(schedules: Schedules, num_steps: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """`(steps, {name: values})`: every schedule of a (nested) dict at up to 1,000 steps from 0 to `num_steps`.
 
     Usage: `steps, values = schedule_values({"lr": optax.linear_schedule(1.0, 0.0, 100)}, 100)`. Names are the
@@ -34,7 +38,7 @@ def schedule_values(schedules: Any, num_steps: int) -> tuple[np.ndarray, dict[st
     return steps, {str(name): _evaluated(schedule, steps) for name, schedule in flat.items()}
 
 
-def plot_schedules(schedules: Any, num_steps: int) -> Figure:
+def plot_schedules(schedules: Schedules, num_steps: int) -> Figure:
     """One line per schedule (`schedule(step)` for steps 0 ... `num_steps`), labelled by its path.
 
     Usage: `plot_schedules({"lr": optax.cosine_decay_schedule(1e-3, 1000)}, num_steps=1000).savefig(...)`.
@@ -56,7 +60,7 @@ def plot_schedules(schedules: Any, num_steps: int) -> Figure:
     return fig
 
 
-def _evaluated(schedule: Callable[[Any], Any], steps: np.ndarray) -> np.ndarray:
+def _evaluated(schedule: optax.Schedule, steps: np.ndarray) -> np.ndarray:
     try:
         return np.asarray(jax.vmap(schedule)(steps), dtype=np.float64)
     except (jax.errors.JAXTypeError, TypeError):  # Python control flow on the step: one call per step

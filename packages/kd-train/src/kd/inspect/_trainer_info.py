@@ -7,15 +7,20 @@ print(show_trainer_info(trainer, inspect_dataset=False, profile_statix=True))   
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kd._human_text import aligned, human_bytes, human_flops
 from kd.inspect import _batch, _graph, _schedules
-from kd.train import context_table, parameter_table, sharding_table, step_cost
+from kd.inspect._cost import step_cost
+from kd.inspect._tables import context_table, sharding_table
+from kd.runtime import parameter_table
 
 if TYPE_CHECKING:
+    from kd.inspect._batch import Cell, Row
+    from kd.inspect._cost import StepCost
+    from kd.inspect._schedules import Schedules
     from kd.train import Trainer
 
 
@@ -41,7 +46,7 @@ def show_trainer_info(
     """
     sections: list[tuple[str, str]] = []
     if print_cfg:
-        config = trainer._config_json
+        config = trainer.config_json
         sections.append(("Config", config or "(none: this Trainer was not resolved from a konfig config)"))
     if inspect_dataset:
         batch = next(iter(trainer.train_ds))
@@ -66,19 +71,19 @@ def show_trainer_info(
     return "\n\n".join(f"== {title} ==\n{body}" for title, body in sections)
 
 
-def _stats_table(rows: Sequence[dict[str, Any]]) -> str:
+def _stats_table(rows: Sequence[Row]) -> str:
     columns = ("Name", "Dtype", "Shape", "Min", "Max", "Mean", "StdDev")
     cells = [columns] + [tuple(_cell(row[c]) for c in columns) for row in rows]
     return "\n".join(aligned(cells))
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Cell) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
 
 
-def _schedules_table(schedules: Any, num_steps: int) -> str:
+def _schedules_table(schedules: Schedules, num_steps: int) -> str:
     steps, values = _schedules.schedule_values(schedules, num_steps)
     shown = sorted({int(steps[round(i * (len(steps) - 1) / 4)]) for i in range(5)})
     at = [int(np.searchsorted(steps, step)) for step in shown]
@@ -87,7 +92,7 @@ def _schedules_table(schedules: Any, num_steps: int) -> str:
     return "\n".join(aligned([header, *rows]))
 
 
-def _cost_text(cost: dict[str, Any]) -> str:
+def _cost_text(cost: StepCost) -> str:
     flops, total = cost["flops"], cost["total_bytes"]
     rows = [
         ("compute", "unknown" if flops is None else f"{human_flops(flops)} per step"),

@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
 
 import jax
 import numpy as np
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kd._interfaces import MetricState, PyTree
+
+    Value = float | np.ndarray
+    """A computed loss or metric: a float, or an array (a metric of several values)."""
 
 
 @jax.tree_util.register_dataclass
@@ -20,9 +26,9 @@ import numpy as np
 class AuxState:
     """Device-side states; `merge` combines two steps (or eval batches), `compute` reads them on the host."""
 
-    loss_states: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    metric_states: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    summary_states: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    loss_states: Mapping[str, MetricState] = dataclasses.field(default_factory=dict)
+    metric_states: Mapping[str, MetricState] = dataclasses.field(default_factory=dict)
+    summary_states: Mapping[str, MetricState] = dataclasses.field(default_factory=dict)
 
     def merge(self, other: AuxState | None) -> AuxState:
         if other is None:
@@ -33,13 +39,13 @@ class AuxState:
             summary_states=_merge_dicts(self.summary_states, other.summary_states),
         )
 
-    def compute(self) -> dict[str, Any]:
+    def compute(self) -> dict[str, Value]:
         """Scalars by name: `losses/<name>`, `losses/total` (of two or more losses), `metrics/<name>[/<sub>]`.
         Pulls values to the host."""
         loss_states, metric_states = jax.device_get(
             (self.loss_states, self.metric_states)
         )  # not the summaries
-        out: dict[str, Any] = {}
+        out: dict[str, Value] = {}
         if loss_states:
             values = {name: float(np.asarray(state.compute())) for name, state in loss_states.items()}
             for name, value in values.items():
@@ -50,20 +56,20 @@ class AuxState:
             _put(out, f"metrics/{name}", state.compute())
         return out
 
-    def compute_summaries(self) -> dict[str, Any]:
+    def compute_summaries(self) -> dict[str, PyTree]:
         """Images, histograms, ... by name (`summaries/<name>`), pulled to the host."""
         host = jax.device_get(self.summary_states)
         return {f"summaries/{name}": state.compute() for name, state in host.items()}
 
 
-def _merge_dicts(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+def _merge_dicts(a: Mapping[str, MetricState], b: Mapping[str, MetricState]) -> dict[str, MetricState]:
     out = dict(a)
     for name, state in b.items():
         out[name] = out[name].merge(state) if name in out else state
     return out
 
 
-def _put(out: dict[str, Any], name: str, value: Any) -> None:
+def _put(out: dict[str, Value], name: str, value: object) -> None:
     if value is None:
         return  # an EmptyState (SkipIfMissing with nothing to read)
     if isinstance(value, Mapping):
@@ -82,9 +88,9 @@ def _put(out: dict[str, Any], name: str, value: Any) -> None:
 class AuxiliariesOutput:
     """What `AuxiliariesState.compute()` gives: values by name (`losses/l2`, `metrics/acc`, ...)."""
 
-    loss_values: dict[str, Any] = dataclasses.field(default_factory=dict)
-    metric_values: dict[str, Any] = dataclasses.field(default_factory=dict)
-    summary_values: dict[str, Any] = dataclasses.field(default_factory=dict)
+    loss_values: dict[str, Value] = dataclasses.field(default_factory=dict)
+    metric_values: dict[str, Value] = dataclasses.field(default_factory=dict)
+    summary_values: dict[str, PyTree] = dataclasses.field(default_factory=dict)
 
 
 @jax.tree_util.register_dataclass
@@ -124,7 +130,7 @@ class AuxiliariesState(AuxState):
         return AuxiliariesOutput(loss_values=losses, metric_values=metrics, summary_values=summaries)
 
 
-def _fields(aux: AuxState) -> dict[str, Any]:
+def _fields(aux: AuxState) -> dict[str, Mapping[str, MetricState]]:
     return {
         "loss_states": aux.loss_states,
         "metric_states": aux.metric_states,

@@ -9,7 +9,6 @@ says `cfg.model = my_lib.NnxMLP(din=64, dout=10)`.
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 import konfig
 
@@ -17,7 +16,9 @@ from kd.runtime._errors import ConfigError
 from kd.runtime._model import NnxModel, is_nnx_module_class
 
 
-def build_model(value: Any) -> Any:
+def build_model(value: object) -> object:
+    """`value` built when it is a konfig node: a linen Module, or an `NnxModel` for an NNX class (built later
+    with the run's RNG streams). Anything else is returned as it is."""
     if not isinstance(value, konfig.ConfigDict):
         return value
     qualname = value.get("__qualname__")
@@ -50,7 +51,7 @@ def _under_model(message: str) -> str:
     return f"In cfg.model: {message}"
 
 
-def _import(qualname: str) -> Any:
+def _import(qualname: str) -> object:
     """The model's target, through konfig's importer (and the safe-mode policy in force, if any)."""
     try:
         return konfig.import_object(qualname)

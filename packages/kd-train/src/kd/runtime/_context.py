@@ -8,12 +8,17 @@ loss.get_state_from_context(context)
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Mapping
 
 import jax
 import kontext
 
 from kd.runtime._aux import AuxiliariesState
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kd._interfaces import MetricState, PyTree
+    from kd.runtime._state import TrainState
 
 
 @jax.tree_util.register_dataclass
@@ -24,25 +29,25 @@ class Context:
     Usage: `context.replace(preds=model_output)`.
     """
 
-    step: Any
-    batch: Any
-    params: Any = None
-    collections: Any = None
-    preds: Any = None
-    interms: Any = None
-    loss_states: Any = None
-    loss_total: Any = None
-    grads: Any = None
-    updates: Any = None
-    opt_state: Any = None
-    metric_states: Any = None
-    summary_states: Any = None
+    step: jax.Array | int
+    batch: PyTree
+    params: PyTree | None = None
+    collections: PyTree | None = None
+    preds: PyTree | None = None
+    interms: PyTree | None = None
+    loss_states: Mapping[str, MetricState] | None = None
+    loss_total: jax.Array | None = None
+    grads: PyTree | None = None
+    updates: PyTree | None = None
+    opt_state: PyTree | None = None
+    metric_states: Mapping[str, MetricState] | None = None
+    summary_states: Mapping[str, MetricState] | None = None
 
-    def replace(self, **changes: Any) -> Context:
-        return dataclasses.replace(self, **changes)
+    def replace(self, **changes: object) -> Context:
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
     @classmethod
-    def from_state_and_batch(cls, *, state: Any, batch: Any) -> Context:
+    def from_state_and_batch(cls, *, state: TrainState, batch: PyTree) -> Context:
         """Kauldron's: the context of a step about to run on `state` (a TrainState) and `batch`.
 
         Usage: `context = kd.train.Context.from_state_and_batch(state=state, batch=batch)`.
@@ -57,7 +62,7 @@ class Context:
 
     def get_aux_state(
         self, *, return_losses: bool = False, return_metrics: bool = False, return_summaries: bool = False
-    ) -> Any:
+    ) -> AuxiliariesState:
         """Kauldron's: the chosen states of this context as a `kd.train.AuxiliariesState` (to merge, `|`).
 
         Usage: `aux = context.get_aux_state(return_metrics=True)`, after `Auxiliaries(...).update_context`.
@@ -73,7 +78,7 @@ class Context:
         return [str(path) for path in kontext.flatten_with_path(_without_none(self))]
 
 
-def _without_none(context: Context) -> dict[str, Any]:
+def _without_none(context: Context) -> dict[str, object]:
     return {
         f.name: getattr(context, f.name)
         for f in dataclasses.fields(context)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import jax
 import jax.numpy as jnp
@@ -29,6 +29,13 @@ from kd.runtime._errors import ConfigError
 if TYPE_CHECKING:
     from flax import nnx
 
+    from kd._interfaces import PyTree
+
+    Collections = Mapping[str, PyTree]
+    """A model's variable collections other than its params, by name (`batch_stats`, ...)."""
+    NnxParts = tuple[nnx.GraphDef, nnx.State, nnx.State, nnx.State]
+    """An NNX module split: its graph, its params, its RNG state, the rest of its variables."""
+
 
 def loaded_nnx_module() -> type | None:
     """`flax.nnx.Module` once something has imported flax.nnx, else None. An NNX module's class is defined
@@ -37,13 +44,13 @@ def loaded_nnx_module() -> type | None:
     return getattr(nnx, "Module", None)
 
 
-def is_nnx_module(value: Any) -> bool:
+def is_nnx_module(value: object) -> bool:
     """Whether `value` is a built `flax.nnx.Module` (False without importing flax.nnx)."""
     module_type = loaded_nnx_module()
     return module_type is not None and isinstance(value, module_type)
 
 
-def is_nnx_module_class(value: Any) -> bool:
+def is_nnx_module_class(value: object) -> bool:
     """Whether `value` is a subclass of `flax.nnx.Module` (False without importing flax.nnx)."""
     module_type = loaded_nnx_module()
     return module_type is not None and isinstance(value, type) and issubclass(value, module_type)
@@ -55,8 +62,8 @@ class InterestFilter:
     Usage: `InterestFilter(["interms.encoder.dense1.__call__[0]"]).wants(("encoder", "dense1"), "__call__")`.
     """
 
-    def __init__(self, paths: Iterable[Any]) -> None:
-        self.patterns: list[tuple[Any, ...]] = []
+    def __init__(self, paths: Iterable[str | Sequence[object]]) -> None:
+        self.patterns: list[tuple[object, ...]] = []
         for path in paths:
             parts = kontext.GlobPath.from_str(path).parts if isinstance(path, str) else tuple(path)
             if parts and parts[0] == "interms":
@@ -70,7 +77,7 @@ class InterestFilter:
         return any(_prefix_matches(pattern, target) for pattern in self.patterns)
 
 
-def _prefix_matches(pattern: tuple[Any, ...], target: tuple[str, ...]) -> bool:
+def _prefix_matches(pattern: tuple[object, ...], target: tuple[str, ...]) -> bool:
     """Whether what `pattern` selects holds the output of `target` (module path + method), or part of it."""
     if not pattern:
         return True  # the pattern ended at a module above the target (or at it): all of it is wanted
@@ -84,7 +91,7 @@ def _prefix_matches(pattern: tuple[Any, ...], target: tuple[str, ...]) -> bool:
     return head == target[0] and _prefix_matches(pattern[1:], target[1:])
 
 
-def _may_select_in_outputs(rest: tuple[Any, ...]) -> bool:
+def _may_select_in_outputs(rest: tuple[object, ...]) -> bool:
     """What follows the method name: its outputs are a tuple, so an index or a wildcard (`[0]`, `*`)."""
     i = 0
     while i < len(rest) and rest[i] is kontext.Wildcard.DOUBLE_STAR:
@@ -93,8 +100,8 @@ def _may_select_in_outputs(rest: tuple[Any, ...]) -> bool:
 
 
 def _call_inputs(
-    module: Any, context: Context, call: Callable[..., Any]
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    module: nn.Module | nnx.Module, context: Context, call: Callable[..., object]
+) -> tuple[tuple[object, ...], dict[str, object]]:
     keys = {name: path for name, path in kontext.get_keypaths(module).items() if path is not None}
     if not keys:
         return (context.batch,), {}
@@ -104,7 +111,7 @@ def _call_inputs(
     return (), kwargs
 
 
-def _accepts(call: Callable[..., Any], name: str) -> bool:
+def _accepts(call: Callable[..., object], name: str) -> bool:
     try:
         return name in inspect.signature(call).parameters
     except (TypeError, ValueError):
@@ -132,14 +139,14 @@ class LinenModel:
 
     def _inputs(
         self, context: Context, is_training: bool, method: str | None = None
-    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    ) -> tuple[tuple[object, ...], dict[str, object]]:
         call = self.module.__call__ if method is None else getattr(self.module, method)
         args, kwargs = _call_inputs(self.module, context, call)
         if _accepts(call, "is_training") and "is_training" not in kwargs:
             kwargs["is_training"] = is_training
         return args, kwargs
 
-    def init(self, rngs: dict[str, jax.Array], context: Context) -> tuple[Any, Any]:
+    def init(self, rngs: dict[str, jax.Array], context: Context) -> tuple[PyTree, Collections]:
         args, kwargs = self._inputs(context, is_training=True)
         with training_mode(True):  # as Kauldron: modules whose variables depend on the mode see training
             variables = dict(self.module.init(rngs, *args, **kwargs))
@@ -151,16 +158,16 @@ class LinenModel:
 
     def apply(
         self,
-        params: Any,
-        collections: Any,
+        params: PyTree,
+        collections: Collections,
         context: Context,
         *,
         rngs: dict[str, jax.Array],
         is_training: bool,
-        capture: InterestFilter,
+        capture: InterestFilter | EveryIntermediate,
         method: str | None = None,
         every_collection_mutable: bool = False,
-    ) -> tuple[Any, Any, Any]:
+    ) -> tuple[PyTree, Collections, PyTree]:
         """`(preds, collections, interms)`. The Trainer's step keeps a collection's updates in training only;
         `every_collection_mutable` is Kauldron's `forward`: every collection (new ones too) mutable and its
         updates kept in evaluation as well. `method` names another method than `__call__`."""
@@ -170,7 +177,7 @@ class LinenModel:
         mutable: bool | list[str] = True if every_collection_mutable else list(collections)
         if capture and not every_collection_mutable:
             mutable.append("intermediates")
-        capture_fn: Any = False
+        capture_fn: bool | Callable[[nn.Module, str], bool] = False
         if capture:
             capture_fn = lambda module, method: capture.wants(tuple(module.path), method)  # noqa: E731
         with training_mode(is_training):
@@ -206,17 +213,17 @@ class NnxModel:
     def __init__(self, build: Callable[..., nnx.Module], name: str = "") -> None:
         self.build = build
         self.name = name or getattr(build, "__name__", type(build).__name__)
-        self._abstract: tuple[Any, ...] | None = None
+        self._abstract: NnxParts | None = None
 
     def __repr__(self) -> str:
         return f"NnxModel({self.name})"
 
-    def _split(self, module: nnx.Module) -> tuple[Any, Any, Any, Any]:
+    def _split(self, module: nnx.Module) -> NnxParts:
         from flax import nnx  # an NNX model's code has loaded it already
 
         return nnx.split(module, nnx.Param, nnx.RngState, ...)
 
-    def _templates(self, stream_names: Iterable[str]) -> tuple[Any, ...]:
+    def _templates(self, stream_names: Iterable[str]) -> NnxParts:
         from flax import nnx
 
         if self._abstract is None:
@@ -239,7 +246,7 @@ class NnxModel:
 
     def init(
         self, rngs: dict[str, jax.Array], context: Context, all_streams: Iterable[str] = ()
-    ) -> tuple[Any, Any]:
+    ) -> tuple[PyTree, Collections]:
         from flax import nnx
 
         names = dict.fromkeys([*rngs, *all_streams])
@@ -252,14 +259,14 @@ class NnxModel:
 
     def apply(
         self,
-        params: Any,
-        collections: Any,
+        params: PyTree,
+        collections: Collections,
         context: Context,
         *,
         rngs: dict[str, jax.Array],
         is_training: bool,
-        capture: InterestFilter,
-    ) -> tuple[Any, Any, Any]:
+        capture: InterestFilter | EveryIntermediate,
+    ) -> tuple[PyTree, Collections, PyTree]:
         from flax import nnx
 
         if self._abstract is None:  # evaluators share the Trainer's NnxModel, initialized by the Trainer
@@ -284,7 +291,7 @@ class NnxModel:
         return preds, new_collections, interms
 
 
-def _filled(template: Any, pure: Any) -> Any:
+def _filled(template: nnx.State, pure: PyTree) -> nnx.State:
     from flax import nnx
 
     state = jax.tree.map(lambda v: v, template)  # a fresh copy: replace_by_pure_dict writes in place
@@ -292,7 +299,7 @@ def _filled(template: Any, pure: Any) -> Any:
     return state
 
 
-def _placeholder_value(leaf: Any) -> Any:
+def _placeholder_value(leaf: jax.ShapeDtypeStruct) -> jax.Array:
     """A concrete stand-in for an RNG state leaf; `nnx.reseed` then sets the step's keys."""
     if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
         key = jax.random.key(0)
@@ -300,7 +307,7 @@ def _placeholder_value(leaf: Any) -> Any:
     return jnp.zeros(leaf.shape, leaf.dtype)
 
 
-def _is_sown(tree: Any) -> bool:
+def _is_sown(tree: PyTree) -> bool:
     """Whether a variable collection was made by `sow` (every leaf sits in a tuple)."""
     leaves_with_paths = jax.tree_util.tree_flatten_with_path(tree)[0]
     return bool(leaves_with_paths) and all(
@@ -308,7 +315,7 @@ def _is_sown(tree: Any) -> bool:
     )
 
 
-def as_model(model: Any) -> LinenModel | NnxModel:
+def as_model(model: object) -> LinenModel | NnxModel:
     """The adapter for a Trainer's `model` field (a linen module, an NNX builder or an `NnxModel`)."""
     if isinstance(model, (LinenModel, NnxModel)):
         return model

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
 
 from flax import linen as nn
 
@@ -22,7 +21,7 @@ from kd.runtime._errors import ConfigError
 from kd.runtime._model import is_nnx_module
 
 
-def fill_from_root(root: Any, value: Any, where: str, memo: dict[int, Any]) -> Any:
+def fill_from_root(root: object, value: object, where: str, memo: dict[int, object]) -> object:
     """`value` with every RootRef under it replaced by the value it names in `root`."""
     if isinstance(value, RootRef):
         return _lookup(root, value, where, memo)
@@ -46,9 +45,9 @@ def fill_from_root(root: Any, value: Any, where: str, memo: dict[int, Any]) -> A
     return result
 
 
-def _fill_dataclass(root: Any, obj: Any, where: str, memo: dict[int, Any]) -> Any:
+def _fill_dataclass(root: object, obj: object, where: str, memo: dict[int, object]) -> object:
     inherited: dict[str, RootRef] = dict(getattr(obj, INHERITED_ATTR, {}))
-    changes: dict[str, Any] = {}
+    changes: dict[str, object] = {}
     for field in dataclasses.fields(obj):
         if not field.init:
             continue
@@ -86,7 +85,7 @@ def _fill_dataclass(root: Any, obj: Any, where: str, memo: dict[int, Any]) -> An
     return filled
 
 
-def _lookup(root: Any, ref: RootRef, where: str, memo: dict[int, Any]) -> Any:
+def _lookup(root: object, ref: RootRef, where: str, memo: dict[int, object]) -> object:
     """The value `ref` names in `root`, itself filled: the root's fields may not be filled yet (field order)."""
     current = root
     for i, name in enumerate(ref.path):
@@ -103,11 +102,11 @@ def _lookup(root: Any, ref: RootRef, where: str, memo: dict[int, Any]) -> Any:
     return fill_from_root(root, current, "Trainer" + "".join(f".{p}" for p in ref.path), memo)
 
 
-def _is_opaque(value: Any) -> bool:
+def _is_opaque(value: object) -> bool:
     """Models and arrays: never entered (a linen module's fields include its parent)."""
     module = type(value).__module__ or ""
     return module.startswith(("flax.", "jax", "numpy")) or hasattr(value, "__array__") or _is_model(value)
 
 
-def _is_model(value: Any) -> bool:
+def _is_model(value: object) -> bool:
     return isinstance(value, nn.Module) or is_nnx_module(value)

@@ -10,7 +10,6 @@ import dataclasses
 import functools
 import zlib
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import jax
 
@@ -32,7 +31,7 @@ class RngStream:
     eval: bool = False
     per_step: bool = True
 
-    def key(self, seed_key: jax.Array, mode: str, step: Any = None) -> jax.Array:
+    def key(self, seed_key: jax.Array, mode: str, step: jax.Array | int | None = None) -> jax.Array:
         """The key of this stream for `mode` at `step` (ignored when not `per_step`)."""
         key = jax.random.fold_in(seed_key, zlib.crc32(self.name.encode()) & 0x7FFFFFFF)
         key = jax.random.fold_in(key, _MODES[mode])
@@ -59,7 +58,7 @@ class RngStreams:
 
     stream_overwrites: Sequence[RngStream] = ()
     _: dataclasses.KW_ONLY
-    seed: Any = ROOT_CFG_REF.seed
+    seed: int | RootRef = ROOT_CFG_REF.seed
 
     def __post_init__(self) -> None:
         overwrites = tuple(self.stream_overwrites)
@@ -84,15 +83,15 @@ class RngStreams:
         seed_key = self._seed_key()
         return {s.name: s.key(seed_key, "init") for s in self.streams.values() if s.init}
 
-    def train_rngs(self, step: Any) -> dict[str, jax.Array]:
+    def train_rngs(self, step: jax.Array | int | None) -> dict[str, jax.Array]:
         seed_key = self._seed_key()
         return {s.name: s.key(seed_key, "train", step) for s in self.streams.values() if s.train}
 
-    def eval_rngs(self, step: Any) -> dict[str, jax.Array]:
+    def eval_rngs(self, step: jax.Array | int | None) -> dict[str, jax.Array]:
         seed_key = self._seed_key()
         return {s.name: s.key(seed_key, "eval", step) for s in self.streams.values() if s.eval}
 
-    def rngs(self, mode: str, step: Any = None) -> dict[str, jax.Array]:
+    def rngs(self, mode: str, step: jax.Array | int | None = None) -> dict[str, jax.Array]:
         """`mode` is "init", "train" or "eval"."""
         if mode == "init":
             return self.init_rngs()
@@ -103,7 +102,7 @@ class RngStreams:
         raise ValueError(f"RngStreams.rngs: mode must be 'init', 'train' or 'eval', got {mode!r}")
 
 
-def as_rng_streams(value: Any) -> RngStreams:
+def as_rng_streams(value: RngStreams | RngStream | Sequence[RngStream] | None) -> RngStreams:
     """`Trainer.rng_streams` may be an `RngStreams`, a sequence of `RngStream`, or None.
 
     The seed stays `ROOT_CFG_REF.seed` unless given, so the Trainer fills it (and refills it after

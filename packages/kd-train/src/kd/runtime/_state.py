@@ -7,9 +7,12 @@ state.step, state.params, state.collections, state.opt_state
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import jax
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kd._interfaces import PyTree
 
 
 @jax.tree_util.register_dataclass
@@ -20,10 +23,10 @@ class TrainState:
     Usage: `state.replace(step=state.step + 1)`.
     """
 
-    step: Any
-    params: Any
-    collections: Any
-    opt_state: Any
+    step: jax.Array
+    params: PyTree
+    collections: PyTree
+    opt_state: PyTree
 
-    def replace(self, **changes: Any) -> TrainState:
-        return dataclasses.replace(self, **changes)
+    def replace(self, **changes: object) -> TrainState:
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ import difflib
 import functools
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import jax
 import kontext
@@ -33,6 +33,7 @@ from kd.sharding import _mesh
 from kd.sharding._fsdp import FSDPSharding
 
 AXIS = _mesh.DEFAULT_AXIS
+_Tree = TypeVar("_Tree")  # a TrainState of specs, and the same tree with shardings
 
 
 def _default_mesh() -> Mesh:
@@ -191,9 +192,11 @@ class ShardingStrategy:
 
     # ---------------------------------------------------------------- the state
 
-    def state_template(self, specs: Any) -> Any:
+    def state_template(self, specs: _Tree) -> _Tree:
         """`specs` (a TrainState of `jax.ShapeDtypeStruct`) with the sharding each leaf is placed with: the
-        template a checkpoint is restored onto. Usage: `ckpt.restore(strategy.state_template(specs), step=8)`."""
+        template a checkpoint is restored onto (`Trainer.train()` resuming, `eval_only`, `predict`, `kd-train
+        eval`) and a step is lowered on (`kd.inspect.lower_trainstep`), the one place it is built.
+        Usage: `ckpt.restore(strategy.state_template(specs), step=8)`."""
         shardings = self.state_shardings(specs)
         return jax.tree.map(
             lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), specs, shardings

@@ -22,25 +22,18 @@ from kd.runtime import ShapeMismatchError as ShapeMismatchError
 from kd.runtime import TrainState as TrainState
 from kd.writers import KDMetricWriter as KDMetricWriter
 
-from ._batch_stats import get_batch_stats as get_batch_stats
 from ._compiles import CompileLog as CompileLog
 from ._early_stopping import EarlyStopping as EarlyStopping
 from ._eval_only import eval_only_in_place as eval_only_in_place
+from ._evaluations import Evaluation as Evaluation
+from ._evaluations import as_evaluations as as_evaluations
 from ._forward import Auxiliaries as Auxiliaries
 from ._forward import forward as forward
 from ._forward import forward_with_loss as forward_with_loss
 from ._hook import Hook as Hook
 from ._hooks import evaluate_and_write as evaluate_and_write
-from ._inspect import context_table as context_table
-from ._inspect import inspect_report as inspect_report
-from ._inspect import intermediate_specs as intermediate_specs
-from ._inspect import interms_report as interms_report
-from ._inspect import lower_trainstep as lower_trainstep
-from ._inspect import parameter_counts as parameter_counts
-from ._inspect import parameter_table as parameter_table
-from ._inspect import sharding_table as sharding_table
-from ._inspect import step_cost as step_cost
 from ._lr_find import LrFindResult as LrFindResult
+from ._lr_find import learning_rate_source as learning_rate_source
 from ._lr_find import lr_find as lr_find
 from ._precision import MixedPrecision as MixedPrecision
 from ._predict import latest_state as latest_state
@@ -66,6 +59,7 @@ __all__ = [
     "ConfigError",
     "Context",
     "EarlyStopping",
+    "Evaluation",
     "Hook",
     "InterestFilter",
     "KDMetricWriter",
@@ -86,22 +80,14 @@ __all__ = [
     "TrainState",
     "TrainStep",
     "Trainer",
-    "context_table",
     "eval_only_in_place",
+    "as_evaluations",
     "evaluate_and_write",
     "forward",
     "forward_with_loss",
-    "get_batch_stats",
-    "inspect_report",
-    "intermediate_specs",
-    "interms_report",
     "latest_state",
-    "lower_trainstep",
+    "learning_rate_source",
     "lr_find",
-    "parameter_counts",
-    "parameter_table",
     "predict_batches",
-    "sharding_table",
-    "step_cost",
     "stopped_early",
 ]

@@ -14,7 +14,6 @@ operations (an `x[i]` outside a compiled function) are programs too, each named 
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 import jax
 
@@ -36,7 +35,7 @@ _compiled: dict[str, int] = {}  # XLA compiles (or cache reads) by program
 _listening = [False]
 
 
-def program_name(fun_name: Any) -> str:
+def program_name(fun_name: object) -> str:
     """`"jit(_fused_steps)"` -> `"fused_steps"`: the jitted function's name, without `jit(...)` and leading
     underscores."""
     name = str(fun_name or "?")
@@ -45,7 +44,7 @@ def program_name(fun_name: Any) -> str:
     return name.lstrip("_") or name
 
 
-def _on_duration(event: str, seconds: float, *, fun_name: Any = None, **_: Any) -> None:
+def _on_duration(event: str, seconds: float, *, fun_name: object = None, **_: object) -> None:
     if event not in _COMPILE_EVENTS:
         return
     name = program_name(fun_name)

@@ -26,7 +26,9 @@ from kd.train._hook import Hook
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from kd.runtime import TrainState
     from kd.train._trainer import Trainer
+    from kd.train._types import LoggedValue
 
 # Logged values that a run's first logging step does not have yet (the first window has no rate).
 _LOGGED_LATER = ("perf/steps_per_sec",)
@@ -92,14 +94,14 @@ class EarlyStopping(Hook):
         """`EarlyStopping[val/losses/l2]`: one per monitored value."""
         return f"EarlyStopping[{self.monitor}]"
 
-    def on_train_start(self, trainer: Trainer, state: Any) -> None:
+    def on_train_start(self, trainer: Trainer, state: TrainState) -> None:
         self.best, self.best_step, self.wait = None, None, 0
         self._evaluators = tuple(
             sorted({str(getattr(e, "name", None) or name) for name, e in dict(trainer.evals).items()})
         )
         self._logged_keys, self._found = set(), False
 
-    def after_step(self, step: int, state: Any, values: Mapping[str, Any]) -> str | None:
+    def after_step(self, step: int, state: TrainState, values: Mapping[str, LoggedValue]) -> str | None:
         if self.monitor not in values:
             self._require_monitor(step, values)
             return None
@@ -121,7 +123,7 @@ class EarlyStopping(Hook):
             return self._reason()
         return None
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[str, float | int | None]:
         return {"best": self.best, "best_step": self.best_step, "wait": self.wait}
 
     def load_state_dict(self, saved: Mapping[str, Any]) -> None:
@@ -142,7 +144,7 @@ class EarlyStopping(Hook):
             return f"{self.monitor} did not beat the baseline {self.baseline:g} {by} in {checks} ({best})"
         return f"{self.monitor} did not improve {by} for {checks} ({best})"
 
-    def _require_monitor(self, step: int, values: Mapping[str, Any]) -> None:
+    def _require_monitor(self, step: int, values: Mapping[str, LoggedValue]) -> None:
         """Raises ConfigError at the first step whose values come from the monitor's source without it: the
         evaluator's first values for `<evaluator>/...`, the first logging step (losses logged) otherwise."""
         self._logged_keys.update(values)
@@ -174,11 +176,11 @@ class EarlyStopping(Hook):
         )
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _scalar(name: str, value: Any) -> float:
+def _scalar(name: str, value: LoggedValue) -> float:
     array = np.asarray(value)
     if array.ndim != 0 or not np.issubdtype(array.dtype, np.number):
         raise ConfigError(

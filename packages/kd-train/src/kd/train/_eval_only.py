@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
-from typing import Any
 
 import jax
 import konfig
@@ -26,13 +25,16 @@ from konfig import current_policy
 
 from kd._phase import during
 from kd._run_policy import config_folder_on_path, run_policy
-from kd.runtime import ConfigError
+from kd.runtime import ConfigError, parameter_table
 from kd.train._setup import Setup
 from kd.writers import leave_out_writers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from kd._interfaces import Checkpointer
+    from kd.runtime import TrainState
     from kd.train._trainer import Trainer
+    from kd.train._types import LoggedValue
 
 SOURCE_KEY = "workdir"
 """`cfg.aux.workdir`: the trained run an eval-only Trainer evaluates."""
@@ -42,7 +44,7 @@ IN_PLACE_FOLDER = "eval_only"
 (config.json, run.json, metrics.jsonl, TensorBoard) go to this subfolder of it."""
 
 
-def eval_only_in_place(source: Any, workdir: Any) -> tuple[Any, Any]:
+def eval_only_in_place(source: object, workdir: object) -> tuple[object, object]:
     """`(source, workdir)` for Kauldron's eval-only form: with no trained run named (`cfg.aux.workdir` unset)
     and a `cfg.workdir` that holds a run (its config.json), that run is the one evaluated and this run writes
     to its `eval_only/` subfolder. Anything else is returned as given.
@@ -58,7 +60,7 @@ def eval_only_in_place(source: Any, workdir: Any) -> tuple[Any, Any]:
     return os.fspath(workdir), os.path.join(os.fspath(workdir), IN_PLACE_FOLDER)
 
 
-def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, Any]) -> Trainer:
+def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, object]) -> Trainer:
     """The trained run's Trainer with this config's evaluators, workdir and writer, set to evaluate only."""
     if current_policy() is not None:
         # Being built from untrusted input (a run folder's config.json, konfig's safe mode): an eval-only
@@ -134,7 +136,7 @@ def eval_only_trainer(cls: type[Trainer], kwargs: Mapping[str, Any]) -> Trainer:
 _TAKEN = ("workdir", "evals", "writer", "eval_ds", "progress", "seed", "sharding")
 
 
-def restore_latest_state(trainer: Trainer, checkpointer: Any, *, what: str) -> Any:
+def restore_latest_state(trainer: Trainer, checkpointer: Checkpointer, *, what: str) -> TrainState | None:
     """The TrainState of `checkpointer`'s latest checkpoint, restored onto `trainer`'s state template (its
     shapes and shardings), or None when there is none. A `kd.ckpts.Checkpointer` is read read-only: nothing
     in the run's folder changes (no retention, no clean-up, a damaged save is left in place).
@@ -156,11 +158,10 @@ def restore_latest_state(trainer: Trainer, checkpointer: Any, *, what: str) -> A
     return None if restored is None else restored.state
 
 
-def evaluate_only(trainer: Trainer) -> tuple[Any, dict[str, Any]]:
+def evaluate_only(trainer: Trainer) -> tuple[TrainState, dict[str, LoggedValue]]:
     """`(state, values)`: the trained run's latest checkpoint, and what every evaluator gave on it."""
     from kd import ckpts
     from kd.train._hooks import evaluate_and_write
-    from kd.train._inspect import parameter_table
     from kd.train._run_record import write_run_end, write_run_start
 
     source = trainer.aux[SOURCE_KEY]
@@ -181,11 +182,11 @@ def evaluate_only(trainer: Trainer) -> tuple[Any, dict[str, Any]]:
             trainer.workdir,
             params_table=parameter_table(state.params),
             element_spec=trainer.element_spec,
-            config_json=trainer._config_json,
+            config_json=trainer.config_json,
             tags=trainer.setup.tags,
         )
-    if trainer._config_json is not None:
-        writer.write_config(trainer._config_json)
+    if trainer.config_json is not None:
+        writer.write_config(trainer.config_json)
     try:
         values = evaluate_and_write(trainer.evals, state, step, writer, run_writer=trainer.writer)
     finally:

@@ -16,7 +16,6 @@ its saved position is the same either way.
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -27,6 +26,13 @@ from kd._phase import during
 from kd.data import RowsIterator
 from kd.runtime import ConfigError
 from kd.train._plan import MAX_STEPS_PER_CALL
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from kd._interfaces import PyTree
+    from kd.sharding import ShardingStrategy
 
 # Stacked batches of one call stay within this many bytes when the Trainer chooses the size itself. On CPU
 # smaller: a larger buffer is a fresh mapping each call, whose page faults cost more than the fused dispatch
@@ -56,22 +62,22 @@ class HostFeed:
 
     source = None
 
-    def __init__(self, data: Any, *, sharding: Any, element_spec: Any) -> None:
+    def __init__(self, data: Iterator[PyTree], *, sharding: ShardingStrategy, element_spec: PyTree) -> None:
         self._data = data
         self._sharding = sharding
         self._shapes = _leaf_shapes(element_spec)
-        self._pending: Any = None  # a batch pulled for a group that it could not join
+        self._pending: PyTree | None = None  # a batch pulled for a group that it could not join
         self.bytes_per_batch = batch_bytes(element_spec)
 
-    def next_batch(self, step: int) -> Any:
+    def next_batch(self, step: int) -> PyTree:
         return self._sharding.step_input(self._pull(step))
 
-    def next_group(self, step: int, num_steps: int, *, size: int) -> tuple[int, Any]:
+    def next_group(self, step: int, num_steps: int, *, size: int) -> tuple[int, PyTree | None]:
         """`(taken, stacked)`: up to `num_steps` batches stacked on a new first axis, padded to `size` (the
         padding is not trained on). A batch of other shapes than `element_spec` (an epoch's short last batch)
         cannot be stacked: the group ends before it (`taken < num_steps`; `stacked` None when `taken` is 0)
         and it is the next `next_batch`."""
-        batches: list[Any] = []
+        batches: list[PyTree] = []
         while len(batches) < num_steps:
             with during(f"training, step {step + len(batches) + 1}"):  # a crash in the data names its update
                 batch = self._pull(step + len(batches))
@@ -83,7 +89,7 @@ class HostFeed:
             return 0, None
         return len(batches), stacked_input(self._sharding, stack_batches(batches, size))
 
-    def _pull(self, step: int) -> Any:
+    def _pull(self, step: int) -> PyTree:
         if self._pending is not None:
             batch, self._pending = self._pending, None
             return batch
@@ -120,10 +126,10 @@ class DeviceRowsFeed:
 
 
 def make_feed(
-    data: Any,
+    data: Iterator[PyTree],
     *,
-    sharding: Any,
-    element_spec: Any,
+    sharding: ShardingStrategy,
+    element_spec: PyTree,
     steps_per_call: int | None,
     period: int,
     logging_step_inside: bool = True,
@@ -148,7 +154,7 @@ def make_feed(
     return feed, size(bytes_per_batch=feed.bytes_per_batch)
 
 
-def batch_bytes(element_spec: Any) -> int:
+def batch_bytes(element_spec: PyTree) -> int:
     """Bytes of one batch of `element_spec`."""
     return sum(int(np.prod(s.shape)) * np.dtype(s.dtype).itemsize for s in jax.tree.leaves(element_spec))
 
@@ -175,11 +181,11 @@ def fused_size(
     return -(-updates // calls)
 
 
-def stack_batches(batches: list[Any], size: int) -> Any:
+def stack_batches(batches: list[PyTree], size: int) -> PyTree:
     """The batches stacked on a new first axis, padded to `size` with the last one (padding is not trained on)."""
     padded = list(batches) + [batches[-1]] * (size - len(batches))
 
-    def stack(*leaves: Any) -> Any:
+    def stack(*leaves: np.ndarray | jax.Array) -> np.ndarray | jax.Array:
         if all(isinstance(leaf, np.ndarray) for leaf in leaves):
             return np.stack(leaves)
         return jnp.stack([jnp.asarray(leaf) for leaf in leaves])
@@ -187,13 +193,13 @@ def stack_batches(batches: list[Any], size: int) -> Any:
     return jax.tree.map(stack, *padded)
 
 
-def stacks_batches(strategy: Any) -> bool:
+def stacks_batches(strategy: ShardingStrategy) -> bool:
     """Whether fused calls can take stacked batches under a `ShardingStrategy`: on one device always, on
     several with a NamedSharding batch (the stack is split like one batch, along its second axis)."""
     return jax.device_count() == 1 or isinstance(strategy.batch_sharding, NamedSharding)
 
 
-def stacked_input(strategy: Any, stacked: Any) -> Any:
+def stacked_input(strategy: ShardingStrategy, stacked: PyTree) -> PyTree:
     """What a fused call should receive: batches stacked on a new first axis, each split like one batch."""
     if jax.device_count() == 1:
         if jax.devices()[0].platform == "cpu":
@@ -213,7 +219,7 @@ def stacked_input(strategy: Any, stacked: Any) -> Any:
     )
 
 
-def next_batch(data: Any, step: int) -> Any:
+def next_batch(data: Iterator[PyTree], step: int) -> PyTree:
     """The iterator's next batch; a ConfigError naming the step when it has run out."""
     try:
         return next(data)
@@ -235,13 +241,13 @@ def _ran_out(step: int) -> ConfigError:
     )
 
 
-def _leaf_shapes(batch: Any) -> tuple[tuple[int, ...], ...]:
+def _leaf_shapes(batch: PyTree) -> tuple[tuple[int, ...], ...]:
     """The shapes of a batch's arrays, in order: batches that agree on them stack (the spec's dtype and
     container type need not match a batch's)."""
     return tuple(np.shape(x) for x in jax.tree.leaves(batch))
 
 
-def _fits(examples: Any) -> bool:
+def _fits(examples: PyTree) -> bool:
     """Whether the examples fit `device_budget()`, and their rows int32 indices."""
     leaves = [np.asarray(leaf) for leaf in jax.tree.leaves(examples)]
     return (

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
-from typing import Any
 
 import jax
 import kontext
@@ -22,23 +21,28 @@ import numpy as np
 from kd import _label_range
 from kd.runtime import ConfigError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kd._interfaces import Auxiliary, PyTree
+    from kd.runtime import Context, LinenModel, NnxModel
+
 # A model field whose name says it sets the number of outputs (`num_classes`, `features`, `dout`, ...).
 _OUTPUT_FIELD = re.compile(r"class|feature|out|label|vocab")
 
 
-def reads_int_labels(groups: Mapping[str, Mapping[str, Any]]) -> bool:
+def reads_int_labels(groups: Mapping[str, Mapping[str, Auxiliary]]) -> bool:
     """Whether a loss or metric of `groups` declares `label_range_keys` with its labels in the batch."""
     return any(_labels_in_batch(obj) for objects in groups.values() for obj in objects.values())
 
 
 def check_label_ranges(
-    groups: Mapping[str, Mapping[str, Any]],
-    specs: Any,
-    batch: Any,
+    groups: Mapping[str, Mapping[str, Auxiliary]],
+    specs: Context,
+    batch: PyTree,
     *,
     seen: str,
     stacked: int = 0,
-    model: Any = None,
+    model: LinenModel | NnxModel | None = None,
 ) -> None:
     """Raises a `ConfigError` for the first loss or metric whose labels in `batch` fall outside its logits'
     classes. `groups`: `{"train_losses": {name: loss}, ...}` (the names the message gives); `specs`: a
@@ -53,7 +57,16 @@ def check_label_ranges(
                 _check(where, obj, specs, batch, seen=seen, stacked=stacked, model=model)
 
 
-def _check(where: str, obj: Any, specs: Any, batch: Any, *, seen: str, stacked: int, model: Any) -> None:
+def _check(
+    where: str,
+    obj: Auxiliary,
+    specs: Context,
+    batch: PyTree,
+    *,
+    seen: str,
+    stacked: int,
+    model: LinenModel | NnxModel | None,
+) -> None:
     logits_key, labels_key, *rest = (getattr(obj, field, None) for field in type(obj).label_range_keys)
     mask_key = rest[0] if rest else None
     logits = kontext.get_by_path(specs, logits_key, default=None)
@@ -92,12 +105,12 @@ def _check(where: str, obj: Any, specs: Any, batch: Any, *, seen: str, stacked: 
     )
 
 
-def _labels_in_batch(obj: Any) -> bool:
+def _labels_in_batch(obj: Auxiliary) -> bool:
     keys = getattr(type(obj), "label_range_keys", None)
     return keys is not None and _batch_parts(getattr(obj, keys[1], None)) is not None
 
 
-def _batch_parts(key: Any) -> tuple[Any, ...] | None:
+def _batch_parts(key: object) -> tuple[object, ...] | None:
     """The parts after `batch` of a key that is a batch path (`"batch.label"` -> `("label",)`), else None."""
     if not isinstance(key, str):
         return None
@@ -105,7 +118,7 @@ def _batch_parts(key: Any) -> tuple[Any, ...] | None:
     return tuple(parts[1:]) if parts and parts[0] == "batch" else None
 
 
-def _batch_value(batch: Any, key: Any, stacked: int) -> np.ndarray | None:
+def _batch_value(batch: PyTree, key: object, stacked: int) -> np.ndarray | None:
     """The host values at `key` (a batch path) in `batch` (the first `stacked` of a stack); None when it is
     not a batch path or not there. Of an array split over several hosts, this host's first shard (the labels'
     and the mask's are the same rows)."""
@@ -119,7 +132,7 @@ def _batch_value(batch: Any, key: Any, stacked: int) -> np.ndarray | None:
     return value[:stacked] if stacked else value
 
 
-def _output_fields(model: Any, num_classes: int) -> str:
+def _output_fields(model: LinenModel | NnxModel | None, num_classes: int) -> str:
     """`cfg.model.features is 1`: the model's fields that look like its number of outputs and hold
     `num_classes` (the last of a sequence), one level of submodules down; else where to look."""
     module = getattr(model, "module", None)  # a linen model's module; an NNX model's keyword arguments
@@ -133,7 +146,7 @@ def _output_fields(model: Any, num_classes: int) -> str:
     return ", ".join(found) if found else "the features of its last layer"
 
 
-def _matching_fields(module: Any, num_classes: int, *, depth: int) -> list[str]:
+def _matching_fields(module: object, num_classes: int, *, depth: int) -> list[str]:
     if module is None or depth == 0 or not dataclasses.is_dataclass(module):
         return []
     found = []
@@ -150,7 +163,7 @@ def _matching_fields(module: Any, num_classes: int, *, depth: int) -> list[str]:
     return found
 
 
-def _last_int(value: Any) -> int | None:
+def _last_int(value: object) -> int | None:
     """`value` if an int, the last item of a sequence of ints, else None."""
     if isinstance(value, (list, tuple)) and value:
         value = value[-1]

@@ -14,18 +14,29 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
 
+import jax
+
+from kd._interfaces import Auxiliary
 from kd._root_ref import ROOT_CFG_REF
 from kd.losses import total_loss
 from kd.runtime import AuxiliariesOutput as AuxiliariesOutput
 from kd.runtime import AuxiliariesState as AuxiliariesState
-from kd.runtime import Context, EveryIntermediate, NnxModel, as_model
+from kd.runtime import Context, EveryIntermediate, LinenModel, NnxModel, as_model
 from kd.train._step import states_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from flax import linen as nn
 
 
 def forward(
-    context: Context, *, model: Any, rngs: Mapping[str, Any], is_training: bool, method: str | None = None
+    context: Context,
+    *,
+    model: nn.Module | LinenModel | NnxModel,
+    rngs: Mapping[str, jax.Array],
+    is_training: bool,
+    method: str | None = None,
 ) -> Context:
     """The model on `context.batch` with `context.params` / `collections`: the context with `preds`,
     `interms` (every intermediate) and the updated `collections`.
@@ -37,7 +48,7 @@ def forward(
     """
     adapter = as_model(model)
     collections = dict(context.collections or {})
-    options: dict[str, Any] = {}
+    options: dict[str, str | bool | None] = {}
     if isinstance(adapter, NnxModel):
         if method is not None:
             raise ValueError(f"kd.train.forward: method={method!r} applies to a flax linen model only")
@@ -56,8 +67,13 @@ def forward(
 
 
 def forward_with_loss(
-    context: Context, *, model: Any, losses: Mapping[str, Any], rngs: Mapping[str, Any], is_training: bool
-) -> tuple[Any, Context]:
+    context: Context,
+    *,
+    model: nn.Module | LinenModel | NnxModel,
+    losses: Mapping[str, Auxiliary],
+    rngs: Mapping[str, jax.Array],
+    is_training: bool,
+) -> tuple[jax.Array, Context]:
     """`(loss_total, context)`: `forward`, then each loss's state (`loss_states`) and their weighted sum.
 
     Usage: `loss, context = kd.train.forward_with_loss(context, model=m, losses=ls, rngs=r, is_training=True)`.
@@ -75,9 +91,9 @@ class Auxiliaries:
     Usage: `context = kd.train.Auxiliaries(metrics={"acc": acc}).update_context(context)`.
     """
 
-    losses: Mapping[str, Any] = ROOT_CFG_REF.train_losses
-    metrics: Mapping[str, Any] = ROOT_CFG_REF.train_metrics
-    summaries: Mapping[str, Any] = ROOT_CFG_REF.train_summaries
+    losses: Mapping[str, Auxiliary] = ROOT_CFG_REF.train_losses
+    metrics: Mapping[str, Auxiliary] = ROOT_CFG_REF.train_metrics
+    summaries: Mapping[str, Auxiliary] = ROOT_CFG_REF.train_summaries
 
     def update_context(self, context: Context) -> Context:
         """The context with `loss_states` (kept when already there), `metric_states` and `summary_states`."""
@@ -91,7 +107,7 @@ class Auxiliaries:
         )
 
 
-def _given(value: Any, name: str) -> dict[str, Any]:
+def _given(value: object, name: str) -> dict[str, Auxiliary]:
     if not isinstance(value, Mapping):
         raise ValueError(
             f"Auxiliaries.{name} is {value!r}: outside a kd.train.Trainer pass the {name} (a dict) yourself"

@@ -24,6 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from kd.runtime import TrainState
     from kd.train._trainer import Trainer
+    from kd.train._types import LoggedValue
 
 # Where `Hook.log` keeps the values of the current step until the loop writes them.
 _LOGGED_ATTR = "_kd_hook_logged"
@@ -48,7 +49,7 @@ class Hook:
     def on_train_start(self, trainer: Trainer, state: TrainState) -> None:
         """Before the first step of this `train()`; `int(state.step)` is where it starts (0, or a resume's)."""
 
-    def after_step(self, step: int, state: TrainState, values: Mapping[str, Any]) -> str | bool | None:
+    def after_step(self, step: int, state: TrainState, values: Mapping[str, LoggedValue]) -> str | bool | None:
         """After the call that reached `step` (`state.step`).
 
         Args:
@@ -87,12 +88,12 @@ class Hook:
         return type(self).__name__
 
 
-def take_logged(hook: Any) -> dict[str, Any]:
+def take_logged(hook: object) -> dict[str, float]:
     """The values `hook.log` collected since the last call, emptied."""
     return vars(hook).pop(_LOGGED_ATTR, {}) if hasattr(hook, "__dict__") else {}
 
 
-def hook_keys(hooks: Sequence[Any]) -> list[str]:
+def hook_keys(hooks: Sequence[object]) -> list[str]:
     """Each hook's `state_key` (its class name for an object that is not a `Hook`), unique: `["A", "A#2"]`."""
     keys: list[str] = []
     seen: dict[str, int] = {}

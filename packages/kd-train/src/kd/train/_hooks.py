@@ -1,33 +1,46 @@
-"""What happens around each planned call: one small hook per concern (`kd._interfaces.Hook`).
+"""What happens around each planned call: one small hook per concern (`kd._interfaces.Hook`), and `RunHooks`,
+the hooks of one run in the order the loop calls them.
 
-    for hook in hooks: hook.before(call)
+    for hook in run_hooks.in_order(): hook.before(call)
     state, out = runner.run(state, call)
-    for hook in hooks: hook.after(call, state, out)
+    for hook in run_hooks.in_order(): hook.after(call, state, out)
 
-In the order the Trainer runs them: the profiler trace, the progress bar, preemption (a SIGTERM asks the
-run to stop after this call), the non-finite watch (nothing computed from a NaN loss is logged, evaluated or
-saved), the call timer (calls of ~2 s at most once updates are timed), metrics, summaries, evaluators, the
-user's hooks (`Trainer.hooks`, `kd.train._user_hooks`: they see the step's logged and evaluated values and may
-stop the run), checkpoints (a stop is saved). `evaluate_and_write` is also what `kd-train eval` runs on each
-checkpoint.
+`RunHooks` lists them in that order and says why: the profiler trace, the progress bar, preemption (a SIGTERM
+asks the run to stop after this call), the non-finite watch (nothing computed from a NaN loss is logged,
+evaluated or saved), the call timer (calls of ~2 s at most once updates are timed), metrics, summaries,
+evaluators, the user's hooks (`Trainer.hooks`, `kd.train._user_hooks`: they see the step's logged and evaluated
+values and may stop the run), checkpoints (a stop is saved). `evaluate_and_write` is also what `kd-train eval`
+runs on each checkpoint.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import NamedTuple
 
 import jax
 import numpy as np
 
+from kd._interfaces import Checkpointer, Evaluator, PyTree, Writer
 from kd._phase import during
-from kd._root_ref import INHERITED_ATTR, RootRef
+from kd.runtime import TrainState
 from kd.train._compiles import CompileLog
+from kd.train._evaluations import Evaluation, SelfWritingEvaluator, as_evaluations, write_evaluations
 from kd.train._nonfinite import NonFiniteWatch, ready_losses
 from kd.train._plan import Call, time_capped
+from kd.train._preemption import Preemption
+from kd.train._profiler import Profiler
+from kd.train._progress import Progress
 from kd.train._runner import CallOutput
-from kd.writers import CollectionWriter
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import chex
+    import optax
+
+    from kd.train._types import LoggedValue, UpdateLosses
+    from kd.train._user_hooks import UserHooks
 
 
 class BaseHook:
@@ -36,7 +49,7 @@ class BaseHook:
     def before(self, call: Call) -> None:
         pass
 
-    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+    def after(self, call: Call, state: TrainState, out: CallOutput) -> None:
         pass
 
 
@@ -54,19 +67,20 @@ class ProfilerHook(BaseHook):
     """Starts a `kd.train.Profiler` trace before the planned call that begins it, stops it after the last
     traced step (once the state is computed)."""
 
-    def __init__(self, profiler: Any) -> None:
+    def __init__(self, profiler: Profiler) -> None:
         self.profiler = profiler
         self.tracing = False
+        # `all_host=False` traces on process 0 only: the other hosts never start a trace.
+        self._traces_here = getattr(profiler, "all_host", True) or jax.process_index() == 0
 
     def before(self, call: Call) -> None:
-        lead_only = not getattr(self.profiler, "all_host", True)
-        if lead_only and jax.process_index() != 0:
+        if not self._traces_here:
             return
         if call.trace_start and call.updates and self.profiler.folder is not None:
             jax.profiler.start_trace(self.profiler.folder)
             self.tracing = True
 
-    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+    def after(self, call: Call, state: TrainState, out: CallOutput) -> None:
         if call.trace_stop and self.tracing:
             jax.block_until_ready(state)
             self.close()
@@ -82,12 +96,12 @@ class ProgressHook(BaseHook):
     """Moves the bar by the call's updates, leaves compile time out of its rate, and shows the latest loss
     a call brought back once it is computed (the previous call's, if this one's is still running)."""
 
-    def __init__(self, bar: Any, compile_clock: CompileLog) -> None:
+    def __init__(self, bar: Progress._Bar, compile_clock: CompileLog) -> None:
         self.bar, self.compile_clock = bar, compile_clock
         self._compiled = compile_clock.seconds()
-        self._pending: Any = None
+        self._pending: UpdateLosses | None = None
 
-    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+    def after(self, call: Call, state: TrainState, out: CallOutput) -> None:
         if self.bar.shown:  # the call's compiling left out before the bar shows the rate it moved at
             compiled = self.compile_clock.seconds()
             self.bar.exclude(compiled - self._compiled)
@@ -105,10 +119,10 @@ class ProgressHook(BaseHook):
 class PreemptionHook(BaseHook):
     """A SIGTERM received during the call stops the run after it (the checkpoint hook saves it)."""
 
-    def __init__(self, preemption: Any) -> None:
+    def __init__(self, preemption: Preemption) -> None:
         self.preemption = preemption
 
-    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+    def after(self, call: Call, state: TrainState, out: CallOutput) -> None:
         out.stop = self.preemption.requested
 
 
@@ -118,7 +132,7 @@ class NonFiniteHook(BaseHook):
     def __init__(self, watch: NonFiniteWatch) -> None:
         self.watch = watch
 
-    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+    def after(self, call: Call, state: TrainState, out: CallOutput) -> None:
         for step, states in out.losses:
             if isinstance(states, tuple):
                 self.watch.add_fused(step, *states)
@@ -148,7 +162,7 @@ class CallTimer(BaseHook):
         if self._restart:  # the previous call logged: its evaluations and save are done
             self._window, self._restart = (time.perf_counter(), call.start), False
 
-    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+    def after(self, call: Call, state: TrainState, out: CallOutput) -> None:
         if not call.log_metrics:
             return
         window = self._window
@@ -169,9 +183,9 @@ class MetricsHook(BaseHook):
     def __init__(
         self,
         *,
-        writer: Any,
-        bar: Any,
-        schedules: Mapping[str, Callable[[int], Any]],
+        writer: Writer,
+        bar: Progress._Bar,
+        schedules: Mapping[str, optax.Schedule],
         clock: RunClock,
         compile_clock: CompileLog,
         watch: NonFiniteWatch,
@@ -179,14 +193,14 @@ class MetricsHook(BaseHook):
         self.writer, self.bar, self.schedules, self.clock, self.watch = writer, bar, schedules, clock, watch
         self._schedules_jit = True
 
-        def schedule_values(step: Any) -> dict[str, Any]:
+        def schedule_values(step: chex.Numeric) -> dict[str, chex.Numeric]:
             return {name: fn(step) for name, fn in schedules.items()}
 
         self._schedule_values = schedule_values
         # Every schedule's value in one compiled call (eagerly, each jnp operation in them is a program).
         self._jitted_schedule_values = jax.jit(schedule_values)
         self.compile_clock = compile_clock
-        self.last: dict[str, Any] = {}  # the last logged values (what `Trainer.train` returns)
+        self.last: dict[str, LoggedValue] = {}  # the last logged values (what `Trainer.train` returns)
         self._window: tuple[float, float, int] | None = None  # (time, compile seconds, step) at its start
         self._run_start: int | None = None
         self._restart = True
@@ -209,13 +223,13 @@ class MetricsHook(BaseHook):
                 self._schedules_jit = False
         return {name: float(value) for name, value in self._schedule_values(step).items()}
 
-    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+    def after(self, call: Call, state: TrainState, out: CallOutput) -> None:
         if not call.log_metrics:
             return
         step = call.end
         assert out.aux is not None
         with during(f"computing the losses and metrics of step {step}"):
-            logged = out.aux.compute()
+            logged: dict[str, LoggedValue] = out.aux.compute()
         # The values the update that reached `step` used (optax counts from 0: `schedule(step - 1)`).
         if self.schedules:
             logged.update({f"schedules/{name}": value for name, value in self._schedules_at(step - 1).items()})
@@ -236,10 +250,12 @@ class MetricsHook(BaseHook):
 
 
 class SummariesHook(BaseHook):
-    def __init__(self, writer: Any) -> None:
+    """On summary logging steps: the summaries (images, histograms, ...) to the writer."""
+
+    def __init__(self, writer: Writer) -> None:
         self.writer = writer
 
-    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+    def after(self, call: Call, state: TrainState, out: CallOutput) -> None:
         if call.log_summaries:
             assert out.aux is not None
             with during(f"computing the summaries of step {call.end}"):
@@ -248,112 +264,37 @@ class SummariesHook(BaseHook):
 
 
 class EvaluatorsHook(BaseHook):
-    """Runs the evaluators due after the call and writes their values."""
+    """Runs the evaluations due after the call (`kd.train._evaluations`: each evaluator wrapped once, as the
+    run starts) and writes their values."""
 
-    def __init__(self, evaluators: Mapping[str, Any], writer: Any, run_writer: Any = None) -> None:
-        self.evaluators, self.writer, self.run_writer = evaluators, writer, run_writer
+    def __init__(self, evaluations: Mapping[str, Evaluation], writer: Writer) -> None:
+        self.evaluations, self.writer = evaluations, writer
 
-    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+    def after(self, call: Call, state: TrainState, out: CallOutput) -> None:
         if call.evals:
-            chosen = {name: self.evaluators[name] for name in call.evals}
-            out.evaluated = evaluate_and_write(
-                chosen, state, call.end, self.writer, run_writer=self.run_writer
-            )
+            chosen = {name: self.evaluations[name] for name in call.evals}
+            out.evaluated = write_evaluations(chosen, state, call.end, self.writer)
 
 
 def evaluate_and_write(
-    evaluators: Mapping[str, Any], state: Any, step: int, writer: Any, *, run_writer: Any = None
-) -> dict[str, Any]:
+    evaluators: Mapping[str, Evaluator | SelfWritingEvaluator | Evaluation],
+    state: TrainState,
+    step: int,
+    writer: Writer,
+    *,
+    run_writer: Writer | None = None,
+) -> dict[str, LoggedValue]:
     """Runs each evaluator on `state`; writes (one row) and returns `{"<prefix>/<key>": value}`.
 
     The prefix is the evaluator's `name` field, else its key. Scalars come back as floats, other values as
     numpy arrays. With `run_writer` (the Trainer's writer), an evaluator whose own `writer` is another one
-    (Kauldron's `Evaluator(writer=...)`) has its values written there instead, on process 0 only.
+    (Kauldron's `Evaluator(writer=...)`) has its values written there instead, on process 0 only. Kauldron's
+    `EvaluatorBase` writes its own values (through its writer, pointed at `writer`): what `evaluate`
+    returned comes back. See `kd.train._evaluations`.
     Usage: `evaluate_and_write({"val": evaluator}, state, 1000, writer)`.
     """
-    rows: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = {}
-    values: dict[str, Any] = {}
-    for name, evaluator in evaluators.items():
-        prefix = getattr(evaluator, "name", None) or name
-        if not callable(getattr(evaluator, "evaluate_states", None)):
-            # Kauldron's EvaluatorBase: `evaluate` computes and writes through the evaluator's own writer,
-            # which (unless the config gave it one) writes where this call writes, under its name.
-            _write_here(evaluator, writer, prefix)
-            with during(f"evaluator {name!r} at step {step}"):
-                result = evaluator.evaluate(state, step)
-            values.update({f"{prefix}/{key}": _host(value) for key, value in _values_of(result).items()})
-            continue
-        target = _own_writer(evaluator, run_writer)
-        target = writer if target is None else target
-        _, scalars, summaries = rows.setdefault(id(target), (target, {}, {}))
-        with during(f"evaluator {name!r} at step {step}"):
-            aux = evaluator.evaluate_states(state, step)
-            computed = {f"{prefix}/{key}": _host(value) for key, value in aux.compute().items()}
-            scalars.update(computed)
-            summaries.update({f"{prefix}/{key}": value for key, value in aux.compute_summaries().items()})
-        values.update(computed)
-    for target, scalars, summaries in rows.values():
-        if target is not writer and jax.process_index() != 0:
-            continue  # an evaluator's own writer writes on the lead process only, as the Trainer's
-        target.write_scalars(step, scalars)
-        if summaries:
-            target.write_summaries(step, summaries)
-        if target is not writer:
-            target.flush()
-    return values
-
-
-def _write_here(evaluator: Any, writer: Any, prefix: str) -> None:
-    """Points an EvaluatorBase's writer taken from the Trainer (`ROOT_CFG_REF.writer`) at `writer` (the
-    training's, or `kd-train eval`'s), scoped to `prefix`; a writer the config gave it is kept."""
-    current = getattr(evaluator, "writer", None)
-    if not isinstance(current, RootRef) and "writer" not in getattr(evaluator, INHERITED_ATTR, {}):
-        return
-    if isinstance(current, CollectionWriter) and current.writer is writer and current.collection == prefix:
-        return
-    scoped = CollectionWriter(writer=writer, collection=prefix)
-    object.__setattr__(evaluator, "writer", scoped)  # the evaluator is this run's; its caches stay
-
-
-def _values_of(result: Any) -> dict[str, Any]:
-    """What an EvaluatorBase's `evaluate` returned, as logged values: a dict, an AuxState / Kauldron's
-    AuxiliariesState (computed), an AuxiliariesOutput, or nothing."""
-    if result is None:
-        return {}
-    if callable(getattr(result, "compute", None)) and not isinstance(result, Mapping):
-        result = result.compute()
-    if hasattr(result, "metric_values"):
-        return {**result.loss_values, **result.metric_values}
-    if isinstance(result, Mapping):
-        return {str(key): value for key, value in result.items() if _is_numeric(value)}
-    return {}
-
-
-def _is_numeric(value: Any) -> bool:
-    """A number or an array of numbers (what is logged); a text or another object is left out."""
-    try:
-        dtype = np.asarray(value).dtype
-    except (TypeError, ValueError):
-        return False
-    return np.issubdtype(dtype, np.number) or dtype == np.bool_
-
-
-def _own_writer(evaluator: Any, run_writer: Any) -> Any:
-    """The evaluator's `writer` when it is not the run's (None: the run's writer takes its values)."""
-    own = getattr(evaluator, "writer", None)
-    if (
-        run_writer is None
-        or own is None
-        or own is run_writer
-        or not callable(getattr(own, "write_scalars", None))
-    ):
-        return None
-    return own
-
-
-def _host(value: Any) -> Any:
-    array = np.asarray(value)
-    return float(array) if array.ndim == 0 else array
+    evaluations = as_evaluations(evaluators, writer=writer, run_writer=run_writer)
+    return write_evaluations(evaluations, state, step, writer)
 
 
 class CheckpointHook(BaseHook):
@@ -366,25 +307,26 @@ class CheckpointHook(BaseHook):
     def __init__(
         self,
         *,
-        checkpointer: Any,
-        writer: Any,
-        data: Any,
+        checkpointer: Checkpointer,
+        writer: Writer,
+        data: Iterator[PyTree],
         clock: RunClock,
         watch: NonFiniteWatch,
         seed: int,
         stop: int,
-        hook_states: Callable[[], Mapping[str, Any]] = dict,
+        hook_states: Callable[[], Mapping[str, object]] = dict,
     ) -> None:
-        self.checkpointer, self.writer, self.data = checkpointer, writer, data
+        self.checkpointer, self.writer = checkpointer, writer
         self.clock, self.watch, self.seed, self.stop = clock, watch, seed, stop
         self.hook_states = hook_states
+        # The data iterator's position (`get_state()`, when it has one), read at each save.
+        self._data_position: Callable[[], PyTree] | None = getattr(data, "get_state", None)
 
-    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+    def after(self, call: Call, state: TrainState, out: CallOutput) -> None:
         if not (call.save or out.stop):
             return
         self.writer.flush()  # what was logged up to this step is on disk before its checkpoint is
-        get_state = getattr(self.data, "get_state", None)  # the data position is read only now
-        info: dict[str, Any] = {
+        info: dict[str, object] = {
             "seed": self.seed,
             "train_seconds": self.clock.seconds(),
             "skipped_updates": self.watch.skipped,
@@ -397,8 +339,43 @@ class CheckpointHook(BaseHook):
         self.checkpointer.maybe_save(
             call.end,
             state=state,
-            data_state=get_state() if get_state is not None else None,
+            data_state=None if self._data_position is None else self._data_position(),  # read only now
             metrics={**out.logged, **out.evaluated},
             info=info,
             force=call.end == self.stop or out.stop,
         )
+
+
+class RunHooks(NamedTuple):
+    """The hooks of one run, in the order the loop calls them (`in_order()`): each hook reads what the ones
+    before it wrote into the call's `CallOutput`, so it comes after them.
+
+    - `profiler`: first, so that a trace holds the whole call; None without `Trainer.profiler`.
+    - `progress`: the bar moves by the call's updates and shows its latest loss.
+    - `preemption`: a SIGTERM or Ctrl-C received during the call sets `out.stop`, read by the hooks after it.
+    - `nonfinite`: reads the call's losses before anything computed from them is logged, evaluated or saved (a
+      NaN loss raises here, or is skipped and counted before `metrics` logs the count).
+    - `timer`: times the logging window's updates before the logging, evaluations and save after them.
+    - `metrics`: writes the logged values and sets `out.logged`.
+    - `summaries`: writes the summaries.
+    - `evaluators`: run and write the evaluations due, and set `out.evaluated`.
+    - `user`: the Trainer's `hooks` see `out.logged` and `out.evaluated`, may log, and may stop the run (`out.stop`,
+      `out.stop_request`); None when the Trainer has none.
+    - `checkpoint`: last, so that it saves with the values the others set (`out.logged`, `out.evaluated`) and a
+      stop any of them asked for (`out.stop`, `out.stop_request`).
+    """
+
+    profiler: ProfilerHook | None
+    progress: ProgressHook
+    preemption: PreemptionHook
+    nonfinite: NonFiniteHook
+    timer: CallTimer
+    metrics: MetricsHook
+    summaries: SummariesHook
+    evaluators: EvaluatorsHook
+    user: UserHooks | None
+    checkpoint: CheckpointHook
+
+    def in_order(self) -> tuple[BaseHook, ...]:
+        """The hooks the loop calls, in the order above (the absent ones left out)."""
+        return tuple(hook for hook in self if hook is not None)

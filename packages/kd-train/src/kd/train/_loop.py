@@ -11,9 +11,9 @@ with TrainingRun(trainer) as run:      # records the run, restores or inits, ope
 # closed whatever happened: the bar, a trace, the checkpointer (a save in flight completes), the writer;
 # DONE once the last step is reached or a hook stopped the run early (`run.stopped_early`)
 
-The hooks, in order: profiler, progress, preemption, non-finite watch, call timer, metrics, summaries,
-evaluators, the Trainer's `hooks` (`kd.train._user_hooks`: they see what the step logged and evaluated),
-checkpoint (so that a stop a hook asks for is saved).
+`run.hooks` is `run.run_hooks.in_order()`: the hooks of `kd.train._hooks.RunHooks`, whose fields give their order
+and its reasons (profiler, progress, preemption, non-finite watch, call timer, metrics, summaries, evaluators,
+the Trainer's `hooks`, checkpoint).
 """
 
 from __future__ import annotations
@@ -22,17 +22,18 @@ import contextlib
 import os
 import signal
 import sys
-from typing import Any
+from collections.abc import Iterator, Mapping
 
 import jax
 
-from kd._interfaces import Hook
+from kd._interfaces import Checkpointer, PyTree, Writer
 from kd._phase import during
+from kd.runtime import TrainState, parameter_table
 from kd.train import _hooks
 from kd.train._compiles import CompileLog
+from kd.train._evaluations import as_evaluations
 from kd.train._feed import make_feed
 from kd.train._hook import hook_keys
-from kd.train._inspect import parameter_table
 from kd.train._nonfinite import NonFiniteWatch
 from kd.train._plan import UNMEASURED_SINGLE_CALL, Cadence, Call, plan
 from kd.train._preemption import Preemption
@@ -41,22 +42,31 @@ from kd.train._run_record import write_run_end, write_run_start
 from kd.train._runner import CallRunner
 from kd.train._stop import StopRequest
 from kd.train._user_hooks import UserHooks
+from kd.writers import NoopWriter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
+    from kd.train._progress import Progress
     from kd.train._trainer import Trainer
+    from kd.train._types import LoggedValue
+
+# What the hosts other than process 0 write through: nothing (all compute, one writes).
+_SILENT_WRITER = NoopWriter()
 
 
 class TrainingRun:
     """One run of a Trainer (see the module docstring). Attributes after `__enter__`: `state` (restored or
-    fresh), `plan` (the calls), `runner`, `hooks`, `logged` (the last logged values), `stopped_early` (a
-    hook's `StopRequest` that ended the run, or None)."""
+    fresh), `plan` (the calls), `runner`, `run_hooks` (`RunHooks`) and `hooks` (those the loop calls, in
+    order), `logged` (the last logged values), `stopped_early` (a hook's `StopRequest` that ended the run, or
+    None)."""
 
     def __init__(self, trainer: Trainer) -> None:
         self.trainer = trainer
         self._closing = contextlib.ExitStack()
+        # Set as `_start` gets to them (what `_close` closes, whatever step of the set-up failed).
+        self._bar: Progress._Bar | None = None
+        self._profiler: _hooks.ProfilerHook | None = None
+        self._user_hooks: UserHooks | None = None
 
     def __enter__(self) -> TrainingRun:
         try:
@@ -75,9 +85,44 @@ class TrainingRun:
             )
 
     def _start(self) -> None:
+        """Records the run, restores or inits the state, then builds what the loop runs: runner, hooks, plan."""
         t = self.trainer
-        writer, checkpointer = t._active_writer, t.checkpointer
-        config_json = t._config_json
+        writer, checkpointer = _run_writer(t), t.checkpointer
+        self._record_start(writer)
+        self._closing.callback(self._close, writer, checkpointer)
+        self._preemption = self._closing.enter_context(Preemption())
+        self._watch = NonFiniteWatch(policy=t.on_nonfinite_loss, last_checkpoint=lambda: checkpointer.latest_step)
+        data, run_info = self._restore(writer, checkpointer)
+        start = self._reached
+        self._clock = _hooks.RunClock(float((run_info or {}).get("train_seconds", 0.0)))
+        self._watch.skipped = int((run_info or {}).get("skipped_updates", 0))
+        stopped_before = self._stopped_before = _stopped_before(run_info, start, t)
+        user_hooks = self._user_hooks = UserHooks(
+            t.hooks, writer=writer, watch=self._watch, stop_request=stopped_before
+        )
+        if stopped_before is not None and jax.process_index() == 0:
+            print_line(f"run already complete: {stopped_before.line()}; nothing to train")
+        stop = start if stopped_before is not None else t.stop_step
+        desc = t.setup.tqdm_info.desc
+        bar = self._bar = t.progress.start(total=stop, initial=start, desc=None if desc == "train" else desc)
+        self.runner = self._make_runner(data)
+        self.run_hooks = self._make_hooks(writer, checkpointer, data, bar=bar, user_hooks=user_hooks, stop=stop)
+        self.hooks = self.run_hooks.in_order()
+        calls = plan(
+            start=start,
+            stop=stop,
+            cadence=_cadence(t),
+            call_size=self.runner.size,
+            limit=self.run_hooks.timer.limit,
+            fresh=run_info is None,
+        )
+        self.plan: Iterator[Call] = self._tracked(calls)
+        user_hooks.start(t, self.state, saved=(run_info or {}).get("hooks") or {})
+
+    def _record_start(self, writer: Writer) -> None:
+        """The config to the writer; run.json, params.txt and element_spec.txt into the workdir."""
+        t = self.trainer
+        config_json = t.config_json
         if config_json is not None:
             writer.write_config(config_json)
         if t.workdir is not None:
@@ -88,40 +133,35 @@ class TrainingRun:
                 config_json=config_json,
                 tags=t.setup.tags,
             )
-        self._closing.callback(self._close, writer, checkpointer)
-        self._preemption = self._closing.enter_context(Preemption())
-        watch = self._watch = NonFiniteWatch(
-            policy=t.on_nonfinite_loss, last_checkpoint=lambda: checkpointer.latest_step
-        )
+
+    def _restore(
+        self, writer: Writer, checkpointer: Checkpointer
+    ) -> tuple[Iterator[PyTree], Mapping[str, object] | None]:
+        """`self.state` restored (with the data's position) or fresh, said to the writers (they drop what they
+        wrote after it) and to the exporter: `(data iterator, the checkpoint's run info or None)`."""
+        t = self.trainer
         with during("initializing the train state and the data (or restoring them)"):
-            self.state, data, run_info = t._restore_or_init()
+            self.state, data, run_info = t.restore_or_init()
         start = self._reached = int(self.state.step)
+        resumed_from = start if run_info is not None else -1
         if run_info is not None and jax.process_index() == 0:
             print_line(_resuming_line(start, checkpointer))
-        writer.resume_from(start if run_info is not None else -1)
+        writer.resume_from(resumed_from)
         if jax.process_index() == 0:  # an evaluator's own writer (Kauldron's Evaluator(writer=...)) too
             for own in _own_writers(t):
-                own.resume_from(start if run_info is not None else -1)
+                own.resume_from(resumed_from)
         writer.write_element_spec(start, t.element_spec)
         writer.write_param_overview(start, self.state.params)
         writer.write_context_structure(start, t)
         if t.exporter is not None and jax.process_index() == 0:
             with during("exporting the model (Trainer.exporter)"):
-                t.exporter.export(
-                    model=t.model, state=self.state, element_spec=t.element_spec, is_training=True
-                )
-        self._clock = _hooks.RunClock(float((run_info or {}).get("train_seconds", 0.0)))
-        watch.skipped = int((run_info or {}).get("skipped_updates", 0))
-        stopped_before = self._stopped_before = _stopped_before(run_info, start, t)
-        self._user_hooks = UserHooks(t.hooks, writer=writer, watch=watch, stop_request=stopped_before)
-        if stopped_before is not None and jax.process_index() == 0:
-            print_line(f"run already complete: {stopped_before.line()}; nothing to train")
-        stop = start if stopped_before is not None else t.stop_step
-        desc = t.setup.tqdm_info.desc
-        self._bar = t.progress.start(total=stop, initial=start, desc=None if desc == "train" else desc)
-        # steps_per_call=1: every update its own compiled call, the calls still running from one logging step
-        # to the next (hooks run between calls: per update they would cost more than a small model's update).
-        single = t.steps_per_call == 1
+                t.exporter.export(model=t.model, state=self.state, element_spec=t.element_spec, is_training=True)
+        return data, run_info
+
+    def _make_runner(self, data: Iterator[PyTree]) -> CallRunner:
+        """How batches reach the compiled calls (`kd.train._feed`), and the runner of the calls."""
+        t = self.trainer
+        single = _single_updates(t)
         feed, size = make_feed(
             data,
             sharding=t.sharding,
@@ -130,52 +170,53 @@ class TrainingRun:
             period=t.log_metrics_every,
             logging_step_inside=not t.trainstep.metrics,
         )
-        self.runner = CallRunner(t.trainstep, feed, size, measure=t.steps_per_call is None, single=single)
+        return CallRunner(t.trainstep, feed, size, measure=t.steps_per_call is None, single=single)
+
+    def _make_hooks(
+        self,
+        writer: Writer,
+        checkpointer: Checkpointer,
+        data: Iterator[PyTree],
+        *,
+        bar: Progress._Bar,
+        user_hooks: UserHooks,
+        stop: int,
+    ) -> _hooks.RunHooks:
+        """The run's hooks (`RunHooks`: in the loop's order); the evaluators wrapped once here."""
+        t = self.trainer
         # Single updates of a model not yet timed: short calls, so that a SIGTERM or Ctrl-C is seen within a
         # few updates even when one takes seconds (the first logging window then sets the calls' length).
-        timer = _hooks.CallTimer(size, unmeasured=UNMEASURED_SINGLE_CALL if single else None)
+        unmeasured = UNMEASURED_SINGLE_CALL if _single_updates(t) else None
         compile_clock = CompileLog()
         self._profiler = _hooks.ProfilerHook(t.profiler) if t.profiler is not None else None
-        self._metrics = _hooks.MetricsHook(
-            writer=writer,
-            bar=self._bar,
-            schedules=t.schedules,
-            clock=self._clock,
-            compile_clock=compile_clock,
-            watch=watch,
-        )
-        self.hooks: list[Hook] = [
-            *([self._profiler] if self._profiler is not None else []),
-            _hooks.ProgressHook(self._bar, compile_clock),
-            _hooks.PreemptionHook(self._preemption),
-            _hooks.NonFiniteHook(watch),
-            timer,
-            self._metrics,
-            _hooks.SummariesHook(writer),
-            _hooks.EvaluatorsHook(t.evals, writer, run_writer=t.writer),
-            *([self._user_hooks] if t.hooks else []),
-            _hooks.CheckpointHook(
+        return _hooks.RunHooks(
+            profiler=self._profiler,
+            progress=_hooks.ProgressHook(bar, compile_clock),
+            preemption=_hooks.PreemptionHook(self._preemption),
+            nonfinite=_hooks.NonFiniteHook(self._watch),
+            timer=_hooks.CallTimer(self.runner.size, unmeasured=unmeasured),
+            metrics=_hooks.MetricsHook(
+                writer=writer,
+                bar=bar,
+                schedules=t.schedules,
+                clock=self._clock,
+                compile_clock=compile_clock,
+                watch=self._watch,
+            ),
+            summaries=_hooks.SummariesHook(writer),
+            evaluators=_hooks.EvaluatorsHook(as_evaluations(t.evals, writer=writer, run_writer=t.writer), writer),
+            user=user_hooks if t.hooks else None,
+            checkpoint=_hooks.CheckpointHook(
                 checkpointer=checkpointer,
                 writer=writer,
                 data=data,
                 clock=self._clock,
-                watch=watch,
+                watch=self._watch,
                 seed=t.seed,
                 stop=stop,
-                hook_states=self._user_hooks.saved_states,
+                hook_states=user_hooks.saved_states,
             ),
-        ]
-        self.plan: Iterator[Call] = self._tracked(
-            plan(
-                start=start,
-                stop=stop,
-                cadence=_cadence(t),
-                call_size=size,
-                limit=timer.limit,
-                fresh=run_info is None,
-            )
         )
-        self._user_hooks.start(t, self.state, saved=(run_info or {}).get("hooks") or {})
 
     def _tracked(self, calls: Iterator[Call]) -> Iterator[Call]:
         for call in calls:
@@ -183,17 +224,16 @@ class TrainingRun:
             self._reached = call.end
 
     @property
-    def logged(self) -> dict[str, Any]:
-        return self._metrics.last
+    def logged(self) -> dict[str, LoggedValue]:
+        return self.run_hooks.metrics.last
 
     @property
     def stopped_early(self) -> StopRequest | None:
         """The request of the hook that ended the run before its last step (this `train()`, or an earlier
         one whose checkpoint the run restored), or None."""
-        user_hooks = getattr(self, "_user_hooks", None)
-        return None if user_hooks is None else user_hooks.stop_request
+        return None if self._user_hooks is None else self._user_hooks.stop_request
 
-    def finish(self, state: Any) -> None:
+    def finish(self, state: TrainState) -> None:
         """After the loop: an early stop or a preemption is said; losses still unread are checked; the user
         hooks' `on_train_end`."""
         self._reached = int(state.step)
@@ -209,13 +249,12 @@ class TrainingRun:
             interrupt._kd_announced = True  # type: ignore[attr-defined]  # the line above said it
             raise interrupt
 
-    def _close(self, writer: Any, checkpointer: Any) -> None:
+    def _close(self, writer: Writer, checkpointer: Checkpointer) -> None:
         """Whatever happened: the bar and a trace close, a save in flight completes, the writer flushes."""
         try:
-            bar = getattr(self, "_bar", None)
-            if bar is not None:
-                bar.close()
-            if getattr(self, "_profiler", None) is not None:
+            if self._bar is not None:
+                self._bar.close()
+            if self._profiler is not None:
                 self._profiler.close()
             checkpointer.wait_until_finished()
             checkpointer.close()
@@ -223,7 +262,20 @@ class TrainingRun:
             writer.flush()
 
 
-def _stopped_before(run_info: dict[str, Any] | None, start: int, trainer: Trainer) -> StopRequest | None:
+def _run_writer(trainer: Trainer) -> Writer:
+    """The Trainer's `writer` on process 0; on the other hosts one that writes nothing."""
+    return trainer.writer if jax.process_index() == 0 else _SILENT_WRITER
+
+
+def _single_updates(trainer: Trainer) -> bool:
+    """`steps_per_call=1`: every update its own compiled call, the calls still running from one logging step
+    to the next (hooks run between calls: per update they would cost more than a small model's update)."""
+    return trainer.steps_per_call == 1
+
+
+def _stopped_before(
+    run_info: Mapping[str, object] | None, start: int, trainer: Trainer
+) -> StopRequest | None:
     """The stop request saved with the checkpoint the run resumes from, when a hook ended the run there and is
     still among the Trainer's hooks (without it, the run goes on)."""
     request = StopRequest.from_json((run_info or {}).get("early_stop"))
@@ -232,9 +284,9 @@ def _stopped_before(run_info: dict[str, Any] | None, start: int, trainer: Traine
     return request
 
 
-def _own_writers(trainer: Trainer) -> list[Any]:
+def _own_writers(trainer: Trainer) -> list[Writer]:
     """The evaluators' writers other than the Trainer's, each once."""
-    found: dict[int, Any] = {}
+    found: dict[int, Writer] = {}
     for evaluator in dict(trainer.evals).values():
         own = getattr(evaluator, "writer", None)
         if own is not None and own is not trainer.writer and callable(getattr(own, "resume_from", None)):
@@ -257,7 +309,7 @@ def _preempted_line(step: int, trainer: Trainer, signum: int | None) -> str:
     )
 
 
-def _resuming_line(step: int, checkpointer: Any) -> str:
+def _resuming_line(step: int, checkpointer: Checkpointer) -> str:
     """`resuming from step 7200 (/tmp/run/checkpoints/ckpt_7200)`."""
     directory = getattr(checkpointer, "directory", None)
     where = f" ({os.path.join(os.fspath(directory), f'ckpt_{step}')})" if directory is not None else ""
@@ -266,15 +318,13 @@ def _resuming_line(step: int, checkpointer: Any) -> str:
 
 def _cadence(trainer: Trainer) -> Cadence:
     last_step = trainer.num_train_steps
-    evals = trainer.evals
+    runs = [(name, evaluator.run) for name, evaluator in trainer.evals.items()]  # read once, asked each step
     profiler = trainer.profiler
     return Cadence(
         last_step=last_step,
         log_metrics_every=trainer.log_metrics_every,
         log_summaries_every=trainer.log_summaries_every if trainer.train_summaries else None,
-        evals_due=lambda step: tuple(
-            name for name, e in evals.items() if e.run.should_run(step, last_step=last_step)
-        ),
+        evals_due=lambda step: tuple(name for name, run in runs if run.should_run(step, last_step=last_step)),
         save_due=trainer.checkpointer.should_save,
         profile=None if profiler is None else (profiler.first_step, profiler.num_steps, profiler.every_steps),
         metrics_alone=bool(trainer.trainstep.metrics),

@@ -31,8 +31,8 @@ import inspect
 import json
 import math
 import sys
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import NamedTuple, TypeGuard
 
 import jax
 import jax.numpy as jnp
@@ -184,7 +184,34 @@ def lr_find(
     optimizer = _range_test(
         trainer.optimizer, lambda count: _test_lr(count, min_lr, max_lr, num_steps), config_lr
     )
-    run = dataclasses.replace(
+    run = _isolated_run(trainer, optimizer, num_steps)
+    losses, stopped, diverged = _train_until_divergence(run, lrs, window=window, divergence=divergence)
+    lrs = lrs[: len(losses)]
+    smoothed = _smoothed(losses, window)
+    return LrFindResult(
+        lrs=lrs,
+        losses=losses,
+        smoothed=smoothed,
+        suggestion=_suggestion(lrs, smoothed, window, diverged),
+        stopped=stopped,
+        imposed=imposed,
+    )
+
+
+def learning_rate_source(trainer: Trainer) -> str | None:
+    """Where `lr_find` finds the optimizer's learning rate (`schedules['learning_rate']`, ...), or None."""
+    try:
+        return _imposition(trainer, None)[0]
+    except ConfigError:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------- the steps
+
+
+def _isolated_run(trainer: Trainer, optimizer: optax.GradientTransformation, num_steps: int) -> Trainer:
+    """A copy of `trainer` training `num_steps` with `optimizer`, touching nothing of the run's folder."""
+    return dataclasses.replace(
         trainer,
         optimizer=optimizer,
         workdir=None,  # nothing of the run's folder is read or written: no resume, no checkpoint, no log
@@ -197,11 +224,18 @@ def lr_find(
         num_train_steps=num_steps,
         stop_after_steps=None,
     )
+
+
+def _train_until_divergence(
+    run: Trainer, lrs: np.ndarray, *, window: int, divergence: float
+) -> tuple[np.ndarray, str | None, bool]:
+    """`(losses, stopped, diverged)`: the loss of each step run from a fresh state (before its update), why the
+    run stopped early (None: all of `lrs`), and whether it was because the loss diverged (see `lr_find`)."""
     state = run.init_state()
     batches = iter(run.train_ds)
     losses: list[float] = []
     lowest, stopped, diverged = math.inf, None, False  # the lowest mean of `window` losses in a row
-    for i in range(num_steps):
+    for i in range(len(lrs)):
         try:
             batch = next(batches)
         except StopIteration:
@@ -224,27 +258,7 @@ def lr_find(
             break
         if recent is not None:
             lowest = min(lowest, recent)
-    lrs = lrs[: len(losses)]
-    smoothed = _smoothed(np.asarray(losses, dtype=np.float64), window)
-    return LrFindResult(
-        lrs=lrs,
-        losses=np.asarray(losses, dtype=np.float64),
-        smoothed=smoothed,
-        suggestion=_suggestion(lrs, smoothed, window, diverged),
-        stopped=stopped,
-        imposed=imposed,
-    )
-
-
-def learning_rate_source(trainer: Trainer) -> str | None:
-    """Where `lr_find` finds the optimizer's learning rate (`schedules['learning_rate']`, ...), or None."""
-    try:
-        return _imposition(trainer, None)[0]
-    except ConfigError:
-        return None
-
-
-# ---------------------------------------------------------------------------------------------- the steps
+    return np.asarray(losses, dtype=np.float64), stopped, diverged
 
 
 def _test_lr(count: jax.Array, min_lr: float, max_lr: float, num_steps: int) -> jax.Array:
@@ -256,22 +270,24 @@ class RangeTestState(NamedTuple):
     """The wrapped optimizer's state, and the test's step count (the learning rate's exponent)."""
 
     count: jax.Array
-    inner: Any
+    inner: optax.OptState
 
 
 def _range_test(
-    optimizer: Any,
+    optimizer: optax.GradientTransformation,
     test_lr: Callable[[jax.Array], jax.Array],
-    config_lr: Callable[[jax.Array], Any] | None,
+    config_lr: optax.Schedule | None,
 ) -> optax.GradientTransformationExtraArgs:
     """`optimizer` with the test's learning rate: injected (`config_lr` None), or its updates scaled by
     `test_lr(count) / config_lr(count)`."""
     optimizer = optax.with_extra_args_support(optimizer)
 
-    def init(params: Any) -> RangeTestState:
+    def init(params: optax.Params) -> RangeTestState:
         return RangeTestState(count=jnp.zeros((), jnp.int32), inner=optimizer.init(params))
 
-    def update(updates: Any, state: RangeTestState, params: Any = None, **extra: Any) -> Any:
+    def update(
+        updates: optax.Updates, state: RangeTestState, params: optax.Params | None = None, **extra: object
+    ) -> tuple[optax.Updates, RangeTestState]:
         lr = test_lr(state.count)
         inner = state.inner if config_lr is not None else _with_injected_lr(state.inner, lr)
         updates, inner = optimizer.update(updates, inner, params, **extra)
@@ -285,13 +301,13 @@ def _range_test(
     return optax.GradientTransformationExtraArgs(init, update)
 
 
-def _is_injected(node: Any) -> bool:
+def _is_injected(node: object) -> TypeGuard[optax.InjectHyperparamsState]:
     hyperparams = getattr(node, "hyperparams", None)
     return isinstance(hyperparams, dict) and "learning_rate" in hyperparams and hasattr(node, "_replace")
 
 
-def _with_injected_lr(tree: Any, lr: jax.Array) -> Any:
-    def set_lr(node: Any) -> Any:
+def _with_injected_lr(tree: optax.OptState, lr: jax.Array) -> optax.OptState:
+    def set_lr(node: optax.OptState) -> optax.OptState:
         if not _is_injected(node):
             return node
         old = node.hyperparams["learning_rate"]
@@ -300,13 +316,13 @@ def _with_injected_lr(tree: Any, lr: jax.Array) -> Any:
     return jax.tree.map(set_lr, tree, is_leaf=_is_injected)
 
 
-def _injected_lr(tree: Any) -> Any:
+def _injected_lr(tree: optax.OptState) -> jax.Array:
     """The learning rate the (first) `optax.inject_hyperparams` state holds after an update: the one used."""
     injected = [node for node in jax.tree.leaves(tree, is_leaf=_is_injected) if _is_injected(node)]
     return injected[0].hyperparams["learning_rate"]
 
 
-def _total_loss(values: dict[str, Any]) -> float:
+def _total_loss(values: Mapping[str, float | np.ndarray]) -> float:
     if "losses/total" in values:
         return float(values["losses/total"])
     return float(sum(v for k, v in values.items() if k.startswith("losses/")))
@@ -334,7 +350,7 @@ def _suggestion(lrs: np.ndarray, smoothed: np.ndarray, window: int, diverged: bo
 # ---------------------------------------------------------------------------------------------- the config's lr
 
 
-def _imposition(trainer: Trainer, base_lr: float | None) -> tuple[str, Callable[[jax.Array], Any] | None]:
+def _imposition(trainer: Trainer, base_lr: float | None) -> tuple[str, optax.Schedule | None]:
     """`(where, config_lr)`: where the optimizer's learning rate was found (`schedules['learning_rate']`,
     `cfg.optimizer.learning_rate`, ...), and it by step, which the updates are scaled against (None: the
     optimizer's `inject_hyperparams` state, set directly)."""
@@ -370,7 +386,7 @@ def _imposition(trainer: Trainer, base_lr: float | None) -> tuple[str, Callable[
     hint = f" (did you mean to name schedules[{close[0]!r}] 'learning_rate'?)" if close else ""
     config = (
         "it was not resolved from a konfig config (whose learning_rate argument would say)"
-        if trainer._config_json is None
+        if trainer.config_json is None
         else "its config names no learning_rate under cfg.optimizer"
     )
     raise ConfigError(
@@ -381,14 +397,14 @@ def _imposition(trainer: Trainer, base_lr: float | None) -> tuple[str, Callable[
     )
 
 
-def _constant(value: float) -> Callable[[jax.Array], Any]:
+def _constant(value: float) -> optax.Schedule:
     return lambda count: jnp.float32(value)
 
 
-def _optimizer_config_rates(trainer: Trainer) -> list[tuple[str, Any]]:
+def _optimizer_config_rates(trainer: Trainer) -> list[tuple[str, object]]:
     """`(config path, value)` of each `learning_rate` argument under `cfg.optimizer` in the config the Trainer
     was resolved from (a first positional argument too, where the function's first parameter is named so)."""
-    text = trainer._config_json
+    text = trainer.config_json
     if text is None:
         return []
     try:
@@ -396,12 +412,12 @@ def _optimizer_config_rates(trainer: Trainer) -> list[tuple[str, Any]]:
         optimizer = root["optimizer"]
     except Exception:  # a config of another shape: no learning rate found there
         return []
-    found: list[tuple[str, Any]] = []
+    found: list[tuple[str, object]] = []
     _collect_rates(optimizer, "cfg.optimizer", found, depth=0)
     return found
 
 
-def _collect_rates(node: Any, path: str, found: list[tuple[str, Any]], *, depth: int) -> None:
+def _collect_rates(node: object, path: str, found: list[tuple[str, object]], *, depth: int) -> None:
     if depth > 32:
         return
     if isinstance(node, konfig.ConfigDict):
@@ -418,7 +434,7 @@ def _collect_rates(node: Any, path: str, found: list[tuple[str, Any]], *, depth:
             _collect_rates(value, f"{path}[{index}]", found, depth=depth + 1)
 
 
-def _first_parameter_is_lr(qualname: Any) -> bool:
+def _first_parameter_is_lr(qualname: object) -> bool:
     if not isinstance(qualname, str) or not _imported(qualname):
         return False
     try:
@@ -428,7 +444,7 @@ def _first_parameter_is_lr(qualname: Any) -> bool:
     return bool(parameters) and parameters[0] == "learning_rate"
 
 
-def _as_rate(value: Any) -> Callable[[jax.Array], Any] | None:
+def _as_rate(value: object) -> optax.Schedule | None:
     """A config value (a number, a schedule's config, a reference) as the learning rate by step, or None."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return _constant(float(value))
@@ -453,7 +469,7 @@ def _imported(qualname: str) -> bool:
     return qualname.partition(":")[0] in sys.modules
 
 
-def _only_imported_targets(node: Any, *, depth: int) -> bool:
+def _only_imported_targets(node: object, *, depth: int) -> bool:
     if depth > 32:
         return False
     if isinstance(node, konfig.ConfigDict):

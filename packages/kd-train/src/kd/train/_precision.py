@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 from kd.runtime import ConfigError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from jax.typing import ArrayLike, DTypeLike
+
+    from kd._interfaces import PyTree
 
 FLOAT_DTYPES = ("bfloat16", "float16", "float32", "float64")
 _DTYPE_ALIASES = {
@@ -41,8 +46,8 @@ class MixedPrecision:
     `compute_dtype="float16"` has no loss scaling: small gradients may underflow.
     """
 
-    compute_dtype: Any = "bfloat16"
-    output_dtype: Any = "float32"
+    compute_dtype: DTypeLike = "bfloat16"
+    output_dtype: DTypeLike = "float32"
 
     def __post_init__(self) -> None:
         for field in ("compute_dtype", "output_dtype"):
@@ -50,15 +55,15 @@ class MixedPrecision:
                 self, field, _float_dtype_name(getattr(self, field), f"MixedPrecision.{field}")
             )
 
-    def cast_params(self, params: Any) -> Any:
+    def cast_params(self, params: PyTree) -> PyTree:
         """The floating leaves of `params` in `compute_dtype`."""
         return _cast_floating(params, self.compute_dtype)
 
-    def cast_inputs(self, batch: Any) -> Any:
+    def cast_inputs(self, batch: PyTree) -> PyTree:
         """The floating leaves of `batch` in `compute_dtype` (integer tokens, labels and keys unchanged)."""
         return _cast_floating(batch, self.compute_dtype)
 
-    def cast_outputs(self, preds: Any) -> Any:
+    def cast_outputs(self, preds: PyTree) -> PyTree:
         """The floating leaves of the model's outputs in `output_dtype`."""
         return _cast_floating(preds, self.output_dtype)
 
@@ -81,7 +86,7 @@ _NAMED = {
 }
 
 
-def as_precision(value: Any, where: str = "cfg.precision") -> MixedPrecision | None:
+def as_precision(value: object, where: str = "cfg.precision") -> MixedPrecision | None:
     """`Trainer.precision` as a policy: a `MixedPrecision`, or None for the model as it is written."""
     if value is None or isinstance(value, MixedPrecision):
         return value
@@ -103,7 +108,7 @@ def as_precision(value: Any, where: str = "cfg.precision") -> MixedPrecision | N
     raise ConfigError(f"{where}: expected {expected}, got {value!r}" + (f"; {hint}" if hint else ""))
 
 
-def _float_dtype_name(value: Any, where: str) -> str:
+def _float_dtype_name(value: DTypeLike, where: str) -> str:
     """The canonical name of a floating dtype given by name (`"bfloat16"`, `"bf16"`) or as a dtype."""
     if isinstance(value, str):
         name = _DTYPE_ALIASES.get(value.strip().lower(), value.strip().lower())
@@ -123,10 +128,10 @@ def _float_dtype_name(value: Any, where: str) -> str:
     return dtype.name
 
 
-def _cast_floating(tree: Any, name: str) -> Any:
+def _cast_floating(tree: PyTree, name: DTypeLike) -> PyTree:
     dtype = jnp.dtype(name)
 
-    def cast(leaf: Any) -> Any:
+    def cast(leaf: ArrayLike) -> ArrayLike:
         leaf_dtype = getattr(leaf, "dtype", None)
         if leaf_dtype is None or leaf_dtype == dtype or not jnp.issubdtype(leaf_dtype, jnp.floating):
             return leaf
@@ -135,7 +140,7 @@ def _cast_floating(tree: Any, name: str) -> Any:
     return jax.tree.map(cast, tree)
 
 
-def keep_stored_dtypes(updated: Any, stored: Any) -> Any:
+def keep_stored_dtypes(updated: PyTree, stored: PyTree) -> PyTree:
     """`updated` (the collections after a forward pass) with each leaf back in the dtype `stored` has it: a
     module computing in bfloat16 must not change the dtype of the state it carries (batch statistics)."""
     if jax.tree.structure(updated) != jax.tree.structure(stored):

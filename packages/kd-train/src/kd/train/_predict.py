@@ -12,8 +12,7 @@ once per Trainer and batch shape. `kd-train predict --cfg=CONFIG` writes the out
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import jax
 import numpy as np
@@ -24,11 +23,18 @@ from kd.train._eval_only import restore_latest_state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from kd._interfaces import PyTree
     from kd.runtime import TrainState
     from kd.train._trainer import Trainer
 
 
-def predict(trainer: Trainer, data: Any, *, state: Any = None, num_batches: int | None = None) -> Any:
+def predict(
+    trainer: Trainer,
+    data: PyTree | Iterable[PyTree],
+    *,
+    state: TrainState | None = None,
+    num_batches: int | None = None,
+) -> PyTree:
     """The model's `preds` (a tree of numpy arrays) on `data`, with the trained state.
 
     Usage: `trainer.predict(batch)` (one batch: a dict as the dataset yields) or `trainer.predict(ds)` (a
@@ -56,8 +62,8 @@ def predict(trainer: Trainer, data: Any, *, state: Any = None, num_batches: int 
 
 
 def predict_batches(
-    trainer: Trainer, data: Any, *, state: Any, num_batches: int | None = None
-) -> Iterator[Any]:
+    trainer: Trainer, data: Iterable[PyTree], *, state: TrainState, num_batches: int | None = None
+) -> Iterator[PyTree]:
     """The `preds` of each batch of `data` in turn (numpy trees), computed with `state`.
 
     Usage: `for preds in predict_batches(trainer, ds, state=state, num_batches=4): ...`.
@@ -106,20 +112,20 @@ def latest_state(trainer: Trainer) -> TrainState:
     return state
 
 
-def concatenate(outputs: list[Any]) -> Any:
+def concatenate(outputs: list[PyTree]) -> PyTree:
     """Per-batch output trees joined leaf by leaf on the first axis (0-d leaves stacked, one per batch)."""
     return jax.tree.map(
         lambda *leaves: np.stack(leaves) if np.ndim(leaves[0]) == 0 else np.concatenate(leaves), *outputs
     )
 
 
-def _predict_fn(trainer: Trainer) -> Any:
+def _predict_fn(trainer: Trainer) -> Callable[[TrainState, PyTree], PyTree]:
     """`fn(state, batch) -> preds`: the eval-mode forward pass, jitted once per Trainer (kept in its memo)."""
     fn = trainer._memo.get("predict_fn")
     if fn is None:
         step = trainer.trainstep
 
-        def preds(state: Any, batch: Any) -> Any:
+        def preds(state: TrainState, batch: PyTree) -> PyTree:
             context = step.forward(
                 state.params,
                 state.collections,

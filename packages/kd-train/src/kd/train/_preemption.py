@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType
-from typing import Any
 
 from kd import _interrupts
 
@@ -30,7 +30,8 @@ class Preemption:
     def __init__(self) -> None:
         self.requested = False
         self.signal: int | None = None
-        self._previous: dict[int, Any] = {}
+        # The handlers before (`signal.signal`'s: a function, SIG_DFL / SIG_IGN, or None), put back after.
+        self._previous: dict[int, Callable[[int, FrameType | None], object] | int | None] = {}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if signum == signal.SIGINT and self.signal == signal.SIGINT:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any
 
 from kd._root_ref import ROOT_CFG_REF, RootRef
 
@@ -36,7 +35,7 @@ class Profiler:
     first_step: int = 10
     num_steps: int = 5
     every_steps: int | None = None
-    workdir: Any = ROOT_CFG_REF.workdir
+    workdir: str | RootRef | None = ROOT_CFG_REF.workdir
     # Kauldron's names (`first_profile`, `num_profile_steps` set the two above) and its accepted fields.
     first_profile: int | None = None
     num_profile_steps: int | None = None

@@ -19,6 +19,10 @@ from typing import Any
 from kd._terminal import ACTIVE_BARS as _ACTIVE
 from kd._terminal import print_line as print_line
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kd.train._types import LoggedValue
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Progress:
@@ -100,7 +104,7 @@ class Progress:
                 label, value = "total", sum(values.values())
             self.bar.set_postfix_str(f"{label} {float(value):.4g}", refresh=False)
 
-        def logged(self, values: Mapping[str, Any]) -> None:
+        def logged(self, values: Mapping[str, LoggedValue]) -> None:
             """A logging step's values (`losses/...` among them)."""
             losses = {
                 k.removeprefix("losses/"): float(v)

@@ -25,13 +25,13 @@ import socket
 import sys
 from collections.abc import Sequence
 from importlib import metadata
-from typing import Any
 
 import jax
 import kontext
 from etils import epath
 
 from kd._atomic import write_text_atomic
+from kd._interfaces import PyTree
 from kd._run_signature import sign
 from kd.train._hook import hook_keys
 from kd.train._stop import StopRequest
@@ -56,7 +56,7 @@ DONE_FILE = "DONE"
 """`<workdir>/DONE`: written when a run ends, as its last act (`kd-train eval` following a run stops once it exists)."""
 
 
-def _folder(workdir: Any) -> epath.Path | None:
+def _folder(workdir: epath.PathLike | None) -> epath.Path | None:
     if workdir is None or jax.process_index() != 0:
         return None
     folder = epath.Path(workdir)
@@ -64,7 +64,7 @@ def _folder(workdir: Any) -> epath.Path | None:
     return folder
 
 
-def provenance() -> dict[str, Any]:
+def provenance() -> dict[str, object]:
     """What ran where: `{"argv", "cwd", "python", "host", "started", "versions", "devices", "process_count"}`."""
     versions = {}
     for name in _PACKAGES:
@@ -110,7 +110,7 @@ def config_imports(config_json: str) -> list[str]:
     return sorted(n for n in names if n)
 
 
-def element_spec_table(element_spec: Any) -> str:
+def element_spec_table(element_spec: PyTree) -> str:
     """`image  (32, 8, 8, 1) float32` lines, one per leaf of a batch spec."""
     rows = [
         (str(path), f"{tuple(getattr(leaf, 'shape', ()))} {getattr(leaf, 'dtype', type(leaf).__name__)}")
@@ -121,10 +121,10 @@ def element_spec_table(element_spec: Any) -> str:
 
 
 def write_run_start(
-    workdir: Any,
+    workdir: epath.PathLike | None,
     *,
     params_table: str,
-    element_spec: Any,
+    element_spec: PyTree,
     config_json: str | None = None,
     tags: Sequence[str] = (),
 ) -> None:
@@ -152,20 +152,22 @@ def write_run_start(
         done.unlink()
 
 
-def write_run_end(workdir: Any, *, step: int, seconds: float, early_stop: StopRequest | None = None) -> None:
+def write_run_end(
+    workdir: epath.PathLike | None, *, step: int, seconds: float, early_stop: StopRequest | None = None
+) -> None:
     """Marks the run complete: `DONE` with the last step, the seconds `train()` took, the time, and the hook's
     request when one stopped the run early (`early_stop`: step, reason, hook)."""
     folder = _folder(workdir)
     if folder is None:
         return
     finished = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    record: dict[str, Any] = {"step": step, "seconds": round(seconds, 3), "finished": finished}
+    record: dict[str, object] = {"step": step, "seconds": round(seconds, 3), "finished": finished}
     if early_stop is not None:
         record["early_stop"] = early_stop.as_json()
     write_text_atomic(folder / DONE_FILE, json.dumps(record) + "\n")
 
 
-def read_run_end(workdir: Any) -> dict[str, Any] | None:
+def read_run_end(workdir: epath.PathLike | None) -> dict[str, object] | None:
     """What `DONE` in `workdir` records (see `write_run_end`); None without one (or an unreadable one). Any
     process reads it."""
     if workdir is None:
@@ -178,7 +180,7 @@ def read_run_end(workdir: Any) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def stopped_early(workdir: Any, *, step: int, hooks: Sequence[Any]) -> bool:
+def stopped_early(workdir: epath.PathLike | None, *, step: int, hooks: Sequence[object]) -> bool:
     """Whether the run in `workdir` ended at `step` because a hook still in `hooks` asked it to (its DONE says
     so): such a run is complete, like one that reached its last step. Without that hook (removed from the
     config) the run can be continued.

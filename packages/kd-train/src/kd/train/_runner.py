@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
 
 import jax
 
@@ -40,6 +39,11 @@ from kd.train._feed import ROWS_BLOCK as ROWS_PER_BLOCK
 from kd.train._plan import Call
 from kd.train._step import TrainStep
 from kd.train._stop import StopRequest
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kd.train._feed import DeviceRowsFeed, HostFeed
+    from kd.train._types import LoggedValue, UpdateLosses
 
 # Timed updates each way (fused, single) before the faster is chosen.
 PROBE_UPDATES = 8
@@ -65,9 +69,9 @@ class CallOutput:
     """
 
     aux: AuxState | None = None
-    losses: list[tuple[int, Any]] = dataclasses.field(default_factory=list)
-    logged: dict[str, Any] = dataclasses.field(default_factory=dict)
-    evaluated: dict[str, Any] = dataclasses.field(default_factory=dict)
+    losses: list[tuple[int, UpdateLosses]] = dataclasses.field(default_factory=list)
+    logged: dict[str, LoggedValue] = dataclasses.field(default_factory=dict)
+    evaluated: dict[str, LoggedValue] = dataclasses.field(default_factory=dict)
     stop: bool = False
     stop_request: StopRequest | None = None
 
@@ -76,7 +80,13 @@ class CallRunner:
     """Runs planned calls: `state, out = runner.run(state, call)` (see the module docstring)."""
 
     def __init__(
-        self, trainstep: TrainStep, feed: Any, size: int, *, measure: bool = False, single: bool = False
+        self,
+        trainstep: TrainStep,
+        feed: HostFeed | DeviceRowsFeed,
+        size: int,
+        *,
+        measure: bool = False,
+        single: bool = False,
     ) -> None:
         self.trainstep = trainstep
         self.feed = feed

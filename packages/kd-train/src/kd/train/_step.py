@@ -12,8 +12,8 @@ Each distinct set of outputs compiles once (`trainstep.num_traces`); values stay
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping
+from typing import TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -24,6 +24,7 @@ import optax
 from jax.experimental import checkify
 
 from kd import _label_range
+from kd._interfaces import Auxiliary, MetricState, PyTree
 from kd.losses import total_loss
 from kd.runtime import (
     AuxState,
@@ -31,6 +32,7 @@ from kd.runtime import (
     Context,
     InterestFilter,
     KeyPathError,
+    LinenModel,
     NnxModel,
     RngStreams,
     ShapeMismatchError,
@@ -40,6 +42,18 @@ from kd.runtime import (
 from kd.train import _first_batch
 from kd.train._precision import MixedPrecision, as_precision, keep_stored_dtypes
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from flax import linen as nn
+    from jax.experimental.checkify import ErrorCategory
+
+    from kd.ckpts import InitTransform
+    from kd.train._types import LossStates
+
+ShapesKey = tuple[Hashable, ...]
+"""What an abstract evaluation depends on (`shapes_key`): the trees' structure, each leaf's shape and dtype."""
+_Out = TypeVar("_Out")
+
 
 class TrainStep:
     """The pure functions of a run, built by the Trainer from its model, optimizer, losses and metrics."""
@@ -47,15 +61,15 @@ class TrainStep:
     def __init__(
         self,
         *,
-        model: Any,
+        model: nn.Module | LinenModel | NnxModel | None,
         optimizer: optax.GradientTransformation,
         rng_streams: RngStreams,
-        losses: Mapping[str, Any],
-        metrics: Mapping[str, Any],
-        summaries: Mapping[str, Any],
+        losses: Mapping[str, Auxiliary],
+        metrics: Mapping[str, Auxiliary],
+        summaries: Mapping[str, Auxiliary],
         skip_nonfinite: bool = False,
-        checkify_errors: frozenset[Any] = frozenset(),
-        init_transform: Any = None,
+        checkify_errors: frozenset[ErrorCategory] = frozenset(),
+        init_transform: InitTransform | Callable[[TrainState], TrainState] | None = None,
         precision: MixedPrecision | str | None = None,
     ) -> None:
         self.model = None if model is None else as_model(model)  # None: the Trainer says so when needed
@@ -74,18 +88,21 @@ class TrainStep:
         self.metrics = dict(metrics)
         self.summaries = dict(summaries)
         self.capture = InterestFilter(_all_paths(self.losses, self.metrics, self.summaries))
-        self.num_traces: Counter[tuple[Any, bool]] = Counter()
-        self._jitted: dict[tuple[bool, bool], Any] = {}
-        self._jitted_groups: dict[str, Any] = {}  # "fused" / "unrolled": their compiled calls
-        self._jitted_init: dict[Any, Any] = {}  # by the batch's shapes
-        self._jitted_eval: Any = None
-        self._loss_specs_memo: dict[Any, Any] = {}
-        self._forward_specs: dict[bool, Any] = {}  # by is_training: shapes of a context, for _check_labels
+        # Traces by variant: (return_metrics, return_summaries) of a step, ("fused" | "unrolled" | "eval", ...).
+        self.num_traces: Counter[tuple[bool | str, bool]] = Counter()
+        # By (metrics, summaries, rows of a source, a block of rows): each its compiled step.
+        self._jitted: dict[tuple[bool, bool, bool, bool], Callable[..., tuple[TrainState, AuxState]]] = {}
+        # "fused" / "unrolled": their compiled calls
+        self._jitted_groups: dict[str, Callable[..., tuple[TrainState, LossStates]]] = {}
+        self._jitted_init: dict[ShapesKey, Callable[[], TrainState]] = {}  # by the batch's shapes
+        self._jitted_eval: Callable[[TrainState, PyTree], AuxState] | None = None
+        self._loss_specs_memo: dict[ShapesKey, LossStates] = {}
+        self._forward_specs: dict[bool, Context] = {}  # by is_training: shapes of a context, for _check_labels
         self._labels_checked: set[bool] = set()  # the modes whose first batch's labels were checked
 
     # ---------------------------------------------------------------- init
 
-    def init(self, element_spec: Any, shardings: Any = None) -> TrainState:
+    def init(self, element_spec: PyTree, shardings: TrainState | None = None) -> TrainState:
         """A fresh state (step 0) from the shapes of one batch; no batch is pulled.
 
         With `shardings` (a TrainState of Shardings) each array is created where it belongs, split or
@@ -100,7 +117,7 @@ class TrainStep:
             self._jitted_init[key] = jax.jit(init_state, out_shardings=shardings)
         return self._jitted_init[key]()
 
-    def _init(self, batch: Any) -> TrainState:
+    def _init(self, batch: PyTree) -> TrainState:
         context = Context(step=jnp.zeros((), jnp.int32), batch=batch)
         rngs = self.rng_streams.init_rngs()
         if isinstance(self.model, NnxModel):
@@ -120,10 +137,10 @@ class TrainStep:
 
     def forward(
         self,
-        params: Any,
-        collections: Any,
-        batch: Any,
-        step: Any,
+        params: optax.Params,
+        collections: PyTree,
+        batch: PyTree,
+        step: jax.Array | int,
         *,
         is_training: bool,
         capture: InterestFilter | None = None,
@@ -150,8 +167,14 @@ class TrainStep:
         return context.replace(preds=preds, collections=new_collections, interms=interms)
 
     def forward_with_loss(
-        self, params: Any, collections: Any, batch: Any, step: Any, *, is_training: bool
-    ) -> tuple[Any, Context]:
+        self,
+        params: optax.Params,
+        collections: PyTree,
+        batch: PyTree,
+        step: jax.Array | int,
+        *,
+        is_training: bool,
+    ) -> tuple[jax.Array, Context]:
         """`(loss_total, context)`: the forward pass and the weighted sum of the losses."""
         context = self.forward(params, collections, batch, step, is_training=is_training)
         loss_states = states_of(self.losses, context, "train_losses" if is_training else "losses")
@@ -163,11 +186,11 @@ class TrainStep:
     def step(
         self,
         state: TrainState,
-        batch: Any,
+        batch: PyTree,
         *,
         return_metrics: bool = False,
         return_summaries: bool = False,
-        source: Any = None,
+        source: PyTree | None = None,
     ) -> tuple[TrainState, AuxState]:
         """One optimizer update. `state` is donated: do not use it afterwards. With `source` (a tree of arrays
         holding every example, on the device) `batch` is instead the rows of the batch (`int32[rows]`),
@@ -184,7 +207,9 @@ class TrainStep:
         fn = self._jitted.get(key)
         if fn is None:
 
-            def train_step(state: TrainState, batch: Any, source: Any) -> tuple[TrainState, AuxState]:
+            def train_step(
+                state: TrainState, batch: PyTree, source: PyTree | None
+            ) -> tuple[TrainState, AuxState]:
                 if in_block:
                     batch = jax.lax.dynamic_index_in_dim(batch, state.step % batch.shape[0], keepdims=False)
                 if source is not None:
@@ -195,7 +220,7 @@ class TrainStep:
             fn = self._jitted[key] = self._compiled(train_step, state)
         return fn(state, batch, source)
 
-    def _compiled(self, fn: Any, state: TrainState) -> Any:
+    def _compiled(self, fn: Callable[..., _Out], state: TrainState) -> Callable[..., _Out]:
         """`fn` jitted with `state` (its first argument) donated; with `checkify_errors`, checked."""
         if not self.checkify_errors:
             return jax.jit(fn, donate_argnums=(0,), out_shardings=_kept(state))
@@ -208,7 +233,7 @@ class TrainStep:
             out_shardings=None if kept is None else (None, kept),
         )
 
-        def run(*args: Any) -> Any:
+        def run(*args: PyTree) -> _Out:
             error, out = checked(*args)
             error.throw()  # a JaxRuntimeError naming the failed check and where in the model it was
             return out
@@ -216,8 +241,8 @@ class TrainStep:
         return run
 
     def fused_steps(
-        self, state: TrainState, batches: Any, num_steps: int, *, source: Any = None
-    ) -> tuple[TrainState, Any]:
+        self, state: TrainState, batches: PyTree, num_steps: int, *, source: PyTree | None = None
+    ) -> tuple[TrainState, LossStates]:
         """`num_steps` updates in one compiled call: `batches` stacks K batches on a new first axis, and the
         first `num_steps` of them (at most K) are trained on, in order; the rest are not used. With `source`
         (a tree of arrays holding every example, on the device) `batches` is instead `int32[K, rows]`: batch
@@ -232,12 +257,12 @@ class TrainStep:
         return self._group("fused", self._fused_steps, state, batches, num_steps, source)
 
     def _fused_steps(
-        self, state: TrainState, batches: Any, num_steps: jax.Array, source: Any
-    ) -> tuple[TrainState, Any]:
+        self, state: TrainState, batches: PyTree, num_steps: jax.Array, source: PyTree | None
+    ) -> tuple[TrainState, LossStates]:
         self.num_traces[("fused", source is not None)] += 1
         count = jax.tree.leaves(batches)[0].shape[0]
 
-        def batch_at(i: jax.Array) -> Any:
+        def batch_at(i: jax.Array) -> PyTree:
             if source is None:
                 return jax.tree.map(lambda x: jax.lax.dynamic_index_in_dim(x, i, keepdims=False), batches)
             return gather_rows(source, jax.lax.dynamic_index_in_dim(batches, i, keepdims=False))
@@ -245,7 +270,7 @@ class TrainStep:
         loss_specs = self._loss_specs(state, jax.eval_shape(batch_at, jnp.int32(0)))
         stacked_losses = jax.tree.map(lambda s: jnp.zeros((count, *s.shape), s.dtype), loss_specs)
 
-        def body(i: jax.Array, carry: tuple[TrainState, Any]) -> tuple[TrainState, Any]:
+        def body(i: jax.Array, carry: tuple[TrainState, LossStates]) -> tuple[TrainState, LossStates]:
             current, losses = carry
             new_state, context = self._update(current, batch_at(i))
             losses = jax.tree.map(
@@ -258,8 +283,8 @@ class TrainStep:
         return jax.lax.fori_loop(0, num_steps, body, (state, stacked_losses))
 
     def unrolled_steps(
-        self, state: TrainState, batches: Any, num_steps: int, *, source: Any = None
-    ) -> tuple[TrainState, Any]:
+        self, state: TrainState, batches: PyTree, num_steps: int, *, source: PyTree | None = None
+    ) -> tuple[TrainState, LossStates]:
         """`fused_steps` without a compiled loop: the program holds every one of the K stacked batches'
         updates in a row (K = their number), and an update past `num_steps` is computed but not kept (a
         select), so any `num_steps <= K` reuses one compile. For models a loop slows down: XLA:CPU runs a
@@ -273,8 +298,14 @@ class TrainStep:
         return self._group("unrolled", self._unrolled_steps, state, batches, num_steps, source)
 
     def _group(
-        self, kind: str, fn: Any, state: TrainState, batches: Any, num_steps: int, source: Any
-    ) -> tuple[TrainState, Any]:
+        self,
+        kind: str,
+        fn: Callable[..., tuple[TrainState, LossStates]],
+        state: TrainState,
+        batches: PyTree,
+        num_steps: int,
+        source: PyTree | None,
+    ) -> tuple[TrainState, LossStates]:
         """A call of `num_steps` stacked updates by `fn`, compiled once per kind (any count reuses it)."""
         jitted = self._jitted_groups.get(kind)
         if jitted is None:
@@ -283,8 +314,8 @@ class TrainStep:
         return jitted(state, batches, np.int32(num_steps), source)
 
     def _unrolled_steps(
-        self, state: TrainState, batches: Any, num_steps: jax.Array, source: Any
-    ) -> tuple[TrainState, Any]:
+        self, state: TrainState, batches: PyTree, num_steps: jax.Array, source: PyTree | None
+    ) -> tuple[TrainState, LossStates]:
         self.num_traces[("unrolled", source is not None)] += 1
         count = jax.tree.leaves(batches)[0].shape[0]
         losses = []
@@ -297,7 +328,7 @@ class TrainStep:
         return state, jax.tree.map(lambda *xs: jnp.stack(xs), *losses)
 
     def _step(
-        self, state: TrainState, batch: Any, return_metrics: bool, return_summaries: bool
+        self, state: TrainState, batch: PyTree, return_metrics: bool, return_summaries: bool
     ) -> tuple[TrainState, AuxState]:
         self.num_traces[(return_metrics, return_summaries)] += 1
         new_state, context = self._update(state, batch)
@@ -308,7 +339,7 @@ class TrainStep:
         )
         return new_state, aux
 
-    def _update(self, state: TrainState, batch: Any) -> tuple[TrainState, Context]:
+    def _update(self, state: TrainState, batch: PyTree) -> tuple[TrainState, Context]:
         """Forward, losses, grads and the optimizer update: the new state and the step's full context."""
         grad_fn = jax.value_and_grad(self.forward_with_loss, has_aux=True)
         (total, context), grads = grad_fn(
@@ -328,14 +359,14 @@ class TrainStep:
         )
         return new_state, context
 
-    def eval_step(self, state: TrainState, batch: Any) -> AuxState:
+    def eval_step(self, state: TrainState, batch: PyTree) -> AuxState:
         """Loss, metric and summary states of one batch with the model in eval mode (nothing is updated)."""
         if self._jitted_eval is None:
             self._check_labels(state, batch, None, is_training=False)
             self._jitted_eval = jax.jit(self._eval_step)
         return self._jitted_eval(state, batch)
 
-    def _eval_step(self, state: TrainState, batch: Any) -> AuxState:
+    def _eval_step(self, state: TrainState, batch: PyTree) -> AuxState:
         self.num_traces[("eval", True)] += 1
         _, context = self.forward_with_loss(
             state.params, state.collections, batch, state.step, is_training=False
@@ -346,10 +377,10 @@ class TrainStep:
             summary_states=states_of(_without_training_only(self.summaries), context, "summaries"),
         )
 
-    def context_specs(self, state: TrainState, element_spec: Any) -> Context:
+    def context_specs(self, state: TrainState, element_spec: PyTree) -> Context:
         """Shapes and dtypes of every context path of a logging step, from `jax.eval_shape` (nothing runs)."""
 
-        def full(state: TrainState, batch: Any) -> Context:
+        def full(state: TrainState, batch: PyTree) -> Context:
             _, context = self._update(state, batch)
             return context.replace(
                 metric_states=states_of(self.metrics, context, "train_metrics"),
@@ -362,7 +393,13 @@ class TrainStep:
         return specs
 
     def _check_labels(
-        self, state: TrainState, batch: Any, source: Any, *, is_training: bool, stacked: int = 0
+        self,
+        state: TrainState,
+        batch: PyTree,
+        source: PyTree | None,
+        *,
+        is_training: bool,
+        stacked: int = 0,
     ) -> None:
         """Before a mode's first compile: the integer labels of its first batch (of the first `stacked` batches
         of a stack; with `source`, of every example) within the logits' classes, on the host
@@ -395,7 +432,7 @@ class TrainStep:
             groups, specs, values, seen=seen, stacked=0 if source is not None else stacked, model=self.model
         )
 
-    def _loss_specs(self, state: Any, batch: Any) -> Any:
+    def _loss_specs(self, state: TrainState, batch: PyTree) -> LossStates:
         """Shapes and dtypes of the loss states of an update on `state` and `batch` (kept from `context_specs`,
         which `Trainer.check()` computes, so a fused call's trace does not trace the update twice)."""
         key = shapes_key(state, batch)
@@ -406,14 +443,14 @@ class TrainStep:
         return self._loss_specs_memo[key]
 
 
-def gather_rows(source: Any, rows: jax.Array) -> Any:
+def gather_rows(source: PyTree, rows: jax.Array) -> PyTree:
     """The batch of `rows` (`int32[rows]`, in bounds) of every array in `source`, gathered on the device."""
     return jax.tree.map(lambda x: x.at[rows].get(mode="promise_in_bounds"), source)
 
 
-def states_of(objects: Mapping[str, Any], context: Context, field: str) -> dict[str, Any]:
+def states_of(objects: Mapping[str, Auxiliary], context: Context, field: str) -> dict[str, MetricState]:
     """`{name: obj.get_state_from_context(context)}`; a bad key or shape names `field[name]`."""
-    out: dict[str, Any] = {}
+    out: dict[str, MetricState] = {}
     for name, obj in objects.items():
         where = f"{field}[{name!r}] ({type(obj).__name__})"
         try:
@@ -449,32 +486,33 @@ def _available(context: Context, limit: int = 40) -> str:
 TRAINING_ONLY = frozenset({"grads", "updates", "opt_state"})
 
 
-def _without_training_only(objects: Mapping[str, Any]) -> dict[str, Any]:
+def _without_training_only(objects: Mapping[str, Auxiliary]) -> dict[str, Auxiliary]:
     """The objects none of whose keys reads `grads`, `updates` or `opt_state` (absent when evaluating)."""
     kept = {}
     for name, obj in objects.items():
-        paths: list[Any] = []
+        paths: list[str] = []
         _collect_paths(kontext.get_keypaths(obj), paths)
         if not any(_root_field(path) in TRAINING_ONLY for path in paths):
             kept[name] = obj
     return kept
 
 
-def _root_field(path: str) -> Any:
+def _root_field(path: str) -> object:
     """The context field a key path starts at (`"grads.dense.kernel"` -> `"grads"`), parsed by kontext."""
     parts = kontext.GlobPath.from_str(path).parts
     return parts[0] if parts else None
 
 
-def _all_paths(*groups: Mapping[str, Any]) -> list[Any]:
-    paths: list[Any] = []
+def _all_paths(*groups: Mapping[str, Auxiliary]) -> list[str]:
+    paths: list[str] = []
     for group in groups:
         for obj in group.values():
             _collect_paths(kontext.get_keypaths(obj), paths)
     return paths
 
 
-def _collect_paths(tree: Any, out: list[Any]) -> None:
+def _collect_paths(tree: object, out: list[str]) -> None:
+    """The key paths (strings) of `kontext.get_keypaths`'s nested dicts and lists, appended to `out`."""
     if isinstance(tree, str):
         out.append(tree)
     elif isinstance(tree, Mapping):
@@ -485,13 +523,13 @@ def _collect_paths(tree: Any, out: list[Any]) -> None:
             _collect_paths(value, out)
 
 
-def _zeros_like_spec(spec: Any) -> Any:
+def _zeros_like_spec(spec: PyTree) -> PyTree:
     """Zeros of each spec's shape, in the dtype JAX will give the data (numpy's default int64 labels are int32
     without x64: said to JAX as such, so that no warning is printed about a dtype the user never asked for)."""
     return jax.tree.map(lambda s: jnp.zeros(s.shape, jax.dtypes.canonicalize_dtype(s.dtype)), spec)
 
 
-def shapes_key(*trees: Any) -> tuple[Any, ...]:
+def shapes_key(*trees: PyTree) -> ShapesKey:
     """What an abstract evaluation depends on: the trees' structure and each leaf's shape and dtype."""
     leaves, treedef = jax.tree.flatten(trees)
     return (
@@ -500,7 +538,7 @@ def shapes_key(*trees: Any) -> tuple[Any, ...]:
     )
 
 
-def _kept(state: TrainState) -> Any:
+def _kept(state: TrainState) -> tuple[TrainState, None] | None:
     """`out_shardings` for a step: on several devices the new state keeps the old one's layout (the rest is
     left to XLA); on one device nothing is pinned."""
     if jax.device_count() == 1:

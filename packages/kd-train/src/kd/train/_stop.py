@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,11 +33,11 @@ class StopRequest:
         """The one line the loop prints: `early stopping at step 400: <reason>`."""
         return f"early stopping at step {self.step}: {self.reason}"
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, int | str]:
         return {"step": self.step, "reason": self.reason, "hook": self.hook}
 
     @classmethod
-    def from_json(cls, record: Any) -> StopRequest | None:
+    def from_json(cls, record: object) -> StopRequest | None:
         """The request `as_json()` wrote; None for anything else (an older record, a damaged one)."""
         if not isinstance(record, Mapping):
             return None

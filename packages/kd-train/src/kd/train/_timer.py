@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
 
 from kd.ckpts import items
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import orbax.checkpoint as ocp
 
 _SECONDS_PER_HOUR = 3600.0
 
@@ -95,16 +98,16 @@ class PerformanceTimer(items.CheckpointItem):
 
     # A checkpoint holds only the hours trained; a restored timer keeps this one's step and batch sizes.
 
-    def __kd_ocp_handlers__(self) -> Any:
+    def __kd_ocp_handlers__(self) -> ocp.JsonCheckpointHandler:
         return items._ocp().JsonCheckpointHandler()
 
-    def __kd_ocp_save_args__(self) -> Any:
+    def __kd_ocp_save_args__(self) -> ocp.args.JsonSave:
         return items._ocp().args.JsonSave({"training_time_hours": self.total_training_time_hours})
 
-    def __kd_ocp_restore_args__(self) -> Any:
+    def __kd_ocp_restore_args__(self) -> ocp.args.JsonRestore:
         return items._ocp().args.JsonRestore()
 
-    def __kd_ocp_restore_post__(self, value: Any) -> PerformanceTimer:
+    def __kd_ocp_restore_post__(self, value: Mapping[str, float]) -> PerformanceTimer:
         return type(self)(
             initial_step_num=self.step_num_when_last_logged,
             initial_training_time_hours=value["training_time_hours"],

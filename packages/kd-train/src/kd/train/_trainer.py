@@ -18,8 +18,8 @@ import functools
 import os
 import re
 import warnings
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Final, Protocol
 
 import jax
 import konfig
@@ -40,11 +40,11 @@ from kd.runtime import (
     as_rng_streams,
     build_model,
     fill_from_root,
+    intermediate_specs,
 )
 from kd.train import _eval_only
 from kd.train._eval_only import eval_only_trainer, evaluate_only
 from kd.train._hook import Hook
-from kd.train._inspect import intermediate_specs
 from kd.train._loop import TrainingRun
 from kd.train._nonfinite import POLICIES as NONFINITE_POLICIES
 from kd.train._plan import MAX_STEPS_PER_CALL
@@ -55,6 +55,24 @@ from kd.train._progress import Progress
 from kd.train._setup import Setup
 from kd.train._step import TrainStep
 from kd.train._stop import StopRequest
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import optax
+    from flax import nnx
+    from jax.experimental import checkify
+
+    from kd import xm
+    from kd._interfaces import Auxiliary, PyTree
+    from kd.ckpts import InitTransform
+    from kd.runtime import NnxModel, RngStream
+    from kd.sharding import ShardingStrategy
+    from kd.train._types import LoggedValue
+
+    ModelLike = nn.Module | NnxModel | Callable[..., nnx.Module] | konfig.ConfigDict
+    """What `Trainer.model` takes: a linen Module, an NNX module class configured without `rngs` (or its konfig
+    node, built by the Trainer), or a `kd.train.NnxModel`; after `__post_init__` a Module or an NnxModel."""
+
 
 # Fields the Trainer reads itself; every other field is only filled (ROOT_CFG_REF) and passed along.
 _GROUPS = ("train_losses", "train_metrics", "train_summaries")
@@ -75,7 +93,15 @@ class _Unset:
         return "<a kd.ckpts.Checkpointer when workdir is set>"
 
 
-UNSET: Any = _Unset()
+UNSET: Final = _Unset()
+
+
+class Exporter(Protocol):
+    """What `Trainer.exporter` is called as (`kd.export.ModelExporter`), once the state is ready."""
+
+    def export(
+        self, *, model: ModelLike, state: TrainState, element_spec: PyTree, is_training: bool
+    ) -> object: ...
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -146,40 +172,40 @@ class Trainer:
     workdir: str | None = None
     train_ds: TrainingData | None = None
     eval_ds: TrainingData | None = None
-    model: Any = None
-    optimizer: Any = None
-    schedules: Mapping[str, Callable[[int], Any]] = dataclasses.field(default_factory=dict)
-    rng_streams: Any = None
+    model: ModelLike | None = None
+    optimizer: optax.GradientTransformation | None = None
+    schedules: Mapping[str, optax.Schedule] = dataclasses.field(default_factory=dict)
+    rng_streams: RngStreams | Sequence[RngStream] | None = None
     num_train_steps: int | None = None
     stop_after_steps: int | None = None
-    train_losses: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    train_metrics: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    train_summaries: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    train_losses: Mapping[str, Auxiliary] = dataclasses.field(default_factory=dict)
+    train_metrics: Mapping[str, Auxiliary] = dataclasses.field(default_factory=dict)
+    train_summaries: Mapping[str, Auxiliary] = dataclasses.field(default_factory=dict)
     log_metrics_every: int = 100
     log_summaries_every: int = 1000
     evals: Mapping[str, Evaluator] = dataclasses.field(default_factory=dict)
     hooks: Sequence[Hook] = ()
-    checkpointer: Checkpointer | None = UNSET
-    init_transform: Any = None
+    checkpointer: Checkpointer | _Unset | None = UNSET
+    init_transform: InitTransform | Callable[[TrainState], TrainState] | None = None
     writer: Writer | None = None
-    sharding: Any = None
+    sharding: ShardingStrategy | None = None
     precision: MixedPrecision | str | None = None
-    aux: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    aux: Mapping[str, object] = dataclasses.field(default_factory=dict)
     progress: Progress | None = None
     profiler: Profiler | None = None
     on_nonfinite_loss: str = "stop"
     steps_per_call: int | None = None
-    checkify_error_categories: frozenset[Any] = frozenset()
-    exporter: Any = None
+    checkify_error_categories: frozenset[checkify.ErrorCategory] = frozenset()
+    exporter: Exporter | None = None
     setup: Setup = dataclasses.field(default_factory=Setup)
-    xm_job: Any = None
+    xm_job: xm.Job | konfig.ConfigDict | None = None
 
     # konfig hands the model over unbuilt: an NNX class is built here, with the run's RNG streams. The job spec
     # stays a config (as Kauldron's): `kd-train launch` reads it before anything is built.
     __konfig_resolve_exclude_fields__ = ("model", "xm_job")
 
     @classmethod
-    def eval_only(cls, **kwargs: Any) -> Trainer:
+    def eval_only(cls, **kwargs: object) -> Trainer:
         """A Trainer that evaluates a trained run's latest checkpoint instead of training (Kauldron's).
 
         Usage (in a konfig config): `cfg = kd.train.Trainer.eval_only()`, then `cfg.evals = {...}` and
@@ -221,7 +247,7 @@ class Trainer:
         if self.progress is None:
             _set("progress", Progress())
         _set("evals", _named_evaluators(self.evals))  # before the fill: it keeps what it filled from the root
-        memo: dict[int, Any] = {}
+        memo: dict[int, object] = {}
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             _set(field.name, fill_from_root(self, value, f"Trainer.{field.name}", memo))
@@ -265,7 +291,7 @@ class Trainer:
         )
 
     @functools.cached_property
-    def element_spec(self) -> Any:
+    def element_spec(self) -> PyTree:
         """Shapes and dtypes of one (host-local) training batch."""
         spec = getattr(self.train_ds, "element_spec", None)
         if spec is None:
@@ -334,17 +360,20 @@ class Trainer:
                 lines.append(f"  did you mean {' or '.join(repr(c) for c in close)} for {wanted!r}?")
         return "\n".join(lines)
 
-    def __post_konfig_resolve__(self, cfg: Any) -> None:
+    def __post_konfig_resolve__(self, cfg: konfig.ConfigDict) -> None:
         """Keeps the config this Trainer was resolved from; `train()` writes it into the workdir."""
         self._memo["config_json"] = konfig.to_json(cfg)
 
     @property
-    def _config_json(self) -> str | None:
+    def config_json(self) -> str | None:
+        """The config this Trainer was resolved from (`konfig.to_json`); None when it was built in Python.
+
+        Usage: `trainer.config_json` (the run writes it into its workdir as config.json)."""
         return self._memo.get("config_json")
 
     # ---------------------------------------------------------------- the loop
 
-    def train(self) -> tuple[TrainState, dict[str, Any]]:
+    def train(self) -> tuple[TrainState, dict[str, LoggedValue]]:
         """Runs until `num_train_steps` (or `stop_after_steps`, or one of `hooks` stops it: `stopped_early`);
         returns `(state, last logged values)`.
 
@@ -375,7 +404,9 @@ class Trainer:
         self._memo["stopped_early"] = run.stopped_early
         return state, run.logged
 
-    def predict(self, data: Any, *, state: TrainState | None = None, num_batches: int | None = None) -> Any:
+    def predict(
+        self, data: PyTree | Iterable[PyTree], *, state: TrainState | None = None, num_batches: int | None = None
+    ) -> PyTree:
         """The model's `preds` as numpy arrays, in evaluation mode: for one batch (`trainer.predict(batch)`, a
         dict as the data yields), or every batch of a dataset concatenated on the first axis
         (`trainer.predict(eval_ds)`, as Keras' `model.predict`). The state is the latest checkpoint in the
@@ -398,23 +429,20 @@ class Trainer:
         return last if self.stop_after_steps is None else min(last, self.stop_after_steps)
 
     @property
-    def _active_writer(self) -> Any:
+    def _active_writer(self) -> Writer:
         """`writer` on process 0; on the other hosts one that writes nothing (all compute, one writes)."""
         return self.writer if jax.process_index() == 0 else _SILENT_WRITER
 
-    def _restore_or_init(self) -> tuple[TrainState, Any, dict[str, Any] | None]:
+    def restore_or_init(self) -> tuple[TrainState, Iterator[PyTree], Mapping[str, object] | None]:
         """`(state, data iterator, run info)`: the latest complete checkpoint's, positioned at the batch after
-        it, or a fresh state, the first batch and None."""
+        it, or a fresh state, the first batch and None.
+
+        Usage: `state, data, run_info = trainer.restore_or_init()` (what `train()` starts from)."""
         data = iter(self.train_ds)
         checkpointer = self.checkpointer
         if checkpointer.latest_step is None:
             return self.init_state(), data, None
-        specs = self.state_specs
-        shardings = self.sharding.state_shardings(specs)
-        template = jax.tree.map(
-            lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), specs, shardings
-        )
-        restored = checkpointer.restore_latest(template)
+        restored = checkpointer.restore_latest(self.sharding.state_template(self.state_specs))
         if restored is None:  # every checkpoint there was unreadable (each was set aside with a warning)
             return self.init_state(), data, None
         state, data_state = restored
@@ -435,7 +463,7 @@ class Trainer:
 _SILENT_WRITER = writers.Writer()
 
 
-def _default_writer(workdir: Any) -> Writer:
+def _default_writer(workdir: str | None) -> Writer:
     """`kd.writers.KDMetricWriter`: the terminal, and with a workdir `metrics.jsonl` and TensorBoard event files
     (`<workdir>/train/`, `<workdir>/<evaluator>/`); chosen again by a `dataclasses.replace`."""
     chosen = writers.KDMetricWriter()
@@ -444,7 +472,7 @@ def _default_writer(workdir: Any) -> Writer:
     return chosen
 
 
-def _named_evaluators(evals: Any) -> Any:
+def _named_evaluators(evals: object) -> object:
     """Each evaluator whose `name` is None (or its class's default, Kauldron's "eval") takes its key in
     `Trainer.evals`, as in Kauldron."""
     if not isinstance(evals, Mapping):
@@ -462,7 +490,7 @@ def _named_evaluators(evals: Any) -> Any:
     return named
 
 
-def _steps_from_dataset(ds: Any) -> int:
+def _steps_from_dataset(ds: object) -> int:
     epochs = getattr(ds, "num_epochs", None)
     try:
         per_epoch = ds.batches_per_epoch
@@ -560,7 +588,7 @@ def _check_fields(trainer: Trainer) -> None:
         raise ConfigError("Trainer config is not valid:\n  - " + "\n  - ".join(problems))
 
 
-def _hook_problems(hooks: Any) -> list[str]:
+def _hook_problems(hooks: object) -> list[str]:
     """What is wrong with `Trainer.hooks`: not a list, or an entry without any `kd.train.Hook` method."""
     if not isinstance(hooks, tuple):
         one_hook = any(callable(getattr(hooks, method, None)) for method in _HOOK_METHODS)

@@ -13,18 +13,28 @@ from __future__ import annotations
 
 import json
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from kd._interfaces import Writer
 from kd._phase import during
-from kd.train._hook import hook_keys, take_logged
+from kd.runtime import TrainState
+from kd.train._hook import Hook, hook_keys, take_logged
 from kd.train._hooks import BaseHook
 from kd.train._nonfinite import NonFiniteWatch
 from kd.train._plan import Call
 from kd.train._runner import CallOutput
 from kd.train._stop import StopRequest
+from kd.train._types import LoggedValue
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kd.train._trainer import Trainer
+
+AfterStep = Callable[[int, TrainState, Mapping[str, LoggedValue]], object]
+"""A hook's `after_step(step, state, values)`: None or False goes on, a reason (a str) or True stops."""
 
 
 class UserHooks(BaseHook):
@@ -32,9 +42,9 @@ class UserHooks(BaseHook):
 
     def __init__(
         self,
-        hooks: Sequence[Any],
+        hooks: Sequence[Hook | object],
         *,
-        writer: Any,
+        writer: Writer,
         watch: NonFiniteWatch,
         stop_request: StopRequest | None = None,
     ) -> None:
@@ -42,8 +52,14 @@ class UserHooks(BaseHook):
         self.keys = hook_keys(self.hooks)
         self.writer, self.watch = writer, watch
         self.stop_request = stop_request  # given: the run stopped early before (a restore of that step)
+        # The hooks' `after_step`, looked up once (a hook need not have one): what runs after each call.
+        self._after_steps: tuple[tuple[str, object, AfterStep], ...] = tuple(
+            (key, hook, after_step)
+            for key, hook in zip(self.keys, self.hooks, strict=True)
+            if (after_step := getattr(hook, "after_step", None)) is not None
+        )
 
-    def start(self, trainer: Any, state: Any, *, saved: Mapping[str, Any]) -> None:
+    def start(self, trainer: Trainer, state: TrainState, *, saved: Mapping[str, Mapping[str, Any]]) -> None:
         """`on_train_start`, then (after a restore) `load_state_dict` with the state saved for the hook's key."""
         for key, hook in zip(self.keys, self.hooks, strict=True):
             with during(f"hook {key} (on_train_start)"):
@@ -52,17 +68,12 @@ class UserHooks(BaseHook):
                 with during(f"hook {key} (load_state_dict)"):
                     _call(hook, "load_state_dict", saved[key])
 
-    def after(self, call: Call, state: Any, out: CallOutput) -> None:
+    def after(self, call: Call, state: TrainState, out: CallOutput) -> None:
         step = call.end
-        values = {**out.logged, **out.evaluated}
-        seen = types.MappingProxyType(
-            values
-        )  # read-only for the hooks; a later hook sees an earlier one's logs
-        logged: dict[str, Any] = {}
-        for key, hook in zip(self.keys, self.hooks, strict=True):
-            after_step = getattr(hook, "after_step", None)
-            if after_step is None:
-                continue
+        values: dict[str, LoggedValue] = {**out.logged, **out.evaluated}
+        seen = types.MappingProxyType(values)  # read-only for the hooks; a later hook sees an earlier one's logs
+        logged: dict[str, float] = {}
+        for key, hook, after_step in self._after_steps:
             with during(f"hook {key} after step {step}"):
                 reason = _stop_reason(key, after_step(step, state, seen))
             new = take_logged(hook)
@@ -77,7 +88,7 @@ class UserHooks(BaseHook):
             out.stop = True
             out.stop_request = self.stop_request
 
-    def saved_states(self) -> dict[str, Any]:
+    def saved_states(self) -> dict[str, dict[str, Any]]:
         """`{key: hook.state_dict()}` of the hooks that keep something (JSON, checked here to name the hook)."""
         states = {}
         for key, hook in zip(self.keys, self.hooks, strict=True):
@@ -92,21 +103,21 @@ class UserHooks(BaseHook):
             states[key] = dict(kept)
         return states
 
-    def end(self, trainer: Any, state: Any) -> None:
+    def end(self, trainer: Trainer, state: TrainState) -> None:
         """`on_train_end` of each hook."""
         for key, hook in zip(self.keys, self.hooks, strict=True):
             with during(f"hook {key} (on_train_end)"):
                 _call(hook, "on_train_end", trainer, state)
 
 
-def _call(hook: Any, method: str, *args: Any) -> None:
+def _call(hook: object, method: str, *args: object) -> None:
     """`hook.<method>(*args)` when the hook has it (a hook need not subclass `kd.train.Hook`)."""
     function = getattr(hook, method, None)
     if function is not None:
         function(*args)
 
 
-def _stop_reason(key: str, result: Any) -> str | None:
+def _stop_reason(key: str, result: object) -> str | None:
     """What `after_step` returned, as a stop reason: None or False goes on; a str (the reason) or True stops."""
     if isinstance(result, str):
         return result or f"{key} asked to stop"
