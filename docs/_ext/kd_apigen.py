@@ -167,6 +167,8 @@ def _name_page(name: Name, canonical: dict[int, str], everywhere: dict[int, list
     )
     if name.kind == "class" and name.obj.__bases__ == (object,):
         options = ["   :members:"]  # no "Bases: object"
+    if name.kind == "class":
+        options = [*options, *_private_base_members(name.obj, canonical)]
     first = canonical.get(id(name.obj), name.full)
     if first != name.full:
         # Documented in full under its first public name; here a target of its own (so links to this
@@ -180,6 +182,19 @@ def _name_page(name: Name, canonical: dict[int, str], everywhere: dict[int, list
         lines.append(f"The same object is also public as {links}.\n")
     lines.append("\n".join([f".. {directive}:: {name.name}", *options]) + "\n")
     return "\n".join(lines)
+
+
+def _private_base_members(cls: type, canonical: dict[int, str]) -> list[str]:
+    """`:inherited-members: <first public base>` when bases of kd's private modules come first (a mixin such as
+    `kd.ckpts._kauldron.KauldronCheckpointer`): their methods are the class's own for a reader."""
+    private = 0
+    stop = "object"
+    for base in cls.__mro__[1:]:
+        if id(base) in canonical or not base.__module__.startswith("kd.") or base is object:
+            stop = base.__name__
+            break
+        private += 1
+    return [f"   :inherited-members: {stop}"] if private else []
 
 
 def _namespace_page(namespace: str, names: list[Name]) -> str:
