@@ -138,7 +138,7 @@ def arithmetic_message(error: ArithmeticError, cfg: Any, trainer: Any, phase: st
     known (the seed; a module's field of 0), else the phase and the module it was raised in."""
     kind = f"{type(error).__name__}: {error}"
     frames = traceback_frames(error)
-    if any(f.f_code.co_filename.endswith(os.path.join("train", "_rngs.py")) for f in frames):
+    if any(f.f_code.co_filename.endswith(os.path.join("runtime", "_rngs.py")) for f in frames):
         return (
             f"cfg.seed = {trainer.seed!r}: {kind} while {phase}; a JAX seed is a 64-bit integer "
             "(-2**63 <= seed < 2**63): choose a smaller one"
