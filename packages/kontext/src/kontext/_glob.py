@@ -1,7 +1,8 @@
 """The glob walk: the nodes a path with ``*`` / ``**`` matches in a tree, and writing a value at each of them.
 
 Usage: ``match_nodes({"a": {"w": 1}}, ("a", Wildcard.STAR))`` gives ``[(("a", "w"), 1)]``;
-``set_parts(tree, ("a", "b"), 0, "a.b")`` writes ``tree["a"]["b"] = 0`` and returns ``["a.b"]``.
+``set_parts(tree, ("a", "b"), 0, "a.b")`` writes ``tree["a"]["b"] = 0`` and returns ``["a.b"]``;
+``parts_match(("a", Wildcard.STAR), ("a", "w"))`` is ``True`` (one path, no tree).
 
 The walk names the node it is at by a link ``(link to the parent, part)`` (``None`` for the root), not by
 a tuple of parts: a step costs the same at any depth, and a path is spelled out (``spell``) only for a
@@ -17,7 +18,10 @@ from ._parser import DOUBLE_STAR, STAR, Wildcard, format_parts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    from ._children import Children
 
 Match = tuple  # (concrete parts, node)
 
@@ -77,6 +81,39 @@ def match_nodes(
         known: dict[int, tuple[object, ...]] = {}  # id of a link spelled already -> its parts
         return [(spell(link, known), match) for link, match in found]
     return found
+
+
+def parts_match(pattern: tuple[object, ...], parts: tuple[object, ...]) -> bool:
+    """Whether the concrete ``parts`` name a node that ``pattern`` matches, the tree aside: ``*`` takes one
+    part, ``**`` any number (none included), and any other part must equal the one it meets.
+
+    Usage: ``parts_match(("a", Wildcard.DOUBLE_STAR, "c"), ("a", "b", "b", "c"))`` is ``True``.
+
+    Greedy, going back only to the last ``**`` met (it takes one part more): a later ``**`` can take
+    whatever an earlier one would. Time ``len(pattern) * len(parts)`` at worst, whatever the ``**``.
+    """
+    n, m = len(pattern), len(parts)
+    i = j = 0
+    star = -1  # The position of the last `**` met, and the part where what it takes ends.
+    star_end = 0
+    while j < m:
+        if i < n:
+            part = pattern[i]
+            if part is DOUBLE_STAR:
+                star, star_end = i, j
+                i += 1
+                continue
+            if part is STAR or part == parts[j]:
+                i += 1
+                j += 1
+                continue
+        if star < 0:
+            return False
+        star_end += 1
+        i, j = star + 1, star_end
+    while i < n and pattern[i] is DOUBLE_STAR:
+        i += 1
+    return i == n
 
 
 Link = tuple  # (the parent's link, part), or None for the root
@@ -173,115 +210,164 @@ def _expand(
 ) -> list[Match] | None:
     """``match_nodes`` from the first wildcard on: a depth-first walk with its own stack, in tree order.
 
+    ``memo``: the pattern has two ``**`` or more. ``checked``, ``(root, suffix, optional_steps(pattern))``,
+    applies ``match_nodes``' strict rules: a step that is not optional raises where it is missing. Returns
+    ``None`` when the first wildcard is a ``*`` on a leaf; else the matches, each path a link.
+    """
+    return _Walk(pattern, containers_only, memo, checked).run(start, first)
+
+
+class _Walk:
+    """One glob walk: its stack of tasks and the matches so far; ``expand_node`` opens a container.
+
     A task ``(node, i, prefix, prefix id)`` matches ``pattern[i:]`` at ``node``, reached by ``prefix`` (a
     link); ``i < 0`` is the expansion of the ``**`` at ``~i``, done after its zero-level match, and a
     ``prefix`` of ``_LEAVE`` ends the expansion of ``node`` (for cycles). With two ``**`` or more
     (``memo``), many routes reach the same task (``**.a.**`` on ``a.a.a``): ids number the prefixes so that
     each task is done once, which also keeps each path out of the result twice. (With fewer, a path has one
     route.)
-
-    ``checked``, ``(root, suffix, optional_steps(pattern))``, applies ``match_nodes``' strict rules: a
-    step that is not optional raises where it is missing. Returns ``None`` when the first wildcard is a
-    ``*`` on a leaf; else the matches, each path a link.
     """
-    out: list[Match] = []
-    n = len(pattern)
+
+    __slots__ = ("ancestors", "checked", "done", "expand_node", "ids", "n", "out", "pattern", "stack")
+
+    def __init__(
+        self,
+        pattern: tuple[object, ...],
+        containers_only: bool,
+        memo: bool,
+        checked: tuple[object, tuple[object, ...], tuple[bool, ...]] | None,
+    ) -> None:
+        self.pattern = pattern
+        self.n = len(pattern)
+        self.checked = checked
+        self.ancestors: set[int] = set()  # Nodes being expanded: a cycle comes back to one of them.
+        self.done: set[tuple[int, int]] | None = set() if memo else None
+        self.ids: dict[tuple[object, ...], int] = {}
+        self.out: list[Match] = []
+        self.stack: list[tuple[Any, int, Any, int]] = []
+        self.expand_node = _node_expander(self, containers_only)
+
+    def run(self, start: object, first: int) -> list[Match] | None:
+        """The matches of ``pattern[first:]`` (a wildcard) at ``start``; ``None`` for a ``*`` on a leaf."""
+        pattern, n, checked, done, ids = self.pattern, self.n, self.checked, self.done, self.ids
+        out, stack, ancestors, expand_node = self.out, self.stack, self.ancestors, self.expand_node
+        stack.append((start, first, _link(pattern[:first]), 0))
+        star_first = pattern[first] is STAR  # A `*` first: expanding a leaf there is an error.
+        while stack:
+            node, i, prefix, pid = stack.pop()
+            if prefix is _LEAVE:
+                ancestors.discard(id(node))
+                continue
+            # `expand`: 0 nothing to expand, 1 a `**`'s expansion (`pattern[i]`), 2 a `*`'s (`pattern[i-1]`).
+            if i < 0:
+                i = ~i
+                expand = 1
+            else:
+                expand = 0
+                pending = None  # The last `**` expansion, not pushed yet: it may be the next task.
+                while True:  # Match `pattern[i:]` at `node`, up to a `*` to expand.
+                    while i < n:  # Concrete steps.
+                        part = pattern[i]
+                        if type(part) is Wildcard:
+                            break
+                        if type(node) is dict:
+                            try:
+                                child = node.get(part, MISSING)  # type: ignore[attr-defined]
+                            except TypeError:  # An unhashable part (a slice).
+                                child = MISSING
+                        elif children_of(node) is None and (checked is None or checked[2][i]):
+                            child = MISSING  # No attributes of leaves after a wildcard, unless required.
+                        else:
+                            child = step(node, part)
+                        if child is MISSING:
+                            if checked is not None and not checked[2][i]:
+                                raise _required(checked, spell(prefix), pattern, i, node, False)
+                            break
+                        node = child
+                        prefix = (prefix, part)
+                        if done is not None:
+                            pid = _prefix_id(ids, pid, part)
+                        i += 1
+                    else:
+                        if done is None or _first_time(done, pid, n):
+                            out.append((prefix, node))
+                        break
+                    if type(part) is not Wildcard or (done is not None and not _first_time(done, pid, i)):
+                        break  # A missing key, or a task already done.
+                    if part is STAR:
+                        i += 1
+                        expand = 2
+                        break
+                    if i + 1 == n:  # A last `**`: the node itself, then its expansion.
+                        if done is None or _first_time(done, pid, n):
+                            out.append((prefix, node))
+                        expand = 1
+                        break
+                    if pending is not None:
+                        stack.append(pending)
+                    pending = (node, ~i, prefix, pid)  # `**`: zero levels first, then one level more.
+                    i += 1
+                if not expand:
+                    if pending is None:
+                        continue
+                    node, i, prefix, pid = pending  # The `**` expansion is next: no need to wait.
+                    i = ~i
+                elif pending is not None:
+                    stack.append(pending)  # After the expansion that comes first.
+            found = children_of(node)
+            if found is None:
+                if star_first:
+                    return None
+                if expand == 2 and checked is not None and not checked[2][i - 1]:
+                    raise _required(checked, spell(prefix), pattern, i - 1, node, True)
+                continue
+            star_first = False
+            expand_node(node, found, i, expand, prefix, pid)
+        return out
+
+
+def _node_expander(
+    walk: _Walk, containers_only: bool
+) -> Callable[[object, Children, int, int, Link | None, int], None]:
+    """The expansion of one node in ``walk``: a closure over the walk's parts, which it reads for each
+    container (a closure's reads are the cheapest Python has), and over what bounds the work.
+
+    ``expand_node(node, found, i, expand, prefix, pid)`` expands ``node``, a container with children
+    ``found``, for a wildcard (``expand``, as in ``_Walk.run``): each child is a task, or a match after a
+    last ``*``.
+    """
+    pattern, n, checked, done, ids = walk.pattern, walk.n, walk.checked, walk.done, walk.ids
+    out, stack, ancestors = walk.out, walk.stack, walk.ancestors
     # An atom or array (a leaf, known without probing) reached at `i` matches only if `pattern[i:]` is
     # empty or `**` (`i >= leaves_from`): it is then a result directly, otherwise it is left out.
     leaves_from = n - 1 if pattern[-1] is DOUBLE_STAR else n
-    ancestors: set[int] = set()  # Nodes being expanded: a cycle comes back to one of them.
-    # (id, position, kind) of each expansion -> its node (kept: ids stay unique). In a tree, one path leads
-    # to a node: an expansion done again is a shared container's, reached by another path.
+    # (id, position, kind) of each expansion -> its node (kept: ids stay unique). In a tree, one path
+    # leads to a node: an expansion done again is a shared container's, reached by another path.
     expanded: dict[tuple[int, int, int], object] = {}
     repeats = 0  # Children reached again that way.
-    done: set[tuple[int, int]] | None = set() if memo else None
-    ids: dict[tuple[object, ...], int] = {}
-    stack: list[tuple[Any, int, Any, int]] = [(start, first, _link(pattern[:first]), 0)]
-    star_first = pattern[first] is STAR  # A `*` first: expanding a leaf there is an error.
-    while stack:
-        node, i, prefix, pid = stack.pop()
-        if prefix is _LEAVE:
-            ancestors.discard(id(node))
-            continue
-        # `expand`: 0 nothing to expand, 1 a `**`'s expansion (at `pattern[i]`), 2 a `*`'s (`pattern[i - 1]`).
-        if i < 0:
-            i = ~i
-            expand = 1
-        else:
-            expand = 0
-            pushed = 0  # The stack size after pushing the last `**` expansion, if any.
-            while True:  # Match `pattern[i:]` at `node`, up to a `*` to expand.
-                while i < n:  # Concrete steps.
-                    part = pattern[i]
-                    if type(part) is Wildcard:
-                        break
-                    if type(node) is dict:
-                        try:
-                            child = node.get(part, MISSING)  # type: ignore[attr-defined]
-                        except TypeError:  # An unhashable part (a slice).
-                            child = MISSING
-                    elif children_of(node) is None and (checked is None or checked[2][i]):
-                        child = (
-                            MISSING  # After a wildcard, no attributes of leaves, unless a step must exist.
-                        )
-                    else:
-                        child = step(node, part)
-                    if child is MISSING:
-                        if checked is not None and not checked[2][i]:
-                            raise _required(checked, spell(prefix), pattern, i, node, False)
-                        break
-                    node = child
-                    prefix = (prefix, part)
-                    if done is not None:
-                        pid = _prefix_id(ids, pid, part)
-                    i += 1
-                else:
-                    if done is None or _first_time(done, pid, n):
-                        out.append((prefix, node))
-                    break
-                if type(part) is not Wildcard or (done is not None and not _first_time(done, pid, i)):
-                    break  # A missing key, or a task already done.
-                if part is STAR:
-                    i += 1
-                    expand = 2
-                    break
-                if i + 1 == n:  # A last `**`: the node itself, then its expansion.
-                    if done is None or _first_time(done, pid, n):
-                        out.append((prefix, node))
-                    expand = 1
-                    break
-                stack.append((node, ~i, prefix, pid))  # `**`: zero levels first, then one level more.
-                pushed = len(stack)
-                i += 1
-            if not expand:
-                if not pushed or pushed != len(stack):
-                    continue
-                node, i, prefix, pid = stack.pop()  # The `**` expansion is next: no need to wait.
-                i = ~i
-        found = children_of(node)
-        if found is None:
-            if star_first:
-                return None
-            if expand == 2 and checked is not None and not checked[2][i - 1]:
-                raise _required(checked, spell(prefix), pattern, i - 1, node, True)
-            continue
-        star_first = False
+
+    def expand_node(
+        node: object, found: Children, i: int, expand: int, prefix: Link | None, pid: int
+    ) -> None:
+        nonlocal repeats
         ident = id(node)
         if ident in ancestors:
-            continue  # A cycle: this node is already being expanded higher up.
-        if (ident, i, expand) in expanded:
+            return  # A cycle: this node is already being expanded higher up.
+        expansion = (ident, i, expand)
+        if expansion in expanded:
             repeats += len(found)
             if repeats > REPEAT_LIMIT:
-                raise _repeated((*pattern, *(checked[1] if checked is not None else ())), spell(prefix))
+                suffix = checked[1] if checked is not None else ()
+                raise _repeated((*pattern, *suffix), spell(prefix))
         else:
-            expanded[ident, i, expand] = node
+            expanded[expansion] = node
         if i == n:  # A last `*`: every child is a result.
             for key, child in found:
                 if containers_only and (type(child) in _ATOMS or type(child) in _ARRAY_KINDS):
                     continue
                 if done is None or _first_time(done, _prefix_id(ids, pid, key), n):
                     out.append(((prefix, key), child))
-            continue
+            return
         mark = len(stack)
         nested = False
         leaves = not containers_only and i >= leaves_from
@@ -302,7 +388,8 @@ def _expand(
         if nested:  # Only a container child can lead back here.
             ancestors.add(ident)
             stack.insert(mark, (node, 0, _LEAVE, 0))
-    return out
+
+    return expand_node
 
 
 _LEAVE = object()  # a task's prefix that ends the expansion of its node
@@ -400,8 +487,11 @@ _END = object()
 def _lacks(parent: object, part: object) -> bool:
     """Whether ``parent`` is a dict or list without ``part``, which a lenient write skips."""
     kind = type(parent)
-    if kind is dict:
-        return not _has_key(parent, part)
+    if kind is dict:  # `_has_key`, without a call: this runs once per target.
+        try:
+            return part not in parent  # type: ignore[operator]
+        except TypeError:  # An unhashable part (a slice).
+            return True
     if kind is list:
         return type(part) is not int or not -len(parent) <= part < len(parent)  # type: ignore[arg-type]
     return False
@@ -444,8 +534,12 @@ def _assign(
     """
     kind = type(parent)
     if kind is dict:
-        if lenient and not _has_key(parent, part):
-            return False
+        if lenient:  # `_has_key`, without a call.
+            try:
+                if part not in parent:  # type: ignore[operator]
+                    return False
+            except TypeError:  # An unhashable part (a slice).
+                return False
         try:
             if write:
                 parent[part] = value  # type: ignore[index]
@@ -466,36 +560,66 @@ def _assign(
             return False
         raise _cannot(prefix, part, f"{_where(prefix)} is a {kind.__name__}, which is immutable; rebuild it")
     if hasattr(kind, "keys") and hasattr(kind, "__getitem__"):
-        if lenient and not _has_key(parent, part):
-            return False
-        if not write:
-            return True
-        try:
-            parent[part] = value  # type: ignore[index]
-        except (TypeError, ValueError, AttributeError, NotImplementedError) as e:  # FrozenDict, mappingproxy
-            reason = f"the {kind.__name__} at {_where(prefix)} refused the write ({type(e).__name__}: {e})"
-            raise _cannot(prefix, part, reason + "; build a new one instead") from None
-        return True
+        return _assign_key(parent, prefix, part, value, lenient, write)
     if isinstance(parent, list) or (hasattr(kind, "__setitem__") and hasattr(kind, "__len__")):
-        n = len(parent)  # type: ignore[arg-type]
-        if type(part) is not int:
-            if lenient:
-                return False
-            raise _cannot(prefix, part, f"{kind.__name__} indices are integers, got {part!r}")
-        if not -n <= part < n:
-            if lenient:
-                return False
-            raise PathIndexError(
-                f"Cannot set {_where((*prefix, part))}: index {part} is out of range for the {kind.__name__} "
-                f"of length {n} at {_where(prefix)} (valid: 0..{n - 1} or -{n}..-1).",
-                path=format_parts((*prefix, part)),
-                failed_part=part,
-                parent=format_parts(prefix),
-                available=(f"indices 0..{n - 1}",) if n else (),
-            )
-        if write:
-            parent[part] = value  # type: ignore[index]
+        return _assign_index(parent, prefix, part, value, lenient, write)
+    return _assign_attribute(root, parent, prefix, part, value, lenient, write)
+
+
+def _assign_key(
+    parent: object, prefix: tuple[object, ...], part: object, value: object, lenient: bool, write: bool
+) -> bool:
+    """``_assign`` into a mapping other than a dict (a FrozenDict, a mappingproxy, a user's mapping)."""
+    if lenient and not _has_key(parent, part):
+        return False
+    if not write:
         return True
+    try:
+        parent[part] = value  # type: ignore[index]
+    except (TypeError, ValueError, AttributeError, NotImplementedError) as e:  # FrozenDict, mappingproxy
+        kind = type(parent).__name__
+        reason = f"the {kind} at {_where(prefix)} refused the write ({type(e).__name__}: {e})"
+        raise _cannot(prefix, part, reason + "; build a new one instead") from None
+    return True
+
+
+def _assign_index(
+    parent: object, prefix: tuple[object, ...], part: object, value: object, lenient: bool, write: bool
+) -> bool:
+    """``_assign`` into a list or another sequence that takes item assignment: an integer index in range."""
+    kind = type(parent)
+    n = len(parent)  # type: ignore[arg-type]
+    if type(part) is not int:
+        if lenient:
+            return False
+        raise _cannot(prefix, part, f"{kind.__name__} indices are integers, got {part!r}")
+    if not -n <= part < n:
+        if lenient:
+            return False
+        raise PathIndexError(
+            f"Cannot set {_where((*prefix, part))}: index {part} is out of range for the {kind.__name__} "
+            f"of length {n} at {_where(prefix)} (valid: 0..{n - 1} or -{n}..-1).",
+            path=format_parts((*prefix, part)),
+            failed_part=part,
+            parent=format_parts(prefix),
+            available=(f"indices 0..{n - 1}",) if n else (),
+        )
+    if write:
+        parent[part] = value  # type: ignore[index]
+    return True
+
+
+def _assign_attribute(
+    root: object,
+    parent: object,
+    prefix: tuple[object, ...],
+    part: object,
+    value: object,
+    lenient: bool,
+    write: bool,
+) -> bool:
+    """``_assign`` into an object's attribute (a dataclass, a flax struct, a plain object)."""
+    kind = type(parent)
     if type(part) is not str:
         if lenient:
             return False

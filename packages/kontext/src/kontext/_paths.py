@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ._children import part_from_jax_key
 from ._errors import GlobPathError
-from ._glob import match_nodes, set_parts
+from ._glob import match_nodes, parts_match, set_parts
 from ._lookup import lookup, not_found
 from ._parser import Wildcard, check_part, format_parts, parse_parts
 
@@ -179,6 +179,24 @@ class GlobPath(AbstractPath):
         skipped. ``set_by_path`` and ``filter_by_path`` follow Kauldron's stricter rules instead.
         """
         return [Path._trusted(parts) for parts, _ in match_nodes(context, self.parts)]
+
+    def matches(self, path: Path | str | tuple[Part, ...]) -> bool:
+        """Whether this glob matches the concrete ``path``, without a tree: ``*`` takes one part, ``**`` any
+        number (none included), any other part must equal the path's (``[0]`` and ``.0`` are the same index).
+
+        Usage: ``GlobPath.from_str("params.**.kernel").matches("params.dense.kernel")`` is ``True``.
+
+        ``path`` is read as ``get_by_path`` reads one (a string, a ``Path``, a tuple of parts, a JAX key
+        path). Of a tree's nodes, ``self.match(tree)`` gives those whose path ``matches`` (but an index from
+        the end, ``[-1]``, matches only the part ``-1`` here: no tree says which index is last).
+        """
+        parts = to_parts(path, glob_ok=True)
+        if any(type(p) is Wildcard for p in parts):
+            raise GlobPathError(
+                f"GlobPath.matches takes a concrete path, got the glob {format_parts(parts)!r} "
+                "(GlobPath.match gives the concrete paths a glob matches in a tree)."
+            )
+        return parts_match(self.parts, parts)
 
 
 def _sort_key(parts: tuple[Part, ...]) -> tuple[Any, ...]:

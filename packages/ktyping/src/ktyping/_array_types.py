@@ -243,61 +243,78 @@ def _compile_check(
     scalar_types: tuple[type, ...],
 ) -> Check:
     """Builds the per-annotation check closure; the common case is kept branch-free."""
+    if kind == _ARRAY and array_type is None:
+        return _array_check(family, spec)
+    return _general_check(family, spec, kind, array_type, scalar_types)
+
+
+def _array_check(family: _dtypes.DtypeFamily, spec: Spec | None) -> Check:
+    """The check of a duck-typed array annotation (`Float["b n"]`): a dtype of the family, then the shape."""
     cache = family._cache
     accepts = family.accepts
     match = spec.matcher if spec is not None else None
+    if match is None:
 
-    if kind == _ARRAY and array_type is None:
-        if match is None:
-
-            def check_any_shape(value: Any, cands: list, scope: Any) -> list:
-                try:
-                    dtype = value.dtype
-                    value.shape  # noqa: B018 - duck-typing probe
-                except AttributeError:
-                    return _NO
-                try:
-                    ok = cache[dtype]
-                except (KeyError, TypeError):
-                    ok = accepts(dtype)
-                return cands if ok else _NO
-
-            return check_any_shape
-
-        if spec is not None and spec.straight_line:
-            return spec.generate(
-                "check_array(value, cands, scope)",
-                (
-                    "    try:",
-                    "        dtype = value.dtype",
-                    "        shape = value.shape",
-                    "    except AttributeError:",
-                    "        return _NO",
-                    "    try:",
-                    "        ok = cache[dtype]",
-                    "    except (KeyError, TypeError):",
-                    "        ok = accepts(dtype)",
-                    "    if not ok:",
-                    "        return _NO",
-                ),
-                {"cache": cache, "accepts": accepts},
-            )
-
-        def check_array(value: Any, cands: list, scope: Any) -> list:
+        def check_any_shape(value: Any, cands: list, scope: Any) -> list:
             try:
                 dtype = value.dtype
-                shape = value.shape
+                value.shape  # noqa: B018 - duck-typing probe
             except AttributeError:
                 return _NO
             try:
                 ok = cache[dtype]
             except (KeyError, TypeError):
                 ok = accepts(dtype)
-            if not ok:
-                return _NO
-            return match(shape, cands, scope)
+            return cands if ok else _NO
 
-        return check_array
+        return check_any_shape
+
+    if spec is not None and spec.straight_line:
+        return spec.generate(
+            "check_array(value, cands, scope)",
+            (
+                "    try:",
+                "        dtype = value.dtype",
+                "        shape = value.shape",
+                "    except AttributeError:",
+                "        return _NO",
+                "    try:",
+                "        ok = cache[dtype]",
+                "    except (KeyError, TypeError):",
+                "        ok = accepts(dtype)",
+                "    if not ok:",
+                "        return _NO",
+            ),
+            {"cache": cache, "accepts": accepts},
+        )
+
+    def check_array(value: Any, cands: list, scope: Any) -> list:
+        try:
+            dtype = value.dtype
+            shape = value.shape
+        except AttributeError:
+            return _NO
+        try:
+            ok = cache[dtype]
+        except (KeyError, TypeError):
+            ok = accepts(dtype)
+        if not ok:
+            return _NO
+        return match(shape, cands, scope)
+
+    return check_array
+
+
+def _general_check(
+    family: _dtypes.DtypeFamily,
+    spec: Spec | None,
+    kind: str,
+    array_type: Any,
+    scalar_types: tuple[type, ...],
+) -> Check:
+    """The check of any other annotation: a `Shape`, a spec-like, a scalar, a key, an array of a set type."""
+    accepts = family.accepts
+    match = spec.matcher if spec is not None else None
 
     def check_general(value: Any, cands: list, scope: Any) -> list:
         if kind == _SHAPE:

@@ -231,11 +231,7 @@ class DimSearch:
                 i += 1
                 j += k
                 continue
-            lo = d.min_len
-            hi = rest - self.min_after[i + 1]
-            if i + 1 == len(dims):
-                lo = max(lo, rest)
-            for k in range(lo, hi + 1):
+            for k in self._lengths(d, i, rest):  # a branch per number of axes it takes
                 c = a if key is None else {**a, key: shape[j : j + k]}
                 if key is not None and PENDING in a:
                     checked = _recheck_pending(c, scope)
@@ -246,6 +242,16 @@ class DimSearch:
             return
         if j == n:
             out.append(a)
+
+    def _lengths(self, d: VariadicDim, i: int, rest: int) -> range:
+        """The numbers of axes that `d = dims[i]`, a variadic dim not bound yet, can take of the `rest` left:
+        each that leaves the dims after it enough, fewest first (all of them when `d` is the last dim).
+        """
+        lo = d.min_len
+        hi = rest - self.min_after[i + 1]
+        if i + 1 == len(self.dims):
+            lo = max(lo, rest)
+        return range(lo, hi + 1)
 
     def too_ambiguous(self, shape: tuple[Any, ...], why: str = "") -> KTypeCheckError:
         """The error for a match that would take more than its budget of steps."""

@@ -3,7 +3,7 @@
     exporter = kd.export.JaxModelExporter(workdir="/tmp/run", rng_streams=kd.train.RngStreams(seed=0))
     folder = exporter.export(model=trainer.model, state=state, element_spec=trainer.element_spec,
                              is_training=False)        # or: kd.export.export_model(trainer, state)
-    model = kd.export.load_exported(folder)            # later, anywhere: needs only jax and numpy
+    model = kd.export.load_exported(folder)            # later, anywhere: needs only jax, numpy and kontext
     out = model(x=batch["x"])                          # {"preds": ..., "interms": ...}
 
 The folder holds the `jax.export` serialization of the forward pass, the parameters and collections, and a

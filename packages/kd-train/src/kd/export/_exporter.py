@@ -289,7 +289,7 @@ def _batch_of(inputs: Mapping[str, Any], keys: Mapping[str, str]) -> Any:
         return inputs["batch"]
     batch: dict[str, Any] = {}
     for name, path in keys.items():
-        *parents, last = path.split(".")[1:]
+        *parents, last = kontext.Path.from_str(path).parts[1:]
         node = batch
         for part in parents:
             node = node.setdefault(part, {})

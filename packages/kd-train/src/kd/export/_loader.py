@@ -1,4 +1,4 @@
-"""`load_exported`: a folder written by `JaxModelExporter` back as a callable, with jax and numpy only.
+"""`load_exported`: a folder written by `JaxModelExporter` back as a callable (jax, numpy and kontext only).
 
     model = kd.export.load_exported("/tmp/run/train_model.jax_exported")
     out = model(x=np.ones((3, 2), np.float32))      # or model(batch): the inputs are picked by their keys
@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jax
+import kontext
 import numpy as np
 
 EXPORTED_FILE = "exported.bin"
@@ -128,7 +129,7 @@ def _spec_text(spec: Mapping[str, Any]) -> str:
 def _pick(batch: Mapping[str, Any], key: str, name: str) -> Any:
     """The value at `key` ("batch.image", "batch.obs.rgb", or "batch" itself) of `batch`."""
     value: Any = batch
-    for part in key.split(".")[1:]:
+    for part in kontext.Path.from_str(key).parts[1:]:
         if not isinstance(value, Mapping) or part not in value:
             raise KeyError(f"ExportedModel: input {name!r} reads {key!r}, which the batch does not hold")
         value = value[part]

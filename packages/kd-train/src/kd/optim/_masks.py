@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
+import kontext
 
 PyTree = Any
 MaskFn = Callable[[PyTree], PyTree]
@@ -95,8 +96,11 @@ def _matcher(pattern: str) -> Callable[[str], bool]:
     if ("**" in parts or parts[0] == "*") and all(
         p in _WILDCARDS or (p and not _REGEX_CHARS & set(p)) for p in parts
     ):
-        glob = re.compile("".join(_glob_part(p) for p in parts))
-        return lambda text: glob.match(text + ".") is not None
+        # The names stay names (`0` is a key, not an index); the `**` added matches the leaves below.
+        glob = kontext.GlobPath(
+            *(kontext.Wildcard(p) if p in _WILDCARDS else p for p in parts), kontext.Wildcard.DOUBLE_STAR
+        )
+        return lambda text: glob.matches(_keys(text))
     body = pattern if _REGEX_CHARS & set(pattern) else re.escape(pattern)
     try:
         regex = re.compile(rf"(?:^|\.)(?:{body})(?:$|\.)")
@@ -110,13 +114,12 @@ def _matcher(pattern: str) -> Callable[[str], bool]:
     return lambda text: regex.search(text) is not None
 
 
-def _glob_part(part: str) -> str:
-    """A glob part as a regex over `path + "."`, where each key is followed by its dot."""
-    if part == "**":
-        return r"(?:[^.]+\.)*"
-    if part == "*":
-        return r"[^.]+\."
-    return re.escape(part) + r"\."
+def _keys(text: str) -> tuple[str, ...]:
+    """The keys of a dotted leaf path, up to the first empty one (which no glob part matches)."""
+    keys = text.split(".")
+    if "" in keys:
+        del keys[keys.index("") :]
+    return tuple(keys)
 
 
 def _key_text(entry: Any) -> str:
