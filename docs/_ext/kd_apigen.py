@@ -34,6 +34,7 @@ NAMESPACES = (
     "kd_compat",
     "kd",
     "kd.train",
+    "kd.runtime",
     "kd.data",
     "kd.data.py",
     "kd.losses",

@@ -172,6 +172,17 @@ def test_forward_with_method_runs_that_method():
     np.testing.assert_allclose(np.asarray(context.preds), np.asarray(expected), rtol=1e-6)
 
 
+def test_forward_captures_each_modules_call_only_as_flaxs_capture_intermediates_true():
+    # Kauldron's forward passes `capture_intermediates=True`: `__call__` outputs, not other methods'.
+    trainer = lib.make_trainer(model=_TwoMethods())
+    state = trainer.init_state()
+
+    context = forward(_context(state), model=trainer.model, rngs={}, is_training=False, method="features")
+
+    assert set(context.interms) == {"hidden"}
+    assert set(context.interms["hidden"]) == {"__call__"}
+
+
 @pytest.mark.parametrize("model", [lib.Dropout(), lib.DropoutTrainProperty()], ids=type)
 def test_forward_in_training_mode_drops_out_as_the_trainers_step_does(model):
     trainer = lib.make_trainer(model=model)

@@ -92,15 +92,15 @@ def evaluate_checkpoints(
     if writer is None:
         writer = default_writer(trainer)
     done_before = evaluated_steps(workdir / EVAL_METRICS_FILE, [_prefix(n, e) for n, e in chosen.items()])
-    rounds = _Rounds(
-        checkpointer=checkpointer,
-        chosen=chosen,
-        evaluations=as_evaluations(chosen, writer=writer),  # each evaluator wrapped once, for every checkpoint
-        writer=writer,
-        template=trainer.sharding.state_template(trainer.state_specs),
-        done_before=done_before,
-    )
-    try:
+    try:  # the writer and the checkpointer are closed whatever fails, wrapping the evaluators too
+        rounds = _Rounds(
+            checkpointer=checkpointer,
+            chosen=chosen,
+            evaluations=as_evaluations(chosen, writer=writer),  # each evaluator wrapped once, for every checkpoint
+            writer=writer,
+            template=trainer.sharding.state_template(trainer.state_specs),
+            done_before=done_before,
+        )
         _follow(rounds, workdir, follow=follow, poll_seconds=poll_seconds, timeout_seconds=timeout_seconds)
     finally:
         if own_writer:

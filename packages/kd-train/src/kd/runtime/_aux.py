@@ -13,12 +13,10 @@ from collections.abc import Mapping
 import jax
 import numpy as np
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from kd._interfaces import MetricState, PyTree
+from kd._interfaces import MetricState, PyTree  # at run time too: typing.get_type_hints resolves the fields
 
-    Value = float | np.ndarray
-    """A computed loss or metric: a float, or an array (a metric of several values)."""
+Value = float | np.ndarray
+"""A computed loss or metric: a float, or an array (a metric of several values)."""
 
 
 @jax.tree_util.register_dataclass

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 import jax
 import kontext
 
+from kd._interfaces import MetricState, PyTree  # at run time too: typing.get_type_hints(Context) resolves
 from kd.runtime._aux import AuxiliariesState
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from kd._interfaces import MetricState, PyTree
     from kd.runtime._state import TrainState
 
 

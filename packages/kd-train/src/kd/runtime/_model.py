@@ -119,7 +119,7 @@ def _accepts(call: Callable[..., object], name: str) -> bool:
 
 
 class EveryIntermediate:
-    """An interest filter that captures every intermediate (Kauldron's `capture_intermediates=True`).
+    """An interest filter that captures every module's `__call__` output (Kauldron's `capture_intermediates=True`).
 
     Usage: `model.apply(params, collections, context, rngs=rngs, is_training=False, capture=EveryIntermediate())`.
     """
@@ -128,7 +128,7 @@ class EveryIntermediate:
         return True
 
     def wants(self, module_path: tuple[str, ...], method_name: str) -> bool:
-        return True
+        return method_name == "__call__"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,7 +178,9 @@ class LinenModel:
         if capture and not every_collection_mutable:
             mutable.append("intermediates")
         capture_fn: bool | Callable[[nn.Module, str], bool] = False
-        if capture:
+        if isinstance(capture, EveryIntermediate):
+            capture_fn = True  # flax's own rule: every module's `__call__` output
+        elif capture:
             capture_fn = lambda module, method: capture.wants(tuple(module.path), method)  # noqa: E731
         with training_mode(is_training):
             out = self.module.apply(

@@ -24,16 +24,25 @@ from typing import Final, Protocol
 import jax
 import konfig
 import kontext
+import optax
 from flax import linen as nn
 
-from kd import ckpts, sharding, writers
-from kd._interfaces import Checkpointer, Evaluator, TrainingData, Writer
+from kd import ckpts, sharding, writers, xm
+from kd._interfaces import Auxiliary, Checkpointer, Evaluator, PyTree, TrainingData, Writer
 from kd._phase import during
-from kd.ckpts import DefaultCheckpointer, NoWorkdirCheckpointer, apply_init_transform, default_checkpointer
+from kd.ckpts import (
+    DefaultCheckpointer,
+    InitTransform,
+    NoWorkdirCheckpointer,
+    apply_init_transform,
+    default_checkpointer,
+)
 from kd.runtime import (
     ConfigError,
     Context,
     KeyPathError,
+    NnxModel,
+    RngStream,
     RngStreams,
     TrainState,
     as_model,
@@ -42,6 +51,7 @@ from kd.runtime import (
     fill_from_root,
     intermediate_specs,
 )
+from kd.sharding import ShardingStrategy
 from kd.train import _eval_only
 from kd.train._eval_only import eval_only_trainer, evaluate_only
 from kd.train._hook import Hook
@@ -55,23 +65,11 @@ from kd.train._progress import Progress
 from kd.train._setup import Setup
 from kd.train._step import TrainStep
 from kd.train._stop import StopRequest
+from kd.train._types import LoggedValue
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import optax
-    from flax import nnx
-    from jax.experimental import checkify
-
-    from kd import xm
-    from kd._interfaces import Auxiliary, PyTree
-    from kd.ckpts import InitTransform
-    from kd.runtime import NnxModel, RngStream
-    from kd.sharding import ShardingStrategy
-    from kd.train._types import LoggedValue
-
-    ModelLike = nn.Module | NnxModel | Callable[..., nnx.Module] | konfig.ConfigDict
-    """What `Trainer.model` takes: a linen Module, an NNX module class configured without `rngs` (or its konfig
-    node, built by the Trainer), or a `kd.train.NnxModel`; after `__post_init__` a Module or an NnxModel."""
+ModelLike = nn.Module | NnxModel | Callable[..., object] | konfig.ConfigDict
+"""What `Trainer.model` takes: a linen Module, an NNX module class configured without `rngs` (or its konfig
+node, built by the Trainer), or a `kd.train.NnxModel`; after `__post_init__` a Module or an NnxModel."""
 
 
 # Fields the Trainer reads itself; every other field is only filled (ROOT_CFG_REF) and passed along.
@@ -195,7 +193,7 @@ class Trainer:
     profiler: Profiler | None = None
     on_nonfinite_loss: str = "stop"
     steps_per_call: int | None = None
-    checkify_error_categories: frozenset[checkify.ErrorCategory] = frozenset()
+    checkify_error_categories: frozenset[type[Exception]] = frozenset()  # checkify.ErrorCategory
     exporter: Exporter | None = None
     setup: Setup = dataclasses.field(default_factory=Setup)
     xm_job: xm.Job | konfig.ConfigDict | None = None
