@@ -17,14 +17,10 @@ import difflib
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike, DTypeLike
 
+from kd._interfaces import PyTree
 from kd.runtime import ConfigError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from jax.typing import ArrayLike, DTypeLike
-
-    from kd._interfaces import PyTree
 
 FLOAT_DTYPES = ("bfloat16", "float16", "float32", "float64")
 _DTYPE_ALIASES = {
