@@ -13,12 +13,12 @@ parameter table; the Trainer lists the intermediates when a key names a missing 
 by the functions that draw (`plot_batch`, `plot_schedules`).
 """
 
+from kd.runtime import get_batch_stats as get_batch_stats
 from kd.runtime import intermediate_specs as intermediate_specs
 from kd.runtime import parameter_counts as parameter_counts
 from kd.runtime import parameter_table as parameter_table
 from kd.train import Profiler as Profiler
 
-from ._batch import get_batch_stats as get_batch_stats
 from ._batch import plot_batch as plot_batch
 from ._cost import lower_trainstep as lower_trainstep
 from ._cost import step_cost as step_cost

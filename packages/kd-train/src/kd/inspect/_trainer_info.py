@@ -6,7 +6,6 @@ print(show_trainer_info(trainer, inspect_dataset=False, profile_statix=True))   
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -15,12 +14,12 @@ from kd._human_text import aligned, human_bytes, human_flops
 from kd.inspect import _batch, _graph, _schedules
 from kd.inspect._cost import step_cost
 from kd.inspect._tables import context_table, sharding_table
-from kd.runtime import parameter_table
+from kd.runtime import get_batch_stats, parameter_table
 
 if TYPE_CHECKING:
-    from kd.inspect._batch import Cell, Row
     from kd.inspect._cost import StepCost
     from kd.inspect._schedules import Schedules
+    from kd.runtime import BatchStats
     from kd.train import Trainer
 
 
@@ -50,7 +49,7 @@ def show_trainer_info(
         sections.append(("Config", config or "(none: this Trainer was not resolved from a konfig config)"))
     if inspect_dataset:
         batch = next(iter(trainer.train_ds))
-        sections.append(("Batch statistics", _stats_table(_batch.get_batch_stats(batch))))
+        sections.append(("Batch statistics", _stats_table(get_batch_stats(batch))))
         images = _batch.image_leaves(batch)
         if images:
             listed = ", ".join(f"{name} ({kind})" for name, (kind, _) in images.items())
@@ -71,13 +70,13 @@ def show_trainer_info(
     return "\n\n".join(f"== {title} ==\n{body}" for title, body in sections)
 
 
-def _stats_table(rows: Sequence[Row]) -> str:
+def _stats_table(rows: BatchStats) -> str:
     columns = ("Name", "Dtype", "Shape", "Min", "Max", "Mean", "StdDev")
     cells = [columns] + [tuple(_cell(row[c]) for c in columns) for row in rows]
     return "\n".join(aligned(cells))
 
 
-def _cell(value: Cell) -> str:
+def _cell(value: str | tuple[int, ...] | float) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)

@@ -11,6 +11,8 @@ the spellings a config and Kauldron's code use.
 from ._aux import AuxiliariesOutput as AuxiliariesOutput
 from ._aux import AuxiliariesState as AuxiliariesState
 from ._aux import AuxState as AuxState
+from ._batch_stats import BatchStats as BatchStats
+from ._batch_stats import get_batch_stats as get_batch_stats
 from ._build_model import build_model as build_model
 from ._context import Context as Context
 from ._errors import ConfigError as ConfigError
@@ -36,6 +38,7 @@ __all__ = [
     "AuxState",
     "AuxiliariesOutput",
     "AuxiliariesState",
+    "BatchStats",
     "ConfigError",
     "Context",
     "EveryIntermediate",
@@ -51,6 +54,7 @@ __all__ = [
     "as_model",
     "as_rng_streams",
     "build_model",
+    "get_batch_stats",
     "fill_from_root",
     "intermediate_specs",
     "is_nnx_module",

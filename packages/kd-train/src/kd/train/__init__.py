@@ -20,6 +20,7 @@ from kd.runtime import RngStream as RngStream
 from kd.runtime import RngStreams as RngStreams
 from kd.runtime import ShapeMismatchError as ShapeMismatchError
 from kd.runtime import TrainState as TrainState
+from kd.runtime import get_batch_stats as get_batch_stats
 from kd.writers import KDMetricWriter as KDMetricWriter
 
 from ._compiles import CompileLog as CompileLog
@@ -85,6 +86,7 @@ __all__ = [
     "evaluate_and_write",
     "forward",
     "forward_with_loss",
+    "get_batch_stats",
     "latest_state",
     "learning_rate_source",
     "lr_find",
