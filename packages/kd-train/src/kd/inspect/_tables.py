@@ -9,6 +9,7 @@ Nothing is allocated and no step runs (`trainer.state_specs`, `trainer.context_s
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import jax
@@ -35,21 +36,8 @@ if TYPE_CHECKING:
 # Context fields with one leaf per parameter (or several): shown one row per module when they are long.
 COLLAPSIBLE = ("params", "grads", "updates", "opt_state", "collections")
 
-_CONTEXT_FIELDS = (
-    "step",
-    "batch",
-    "params",
-    "collections",
-    "preds",
-    "interms",
-    "loss_states",
-    "loss_total",
-    "grads",
-    "updates",
-    "opt_state",
-    "metric_states",
-    "summary_states",
-)
+# Context's fields, in their order: the rows of `context_table`.
+_CONTEXT_FIELDS = tuple(field.name for field in dataclasses.fields(Context))
 
 
 def context_table(context: Context, *, collapse: Sequence[str] = COLLAPSIBLE, max_leaves: int = 12) -> str:
