@@ -166,29 +166,52 @@ def test_a_second_ctrl_c_during_the_stop_save_finishes_it_and_the_rerun_resumes_
     assert again.saved_steps() == [EARLIER, step, step + 1]
 
 
+ATTEMPTS = 3  # runs for the third press to land while the save is written (it lasts ~1 s; a busy machine may miss)
+
+
 def test_a_third_ctrl_c_abandons_the_save_and_the_rerun_resumes_from_the_checkpoint_before(config, tmp_path):
-    run, step = start_and_press_until_the_stop_save(config, tmp_path)
-    earlier = tmp_path / "checkpoints" / f"ckpt_{EARLIER}"
-    files_before = {p: p.stat().st_mtime_ns for p in earlier.rglob("*")}
+    for attempt in range(ATTEMPTS):
+        workdir = tmp_path / f"attempt{attempt}"
+        run, step = start_and_press_until_the_stop_save(config, workdir)
+        earlier = workdir / "checkpoints" / f"ckpt_{EARLIER}"
+        files_before = {p: p.stat().st_mtime_ns for p in earlier.rglob("*")}
 
-    run.press_ctrl_c()
-    run.wait_until(lambda: saving_line(step) in run.stderr, "the line of the second press")
-    run.press_ctrl_c()
+        run.press_ctrl_c()
+        run.wait_until(lambda: saving_line(step) in run.stderr, "the line of the second press")
+        run.press_ctrl_c()
 
-    assert run.finish() == 130
-    partial = f"ckpt_{step}.orbax-checkpoint-tmp"
-    assert run.stderr == [
-        saving_line(step),
-        f"abandoned the save of step {step} (Ctrl-C): {partial} is left unfinished and removed at the next start",
-        f"run the same command again to resume from step {EARLIER}",
-    ]
-    assert sorted(os.listdir(tmp_path / "checkpoints")) == [f"ckpt_{EARLIER}", partial]
-    assert {p: p.stat().st_mtime_ns for p in earlier.rglob("*")} == files_before  # untouched
+        assert run.finish() == 130
+        if not run.stderr[1].startswith("abandoned"):  # the save completed before the third press arrived
+            assert_the_late_press_says_the_step_is_saved(run, step)
+            continue
+        partial = f"ckpt_{step}.orbax-checkpoint-tmp"
+        assert run.stderr == [
+            saving_line(step),
+            f"abandoned the save of step {step} (Ctrl-C): {partial} is left unfinished and removed at the next start",
+            f"run the same command again to resume from step {EARLIER}",
+        ]
+        assert sorted(os.listdir(workdir / "checkpoints")) == [f"ckpt_{EARLIER}", partial]
+        assert {p: p.stat().st_mtime_ns for p in earlier.rglob("*")} == files_before  # untouched
 
-    again = rerun(config, tmp_path, EARLIER + 1)
-    assert again.stdout[0] == f"resuming from step {EARLIER} ({earlier})"  # its digests checked on the way
-    (warning,) = [line for line in again.stderr if line.strip()]  # the partial save, removed: one line
-    assert warning.startswith(
-        f"warning: Ignoring the incomplete checkpoint {tmp_path / 'checkpoints' / partial}:"
+        again = rerun(config, workdir, EARLIER + 1)
+        assert again.stdout[0] == f"resuming from step {EARLIER} ({earlier})"  # its digests checked on the way
+        (warning,) = [line for line in again.stderr if line.strip()]  # the partial save, removed: one line
+        assert warning.startswith(
+            f"warning: Ignoring the incomplete checkpoint {workdir / 'checkpoints' / partial}:"
+        )
+        assert sorted(os.listdir(workdir / "checkpoints")) == [f"ckpt_{EARLIER}", f"ckpt_{EARLIER + 1}"]
+        return
+    pytest.fail(f"in {ATTEMPTS} runs the save of the stop completed before the third Ctrl-C reached kd-train")
+
+
+def assert_the_late_press_says_the_step_is_saved(run: Run, step: int) -> None:
+    """A press after the save completed stops at once and says the step is saved (never "stopped at once"
+    alone): before or after the line of the completed stop, whichever came first."""
+    late = f"interrupted (Ctrl-C) after step {step} was saved; run the same command again to resume from it"
+    checkpointed = (
+        f"interrupted (Ctrl-C) at step {step} of 10000000: the state is checkpointed; run the same command "
+        "again to continue from here"
     )
-    assert sorted(os.listdir(tmp_path / "checkpoints")) == [f"ckpt_{EARLIER}", f"ckpt_{EARLIER + 1}"]
+    assert run.stderr[0] == saving_line(step)
+    assert set(run.stderr[1:]) <= {late, checkpointed} and run.stderr[1:], run.stderr
+    assert run.saved_steps() == [EARLIER, step] and run.stop_save() is None

@@ -16,7 +16,9 @@ While a save is being written, the first press that would stop at once prints on
 and the save goes on; the next press abandons it: two lines say so and which step the run resumes from, and the
 process exits with 130 at once (`os._exit`: orbax's writing threads would hold a normal exit until they are
 done; in a notebook this ends the kernel). The save stays as orbax's temporary folder, which the next start
-removes (`Checkpointer` warns about it); no earlier checkpoint is touched. Standard library only (and kd._terminal).
+removes (`Checkpointer` warns about it); no earlier checkpoint is touched. A press that lands after the save it
+was told about completed stops at once and says that step is saved (there is nothing left to abandon).
+Standard library only (and kd._terminal).
 Shared by `kd.ckpts` (its saves run inside `writing()`) and `kd.train` (its Ctrl-C handler calls `stop_now()`).
 """
 
@@ -37,6 +39,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 
+_TMP_MARK = ".orbax-checkpoint-tmp"  # orbax names a step's folder this way until the save is complete
+
+
 @dataclasses.dataclass(frozen=True)
 class Save:
     """A save started: its `step`, the newest complete checkpoint besides it (`resumes_from`, None when
@@ -55,6 +60,11 @@ class Save:
             return None
         return next((os.path.join(parent, name) for name in names if name.startswith(prefix)), None)
 
+    def complete(self) -> bool:
+        """Whether orbax finished it: its temporary folder was renamed to the step's folder (a local folder)."""
+        final = self.partial[: -len(_TMP_MARK)] if self.partial.endswith(_TMP_MARK) else None
+        return final is not None and "://" not in final and os.path.isdir(final) and not self.partial_folder()
+
     def unfinished(self) -> bool | None:
         """Whether orbax is still writing it; None where that cannot be seen cheaply (a remote folder)."""
         if "://" in self.partial:
@@ -70,6 +80,7 @@ class Save:
 
 # All of it is the main thread's (the only one Python runs signal handlers in).
 _saving: Save | None = None  # the save in flight (cleared once a wait returns)
+_latest: Save | None = None  # the newest save started (kept once complete)
 _starting: Save | None = None  # the save whose blocking part orbax is running
 _depth = 0
 _announced = False  # the "press Ctrl-C again to abandon" line was printed
@@ -84,7 +95,7 @@ def _on_main_thread() -> bool:
 def writing(save: Save | None = None) -> Iterator[None]:
     """Inside, no KeyboardInterrupt is raised: a press that would raise one is raised as the block is left
     (without an error). `save`: the save this block starts (it is in flight from then on)."""
-    global _depth, _saving, _starting, _pending
+    global _depth, _saving, _starting, _pending, _latest
     if not _on_main_thread():
         yield
         return
@@ -94,7 +105,7 @@ def writing(save: Save | None = None) -> Iterator[None]:
     if ours:
         signal.signal(signal.SIGINT, _on_ctrl_c)
     if save is not None:
-        _saving = _starting = save
+        _saving = _starting = _latest = save
     _depth += 1
     pending = None
     try:
@@ -137,10 +148,11 @@ def stop_now() -> None:
     global _announced, _pending
     save = _in_flight()
     if save is None:
+        stop = _stop_after_save() if _announced else None
         if not _depth:
-            raise KeyboardInterrupt
-        if _pending is None:
-            _pending = KeyboardInterrupt()
+            raise stop or KeyboardInterrupt
+        if _pending is None or stop is not None:
+            _pending = stop or KeyboardInterrupt()
         return
     if _announced:
         _abandon(save)
@@ -156,6 +168,18 @@ def stop_now() -> None:
     stop = KeyboardInterrupt(f"stopped while saving step {save.step} (Ctrl-C)")
     stop._kd_announced = True  # type: ignore[attr-defined]  # the line above said it
     raise stop
+
+
+def _stop_after_save() -> KeyboardInterrupt | None:
+    """A press after the save that was said completed: one line says the step is saved (and where the run goes
+    on from); the KeyboardInterrupt to raise, marked as said. None when that save is not complete."""
+    save = _latest
+    if save is None or not save.complete():
+        return None
+    _say(f"interrupted (Ctrl-C) after step {save.step} was saved; run the same command again to resume from it")
+    stop = KeyboardInterrupt(f"stopped after saving step {save.step} (Ctrl-C)")
+    stop._kd_announced = True  # type: ignore[attr-defined]  # the line above said it
+    return stop
 
 
 def _in_flight() -> Save | None:
