@@ -171,37 +171,40 @@ ATTEMPTS = 3  # runs for the third press to land while the save is written (it l
 
 def test_a_third_ctrl_c_abandons_the_save_and_the_rerun_resumes_from_the_checkpoint_before(config, tmp_path):
     for attempt in range(ATTEMPTS):
-        workdir = tmp_path / f"attempt{attempt}"
-        run, step = start_and_press_until_the_stop_save(config, workdir)
-        earlier = workdir / "checkpoints" / f"ckpt_{EARLIER}"
-        files_before = {p: p.stat().st_mtime_ns for p in earlier.rglob("*")}
-
-        run.press_ctrl_c()
-        run.wait_until(lambda: saving_line(step) in run.stderr, "the line of the second press")
-        run.press_ctrl_c()
-
-        assert run.finish() == 130
-        if not run.stderr[1].startswith("abandoned"):  # the save completed before the third press arrived
-            assert_the_late_press_says_the_step_is_saved(run, step)
-            continue
-        partial = f"ckpt_{step}.orbax-checkpoint-tmp"
-        assert run.stderr == [
-            saving_line(step),
-            f"abandoned the save of step {step} (Ctrl-C): {partial} is left unfinished and removed at the next start",
-            f"run the same command again to resume from step {EARLIER}",
-        ]
-        assert sorted(os.listdir(workdir / "checkpoints")) == [f"ckpt_{EARLIER}", partial]
-        assert {p: p.stat().st_mtime_ns for p in earlier.rglob("*")} == files_before  # untouched
-
-        again = rerun(config, workdir, EARLIER + 1)
-        assert again.stdout[0] == f"resuming from step {EARLIER} ({earlier})"  # its digests checked on the way
-        (warning,) = [line for line in again.stderr if line.strip()]  # the partial save, removed: one line
-        assert warning.startswith(
-            f"warning: Ignoring the incomplete checkpoint {workdir / 'checkpoints' / partial}:"
-        )
-        assert sorted(os.listdir(workdir / "checkpoints")) == [f"ckpt_{EARLIER}", f"ckpt_{EARLIER + 1}"]
-        return
+        if third_press_abandons_the_save(config, tmp_path / f"attempt{attempt}"):
+            return
     pytest.fail(f"in {ATTEMPTS} runs the save of the stop completed before the third Ctrl-C reached kd-train")
+
+
+def third_press_abandons_the_save(config: Path, workdir: Path) -> bool:
+    """Presses three times; False when the save completed before the third press (said so, checked here)."""
+    run, step = start_and_press_until_the_stop_save(config, workdir)
+    earlier = workdir / "checkpoints" / f"ckpt_{EARLIER}"
+    files_before = {p: p.stat().st_mtime_ns for p in earlier.rglob("*")}
+
+    run.press_ctrl_c()
+    run.wait_until(lambda: saving_line(step) in run.stderr, "the line of the second press")
+    run.press_ctrl_c()
+
+    assert run.finish() == 130
+    if not run.stderr[1].startswith("abandoned"):
+        assert_the_late_press_says_the_step_is_saved(run, step)
+        return False
+    partial = f"ckpt_{step}.orbax-checkpoint-tmp"
+    assert run.stderr == [
+        saving_line(step),
+        f"abandoned the save of step {step} (Ctrl-C): {partial} is left unfinished and removed at the next start",
+        f"run the same command again to resume from step {EARLIER}",
+    ]
+    assert sorted(os.listdir(workdir / "checkpoints")) == [f"ckpt_{EARLIER}", partial]
+    assert {p: p.stat().st_mtime_ns for p in earlier.rglob("*")} == files_before  # untouched
+
+    again = rerun(config, workdir, EARLIER + 1)
+    assert again.stdout[0] == f"resuming from step {EARLIER} ({earlier})"  # its digests checked on the way
+    (warning,) = [line for line in again.stderr if line.strip()]  # the partial save, removed: one line
+    assert warning.startswith(f"warning: Ignoring the incomplete checkpoint {workdir / 'checkpoints' / partial}:")
+    assert sorted(os.listdir(workdir / "checkpoints")) == [f"ckpt_{EARLIER}", f"ckpt_{EARLIER + 1}"]
+    return True
 
 
 def assert_the_late_press_says_the_step_is_saved(run: Run, step: int) -> None:
