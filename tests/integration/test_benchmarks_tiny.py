@@ -32,6 +32,8 @@ TINY_RUNS = {
     "startup_bench.py --tiny": ["hand loop: step 1 done", "kd-train: step 1 (warm cache)", "warm / cold step 1"],
     "lm_bench.py --tiny --variants hand,kd1": ["variant ", "hand ", "kd1 ", "model TFLOP per step"],
     "ecosystem/gemma.py --help": ["usage: gemma.py"],
+    # Which ways keep single steps' bits differs by model and machine: only that each is compared.
+    "update_ways_bits.py --tiny": ["backend cpu (cpu), 3 updates", "mlp  fused     max |diff|", "mlp  unrolled  max |diff|"],
 }
 
 

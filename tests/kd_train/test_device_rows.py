@@ -51,12 +51,13 @@ def _assert_same_bits(a, b) -> None:
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
+@pytest.mark.parametrize("steps_per_call", [10, None], ids=["fused", "measured"])
 @pytest.mark.parametrize("shuffle", [False, True], ids=["in-order", "shuffled"])
-def test_batches_gathered_on_the_device_give_the_bits_of_host_batches(shuffle):
+def test_batches_gathered_on_the_device_give_the_bits_of_host_batches(shuffle, steps_per_call):
     ds = _pipeline(shuffle=shuffle)  # 7 batches an epoch: the fused calls cross epochs
     host_trainer, host = _run(train_ds=_pipeline(shuffle=shuffle, on_device=False), steps_per_call=1)
-    # Fused calls forced: measured, the runner may choose updates written out, which may round an ulp otherwise.
-    device_trainer, on_device = _run(train_ds=ds, steps_per_call=10)
+    # Fused calls forced, or the default: checked against single steps (from blocks of rows), then measured.
+    device_trainer, on_device = _run(train_ds=ds, steps_per_call=steps_per_call)
 
     assert device_trainer.trainstep.num_traces[("fused", True)] == 1  # the rows-gathering call
     assert ("fused", True) not in host_trainer.trainstep.num_traces

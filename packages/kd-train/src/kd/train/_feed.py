@@ -77,6 +77,24 @@ class HostFeed:
         padding is not trained on). A batch of other shapes than `element_spec` (an epoch's short last batch)
         cannot be stacked: the group ends before it (`taken < num_steps`; `stacked` None when `taken` is 0)
         and it is the next `next_batch`."""
+        batches = self._pull_group(step, num_steps)
+        if not batches:
+            return 0, None
+        return len(batches), stacked_input(self._sharding, stack_batches(batches, size))
+
+    def next_group_and_singles(
+        self, step: int, num_steps: int, *, size: int
+    ) -> tuple[int, PyTree | None, list[PyTree]]:
+        """`next_group`'s `(taken, stacked)` and the same batches one per update, as `next_batch` gives them
+        (to check a grouped call against single updates from the same batches)."""
+        batches = self._pull_group(step, num_steps)
+        if not batches:
+            return 0, None, []
+        stacked = stacked_input(self._sharding, stack_batches(batches, size))
+        return len(batches), stacked, [self._sharding.step_input(batch) for batch in batches]
+
+    def _pull_group(self, step: int, num_steps: int) -> list[PyTree]:
+        """Up to `num_steps` batches of `element_spec`'s shapes (one of others is kept for `next_batch`)."""
         batches: list[PyTree] = []
         while len(batches) < num_steps:
             with during(f"training, step {step + len(batches) + 1}"):  # a crash in the data names its update
@@ -85,9 +103,7 @@ class HostFeed:
                 self._pending = batch
                 break
             batches.append(batch)
-        if not batches:
-            return 0, None
-        return len(batches), stacked_input(self._sharding, stack_batches(batches, size))
+        return batches
 
     def _pull(self, step: int) -> PyTree:
         if self._pending is not None:
@@ -111,18 +127,35 @@ class DeviceRowsFeed:
     def next_block(self, step: int, num_steps: int) -> jax.Array:
         """The rows of updates `step .. step + num_steps - 1` (at most `ROWS_BLOCK`) in one `int32[ROWS_BLOCK,
         rows]` block on the device, update s's at `s % ROWS_BLOCK` (`TrainStep.step` picks them there)."""
-        rows = [_next_rows(self._data, step + i) for i in range(num_steps)]
-        block = np.empty((ROWS_BLOCK, *np.shape(rows[0])), np.int32)
-        block[:] = rows[-1]  # padding: never trained on
-        for i, taken in enumerate(rows):
-            block[(step + i) % ROWS_BLOCK] = taken
-        return jax.device_put(block)
+        return _block(step, [_next_rows(self._data, step + i) for i in range(num_steps)])
 
     def next_group(self, step: int, num_steps: int, *, size: int) -> tuple[int, np.ndarray]:
         """`(num_steps, rows)`: every batch is full (`gather_on_device`), so all `num_steps` are taken."""
+        return num_steps, _stacked_rows([_next_rows(self._data, step + i) for i in range(num_steps)], size)
+
+    def next_group_and_singles(
+        self, step: int, num_steps: int, *, size: int
+    ) -> tuple[int, np.ndarray, list[jax.Array]]:
+        """`next_group`'s `(taken, rows)` and, per update, the block single updates read the same rows from
+        (one block for all of them, as `next_block` gives it)."""
         rows = [_next_rows(self._data, step + i) for i in range(num_steps)]
-        rows += [rows[-1]] * (size - num_steps)  # padding: never trained on
-        return num_steps, np.stack(rows).astype(np.int32, copy=False)
+        return num_steps, _stacked_rows(rows, size), [_block(step, rows)] * num_steps
+
+
+def _block(step: int, rows: list[np.ndarray]) -> jax.Array:
+    """The rows of updates `step ..` in one `int32[ROWS_BLOCK, rows]` block on the device, update s's at
+    `s % ROWS_BLOCK`."""
+    block = np.empty((ROWS_BLOCK, *np.shape(rows[0])), np.int32)
+    block[:] = rows[-1]  # padding: never trained on
+    for i, taken in enumerate(rows):
+        block[(step + i) % ROWS_BLOCK] = taken
+    return jax.device_put(block)
+
+
+def _stacked_rows(rows: list[np.ndarray], size: int) -> np.ndarray:
+    """The rows of a group's batches stacked (`int32[size, rows]`), padded with the last (never trained on)."""
+    rows = rows + [rows[-1]] * (size - len(rows))
+    return np.stack(rows).astype(np.int32, copy=False)
 
 
 def make_feed(

@@ -10,19 +10,24 @@ A call's fused part goes through `TrainStep.fused_steps` in groups the feed can 
 shapes, like an epoch's short last batch, runs on its own); a lone last update (`call.last_alone`) is a
 `TrainStep.step` that returns what the step logs.
 
-Fused steps only where they win (`measure=True`, the default `steps_per_call=None`): a compiled loop of
-updates is not always faster than the updates one by one (on XLA:CPU a rolled loop of convolution steps runs
-7-10x slower than single jitted steps: a `while` body loses the fast path). Until measured, updates run one
-by one (step 1 waits for one compile only, the single step's). Then a call's fused part is split: a single
-update and a fused one compile both programs (once), then half the rest runs fused and the other half single,
-each timed; once each way has `PROBE_UPDATES` timed updates (one call of 100, or several short ones), the
-faster way is kept for the rest of the run, said once (`fused steps: 100 per call (measured 1.9x single
-steps)`). Where the loop loses, a third way is timed against single updates the same way: calls of
-`UNROLLED_UPDATES` updates written out one after the other (`TrainStep.unrolled_steps`: no loop, so the
-convolutions keep their fast path; a small CNN on XLA:CPU runs them 1.3x single steps). The loop and single
-updates compute the same bits on CPU, so choosing between them changes speed only; unrolled calls, tried only
-where the loop runs at less than `LOOP_LOST` of single steps' speed, may round an update differently (an ulp):
-there `steps_per_call=1` is what keeps a resumed run bit-identical to an uninterrupted one.
+Fused steps only where they win and keep the bits (`measure=True`, the default `steps_per_call=None`): a
+compiled loop of updates is not always faster than the updates one by one (on XLA:CPU a rolled loop of
+convolution steps runs 7-10x slower than single jitted steps: a `while` body loses the fast path), and not
+always the same arithmetic (that CNN's loop rounds an update an ulp otherwise on XLA:CPU). Until measured,
+updates run one by one (step 1 waits for one compile only, the single step's). The first grouped call is a
+check: `CHECKED_UPDATES` updates run grouped on a copy of the state and one by one on the state itself, from
+the same batches; a way whose parameters differ in any bit is never used by the run (it goes on from the
+single updates' state), so a run's numbers never depend on a timing: they are those of `steps_per_call=1`,
+and a run resumed after a kill computes what an uninterrupted one does. Then a way that kept the bits is
+timed: half the rest runs that way and the other half single; once each way has `PROBE_UPDATES` timed
+updates (one call of 100, or several short ones), the faster is kept for the rest of the run, said once
+(`fused steps: 100 per call (measured 1.9x single steps)`). Where the loop loses (by `LOOP_LOST`) or rounds
+otherwise, a third way is checked and timed the same way: calls of `UNROLLED_UPDATES` updates written out one
+after the other (`TrainStep.unrolled_steps`: no loop, so the convolutions keep their fast path; that CNN runs
+them 1.3x single steps, with single steps' bits). The check copies the state (on an accelerator only where
+the device has room for a second copy; else single steps are kept, said so: a state that large makes each
+update long, where fused calls gain little). `benchmarks/update_ways_bits.py` prints which ways keep the bits
+per model and backend.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import dataclasses
 import time
 
 import jax
+import numpy as np
 
 from kd._phase import during
 from kd._terminal import print_line
@@ -42,11 +48,15 @@ from kd.train._stop import StopRequest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from kd._interfaces import PyTree
     from kd.train._feed import DeviceRowsFeed, HostFeed
     from kd.train._types import LoggedValue, UpdateLosses
 
 # Timed updates each way (fused, single) before the faster is chosen.
 PROBE_UPDATES = 8
+# Updates of the first call of a grouped way, run on a copy of the state and checked bit for bit against the
+# same updates run one by one (at least 2: the first update of a group may agree where a later one does not).
+CHECKED_UPDATES = 4
 # Updates of an unrolled call (`TrainStep.unrolled_steps`), tried where the compiled loop loses to single steps
 # by more than LOOP_LOST (the loop of convolutions on XLA:CPU: ~0.1x; not a timing's noise).
 UNROLLED_UPDATES = 8
@@ -97,10 +107,13 @@ class CallRunner:
         self.choice: str | None = "single" if single else None if measured else "fused"
         # Device rows: single updates take theirs from blocks of many updates' rows (one copy per block).
         self._in_blocks = callable(getattr(feed, "next_block", None))
-        self.measured: tuple[float, float] | None = None  # seconds per update: (fused, single), once chosen
+        self.measured: dict[str, float] = {}  # seconds per update of each way timed, once chosen
         # The ways being timed against each other: the compiled loop first; if it loses, the unrolled call.
         self._probing = ("fused", "single")
         self._compiled = {"fused": False, "single": False, "unrolled": False}
+        # Grouped ways whose check found other bits than single updates' ("rounds"), or that could not be
+        # checked ("no room"): never run on the run's state.
+        self._unsafe: dict[str, str] = {}
         self._timed: dict[str, list[float]] = {"fused": [0.0, 0], "single": [0.0, 0]}  # seconds, updates
         self._loop_timings: list[list[float]] | None = None  # the loop's first timing, when it lost once
         self._group = {"fused": self._fused, "unrolled": self._unrolled}
@@ -152,12 +165,17 @@ class CallRunner:
         unrolled call next, in the same call when it has updates left. The call's last update is left to the path that logs."""
         while self.choice is None and fused_end - step > 1:
             grouped, before = self._probing[0], step
-            for way in ("single", grouped):
-                if not self._compiled[way] and fused_end - step > 1:
-                    count = 1 if way != "unrolled" else min(UNROLLED_UPDATES, fused_end - step - 1)
-                    state, taken = self._run_way(way, state, step, count, out)
-                    step += taken
-                    self._compiled[way] = self._compiled[way] or taken > 0
+            if not self._compiled["single"]:
+                state, taken = self._run_way("single", state, step, 1, out)
+                step += taken
+                self._compiled["single"] = taken > 0
+            if not self._compiled[grouped] and fused_end - step > 2:  # the last update: the logging path's
+                state, taken = self._checked(grouped, state, step, min(CHECKED_UPDATES, fused_end - step - 1), out)
+                step += taken
+                self._compiled[grouped] = taken > 0
+                if grouped in self._unsafe:
+                    self._drop(grouped)
+                    continue
             if not (self._compiled["single"] and self._compiled[grouped]):
                 return state, step
             for way in (grouped, "single"):
@@ -185,6 +203,37 @@ class CallRunner:
                 break
         return state, step
 
+    def _checked(
+        self, way: str, state: TrainState, step: int, count: int, out: CallOutput
+    ) -> tuple[TrainState, int]:
+        """`(state, taken)`: the first call of a grouped way, on a copy of the state, and the same updates one
+        by one on the state itself; the way goes to `_unsafe` unless both end in the same bits. The run keeps
+        the single updates' state (whatever the check finds, its numbers are theirs)."""
+        size = UNROLLED_UPDATES if way == "unrolled" else self.size
+        if not _room_for_a_copy(state):
+            self._unsafe[way] = "no room"
+            return state, 0
+        taken, inputs, singles = self.feed.next_group_and_singles(step, min(count, size), size=size)
+        if not taken:
+            return state, 0
+        grouped, _ = self._call(way, _copy(state), inputs, taken)
+        for i, batch in enumerate(singles):
+            with during(f"training, step {step + i + 1}"):
+                state, aux = self.trainstep.step(state, batch, source=self.feed.source)
+            out.losses.append((step + i + 1, aux.loss_states))
+        if not _same_bits(grouped, state):
+            self._unsafe[way] = "rounds"
+        return state, taken
+
+    def _drop(self, way: str) -> None:
+        """A grouped way the run may not use: after a loop that rounds differently the unrolled call is tried;
+        else the ways timed so far decide (single updates when none other was; no room for a copy of the
+        state: no other way can be checked either)."""
+        if way == "fused" and self._unsafe[way] == "rounds":
+            self._probing = ("unrolled", "single")
+        else:
+            self._choose()
+
     def _per_update(self, way: str) -> float:
         seconds, updates = self._timed[way]
         if way == "fused" and self._loop_timings is not None and updates:  # timed twice: the faster
@@ -207,32 +256,49 @@ class CallRunner:
         return state, taken
 
     def _choose(self) -> None:
-        per_update = {way: self._per_update(way) for way in self._timed}
-        self.choice = min(per_update, key=per_update.get)
-        single = per_update["single"]
-        grouped = "unrolled" if "unrolled" in per_update else "fused"
-        self.measured = (per_update["fused"], single)
+        self.measured = {
+            way: self._per_update(way) for way, (_, updates) in self._timed.items()
+            if updates and way not in self._unsafe
+        }  # fmt: skip
+        per_update = self.measured
+        self.choice = min(per_update, key=per_update.get) if "single" in per_update else "single"
         if jax.process_index() != 0:
             return
+        single = per_update.get("single", 0.0)
         ratio = {way: single / seconds if seconds > 0 else float("inf") for way, seconds in per_update.items()}
         if self.choice == "fused":
             print_line(f"fused steps: {self.size} per call (measured {ratio['fused']:.1f}x single steps)")
         elif self.choice == "unrolled":
             print_line(
                 f"unrolled steps: {UNROLLED_UPDATES} per call (measured {ratio['unrolled']:.1f}x single steps; "
-                f"a compiled loop of them measured {ratio['fused']:.2f}x)"
+                f"a compiled loop of them {self._verdict('fused', ratio)})"
             )
         else:
-            tried = f"fused calls of {self.size} measured {ratio['fused']:.2f}x single steps"
-            if grouped == "unrolled":
-                tried += f", unrolled calls of {UNROLLED_UPDATES} {ratio['unrolled']:.2f}x"
+            tried = f"fused calls of {self.size} {self._verdict('fused', ratio)}"
+            if "unrolled" in per_update or "unrolled" in self._unsafe:
+                tried += f", unrolled calls of {UNROLLED_UPDATES} {self._verdict('unrolled', ratio)}"
             print_line(f"single steps ({tried}; Trainer.steps_per_call forces either)")
+
+    def _verdict(self, way: str, ratio: dict[str, float]) -> str:
+        """`measured 0.32x single steps`, `round differently from single steps`, or why it was not checked."""
+        reason = self._unsafe.get(way)
+        if reason == "rounds":
+            return "round differently from single steps"
+        if reason == "no room":
+            return "not checked: no room on the device for a second copy of the state"
+        return f"measured {ratio[way]:.2f}x single steps"
+
+    def _call(
+        self, way: str, state: TrainState, inputs: PyTree, taken: int
+    ) -> tuple[TrainState, PyTree]:
+        run = self.trainstep.fused_steps if way == "fused" else self.trainstep.unrolled_steps
+        return run(state, inputs, taken, source=self.feed.source)
 
     def _unrolled(self, state: TrainState, step: int, count: int, out: CallOutput) -> tuple[TrainState, int]:
         """`(state, taken)`: up to `min(count, UNROLLED_UPDATES)` updates in one unrolled call."""
         taken, inputs = self.feed.next_group(step, min(count, UNROLLED_UPDATES), size=UNROLLED_UPDATES)
         if taken:
-            state, losses = self.trainstep.unrolled_steps(state, inputs, taken, source=self.feed.source)
+            state, losses = self._call("unrolled", state, inputs, taken)
             out.losses.append((step + 1, (taken, losses)))
         return state, taken
 
@@ -241,7 +307,7 @@ class CallRunner:
         stacked)."""
         taken, inputs = self.feed.next_group(step, count, size=self.size)
         if taken:
-            state, losses = self.trainstep.fused_steps(state, inputs, taken, source=self.feed.source)
+            state, losses = self._call("fused", state, inputs, taken)
             out.losses.append((step + 1, (taken, losses)))
         return state, taken
 
@@ -288,3 +354,41 @@ class CallRunner:
         return self.trainstep.step(
             state, batch, return_metrics=log_metrics, return_summaries=log_summaries, source=self.feed.source
         )
+
+
+def _copy(state: TrainState) -> TrainState:
+    """A copy of the state on its devices (a grouped call donates its input), through the host: no program is
+    compiled for it."""
+    with jax.transfer_guard("allow"):
+        return jax.tree.map(
+            lambda x: jax.device_put(np.asarray(x), x.sharding) if isinstance(x, jax.Array) else x, state
+        )
+
+
+def _same_bits(a: TrainState, b: TrainState) -> bool:
+    """Whether two states hold the same bits in every array (NaNs and signed zeros included)."""
+    with jax.transfer_guard("allow"):
+        pairs = zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True)
+        return all(
+            np.array_equal(np.ascontiguousarray(x).reshape(-1).view(np.uint8),
+                           np.ascontiguousarray(y).reshape(-1).view(np.uint8))
+            for x, y in pairs
+        )  # fmt: skip
+
+
+def _room_for_a_copy(state: TrainState) -> bool:
+    """Whether a device holds a second copy of the state with room to spare (a CPU, or a device that does not
+    say its memory: yes)."""
+    device = jax.devices()[0]
+    stats = device.memory_stats() if device.platform != "cpu" else None
+    if not stats or "bytes_limit" not in stats:
+        return True
+    on_device = sum(
+        shard.data.nbytes
+        for leaf in jax.tree.leaves(state)
+        if isinstance(leaf, jax.Array)
+        for shard in leaf.addressable_shards
+        if shard.device == device
+    )
+    free = stats["bytes_limit"] - stats.get("bytes_in_use", 0)
+    return 2 * on_device < free

@@ -250,9 +250,10 @@ class TrainStep:
 
         Usage: `state, losses = trainstep.fused_steps(state, stacked, 7)`; `losses` holds each step's loss
         states stacked (`[K, ...]`; the entries past `num_steps` are zeros). The parameters equal those of
-        `num_steps` calls of `step`, bit for bit on CPU (tested; an accelerator's compiler may round the loop
-        body otherwise): each update is the same computation, run `num_steps` times by a loop whose trip
-        count is an argument, so any `num_steps <= K` reuses one compile. `state` is donated.
+        `num_steps` calls of `step`, bit for bit for most models (each update is the same computation, run
+        `num_steps` times by a loop whose trip count is an argument, so any `num_steps <= K` reuses one
+        compile), though a compiler may round the loop's body otherwise (XLA:CPU does for a small CNN's
+        convolutions): the Trainer's default checks before it uses a loop. `state` is donated.
         """
         return self._group("fused", self._fused_steps, state, batches, num_steps, source)
 
