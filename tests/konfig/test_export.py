@@ -205,3 +205,37 @@ def test_object_not_reachable_by_its_name_is_refused():
 
     with pytest.raises(TypeError, match="mappingproxy"):
         konfig.export(types.MappingProxyType({"a": 1}))
+
+
+@pytest.fixture
+def library(monkeypatch):
+    """A package `lib` whose classes live in private modules (`lib._impl`, `lib.sub._more`); `lib` lists
+    `Public` (as `lib.Public`), `lib.sub` lists `Deeper`, and `Hidden` is listed nowhere."""
+    import dataclasses
+    import types
+
+    modules = {name: types.ModuleType(name) for name in ("lib", "lib._impl", "lib.sub", "lib.sub._more")}
+    for name, module in modules.items():
+        monkeypatch.setitem(__import__("sys").modules, name, module)
+
+    def define(module, name):
+        cls = dataclasses.make_dataclass(name, [("size", int, dataclasses.field(default=1))])
+        cls.__module__, cls.__qualname__ = module.__name__, name
+        setattr(module, name, cls)
+        return cls
+
+    public, hidden = define(modules["lib._impl"], "Public"), define(modules["lib._impl"], "Hidden")
+    deeper = define(modules["lib.sub._more"], "Deeper")
+    modules["lib"].Public, modules["lib.sub"].Deeper = public, deeper
+    modules["lib"].Deeper = deeper  # also at the top: the deepest package holding it wins
+    return public, hidden, deeper
+
+
+def test_a_class_in_a_private_module_is_exported_under_the_package_that_lists_it(library):
+    public, hidden, deeper = library
+
+    assert konfig.export(public(3)) == {"__qualname__": "lib:Public", "size": 3}
+    assert konfig.export(deeper) == {"__const__": "lib.sub:Deeper"}
+    assert konfig.export(hidden(2))["__qualname__"] == "lib._impl:Hidden"  # listed nowhere: where it lives
+    assert list(konfig.resolve(konfig.export([public(3), deeper(4), hidden(2)]))) == [public(3), deeper(4), hidden(2)]
+

@@ -17,7 +17,8 @@ to lead back to the object), numpy / JAX arrays, scalars and dtypes
 (recognised by their module, without importing numpy or JAX), and any object
 with a `__konfig_export__()` method returning a dict with a `"__qualname__"`
 key (see `export_qualname`). An object reached twice becomes one shared node,
-so it is built once.
+so it is built once. A class or function defined in a private module is named by
+the package that lists it (`optax:adam`, not `optax._src.alias:adam`).
 
 As with Kauldron, compare with `freeze=False`: `freeze=True` turns the
 exported lists into tuples and dicts into `ImmutableDict`s.
@@ -42,7 +43,8 @@ __all__ = ["export", "export_qualname"]
 
 
 def export_qualname(obj: Any) -> str:
-    """`"module:Class"` of `obj`'s type, for `__konfig_export__` methods.
+    """`"module:Class"` of `obj`'s type, for `__konfig_export__` methods (the package that lists the class
+    where it is defined in a private module: `kd.runtime:RngStreams`).
 
     Usage: `return {"__qualname__": konfig.export_qualname(self), "a": self.a}`.
     """
@@ -63,7 +65,22 @@ def _qualname(obj: Any) -> str:
         found = getattr(found, attr, None)
     if found is not obj and found != obj:
         raise _NotExportable(obj, f"`{module}:{qualname}` does not lead back to it")
-    return f"{module}:{qualname}"
+    head = qualname.split(".", 1)[0]
+    return f"{_public_module(module, head, getattr(sys.modules[module], head))}:{qualname}"
+
+
+def _public_module(module: str, head: str, value: Any) -> str:
+    """`module`, or where a part of it is private (`kd.runtime._rngs`, `optax._src.alias`) the deepest package
+    above that part holding the same `value` under the name `head` (`kd.runtime`, `optax`): the name users
+    import, which still leads to it after the library moves it between its private modules. Only names a
+    package already holds count (no module `__getattr__` is called: it may import, or warn of a deprecation)."""
+    parts = module.split(".")
+    private = next((i for i, part in enumerate(parts) if part.startswith("_")), None)
+    for end in range(private or 0, 0, -1):
+        package = sys.modules.get(".".join(parts[:end]))
+        if package is not None and vars(package).get(head) is value:
+            return ".".join(parts[:end])
+    return module
 
 
 class _NotExportable(Exception):
