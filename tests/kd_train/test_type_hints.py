@@ -10,7 +10,20 @@ import typing
 
 import pytest
 
-NAMESPACES = ("kd.train", "kd.runtime", "kd.ckpts", "kd.evals", "kd.inspect")
+NAMESPACES = (
+    "kd.train", "kd.runtime", "kd.ckpts", "kd.evals", "kd.inspect", "kd.data", "kd.optim", "kd.typing", "kd.nn",
+    "kd.losses", "kd.metrics", "kd.summaries", "kd.writers", "kd.sharding", "kd.random", "kd.export", "kd.utils",
+    "kd.contrib", "kd.xm", "kd.testing", "kd.kdash",
+)  # fmt: skip
+
+
+def test_the_namespaces_checked_are_every_public_subpackage_of_kd():
+    import pkgutil
+
+    import kd
+
+    public = {f"kd.{m.name}" for m in pkgutil.iter_modules(kd.__path__) if not m.name.startswith("_")}
+    assert public - set(NAMESPACES) == {"kd.cli", "kd.kauldron_alias"}  # a command and an import hook: no classes
 
 
 def _public_classes(namespace: str) -> list[tuple[str, type]]:

@@ -29,7 +29,7 @@ from ._spec_tree import dedup
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, ClassVar
+    from typing import Any
 
     from ._array_types import Check
 
@@ -493,9 +493,10 @@ class PyTree(metaclass=_PyTreeMeta):
     `PyTree[..., "$S"]` in the same call must have the same structure.
     """
 
-    _kt_leaf: Any = None
-    _kt_structure: str | None = None
-    _kt_subscripts: ClassVar[dict[Any, Any]] = {}
+    # Annotated with builtins only: `typing.get_type_hints(PyTree)` resolves without `typing` imported.
+    _kt_leaf: object = None  # the leaf annotation T of `PyTree[T]` (None: unsubscripted)
+    _kt_structure: str | None = None  # "$S": the name the tree's structure binds in the scope, or None
+    _kt_subscripts: dict[object, type] = {}  # noqa: RUF012  # `PyTree[...]` classes made so far, by subscript
 
 
 def tree_leaves(value: Any, leaf_class: type | None = None) -> list[Any]:

@@ -61,7 +61,7 @@ class GrainPipeline(_base.Pipeline):
     shuffle: bool = True
     drop_remainder: bool = True
     transforms: Sequence[Any] = ()
-    read_options: grain.ReadOptions | None = None
+    read_options: object | None = None  # a grain.ReadOptions (grain is optional: not imported to annotate)
 
     @functools.cached_property
     def _source_dataset(self) -> grain.MapDataset:

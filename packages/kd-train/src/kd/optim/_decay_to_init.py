@@ -11,6 +11,8 @@ from typing import Any, NamedTuple
 import jax
 import optax
 
+from kd._interfaces import PyTree
+
 
 class DecayToInitState(NamedTuple):
     """The state of `decay_to_init`.
@@ -19,7 +21,7 @@ class DecayToInitState(NamedTuple):
       init_params: the params `init` was called with, the point the params are pulled back to.
     """
 
-    init_params: optax.Params
+    init_params: PyTree  # optax.Params (its alias does not resolve at run time)
 
 
 def decay_to_init(

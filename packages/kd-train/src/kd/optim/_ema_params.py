@@ -15,6 +15,8 @@ import jax.numpy as jnp
 import kontext
 import optax
 
+from kd._interfaces import PyTree
+
 
 class EmaParamsState(NamedTuple):
     """The state of `ema_params`.
@@ -25,7 +27,7 @@ class EmaParamsState(NamedTuple):
     """
 
     count: jax.Array
-    ema_params: optax.Params
+    ema_params: PyTree  # optax.Params (its alias does not resolve at run time)
 
 
 def ema_params(
