@@ -39,8 +39,10 @@ def test_batch_stats_have_one_row_per_leaf_with_numbers_for_numeric_leaves():
     assert rows[0]["Mean"] == rows[2]["Min"] == "-"  # strings and booleans have no statistics
     # read by column, as Kauldron's DataFrame
     assert rows["Name"] == ["batch.a", "batch.b", "batch.c.f", "batch.c.g"] and rows["Max"][3] == 1.0
-    with pytest.raises(KeyError, match=r"no column 'Nmae'.*Name, Dtype"):
+    with pytest.raises(KeyError, match=r"no column 'Nmae'; did you mean 'Name'\? The columns: Name, Dtype"):
         rows["Nmae"]
+    with pytest.raises(KeyError, match=r"no column 'stddev'; did you mean 'StdDev'\?"):
+        rows["stddev"]
 
 
 def test_batch_stats_of_a_trainers_batch(trainer):

@@ -8,6 +8,7 @@ In kd.runtime (not kd.inspect) so that kd.train lists it too, as kd has from the
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from typing import SupportsIndex, overload
 
@@ -39,8 +40,11 @@ class BatchStats(list[Row]):
     def __getitem__(self, key: SupportsIndex | slice | str) -> Row | list[Row] | list[Cell]:
         if isinstance(key, str):
             if key not in self.columns:
+                by_lower = {column.lower(): column for column in self.columns}
+                near = by_lower.get(key.lower()) or next(iter(difflib.get_close_matches(key, self.columns, n=1)), None)
+                hint = f"; did you mean {near!r}?" if near else ""
                 raise KeyError(
-                    f"get_batch_stats has no column {key!r}; the columns: {', '.join(self.columns)}"
+                    f"get_batch_stats has no column {key!r}{hint} The columns: {', '.join(self.columns)}"
                 )
             return [row[key] for row in self]
         return super().__getitem__(key)
