@@ -370,3 +370,15 @@ def test_steps_per_call_forces_fused_calls_without_measuring(capsys):
     trainer.train()
     assert "measured" not in capsys.readouterr().out
     assert calls[-1] == (61, 80)
+
+
+def test_the_check_copies_and_compares_every_kind_of_state_leaf_bit_for_bit():
+    import jax.numpy as jnp
+
+    state = {"key": jax.random.key(3), "keys": jax.random.split(jax.random.key(1), 4), "w": jnp.arange(3.0)}
+    copy = _runner._copy(state)
+
+    assert copy["key"].dtype == state["key"].dtype and copy["w"] is not state["w"]
+    assert _runner._same_bits(state, copy)
+    assert not _runner._same_bits(state, {**copy, "w": copy["w"].at[1].set(np.nextafter(1.0, 2.0))})
+    assert not _runner._same_bits({"z": jnp.float32(0.0)}, {"z": jnp.float32(-0.0)})  # equal, not the same bits

@@ -358,11 +358,25 @@ class CallRunner:
 
 def _copy(state: TrainState) -> TrainState:
     """A copy of the state on its devices (a grouped call donates its input), through the host: no program is
-    compiled for it."""
+    compiled for it (but for typed PRNG keys, copied as their key data)."""
+
+    def copy(x: object) -> object:
+        if not isinstance(x, jax.Array):
+            return x
+        if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+            data = jax.device_put(_on_host(x), x.sharding)
+            return jax.random.wrap_key_data(data, impl=jax.random.key_impl(x))
+        return jax.device_put(_on_host(x), x.sharding)
+
     with jax.transfer_guard("allow"):
-        return jax.tree.map(
-            lambda x: jax.device_put(np.asarray(x), x.sharding) if isinstance(x, jax.Array) else x, state
-        )
+        return jax.tree.map(copy, state)
+
+
+def _on_host(x: jax.Array) -> np.ndarray:
+    """The array's values on the host (a typed PRNG key's key data)."""
+    if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+        x = jax.random.key_data(x)
+    return np.asarray(x)
 
 
 def _same_bits(a: TrainState, b: TrainState) -> bool:
@@ -370,8 +384,8 @@ def _same_bits(a: TrainState, b: TrainState) -> bool:
     with jax.transfer_guard("allow"):
         pairs = zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True)
         return all(
-            np.array_equal(np.ascontiguousarray(x).reshape(-1).view(np.uint8),
-                           np.ascontiguousarray(y).reshape(-1).view(np.uint8))
+            np.array_equal(np.ascontiguousarray(_on_host(x)).reshape(-1).view(np.uint8),
+                           np.ascontiguousarray(_on_host(y)).reshape(-1).view(np.uint8))
             for x, y in pairs
         )  # fmt: skip
 
