@@ -380,5 +380,5 @@ def test_the_check_copies_and_compares_every_kind_of_state_leaf_bit_for_bit():
 
     assert copy["key"].dtype == state["key"].dtype and copy["w"] is not state["w"]
     assert _runner._same_bits(state, copy)
-    assert not _runner._same_bits(state, {**copy, "w": copy["w"].at[1].set(np.nextafter(1.0, 2.0))})
+    assert not _runner._same_bits(state, {**copy, "w": copy["w"].at[1].set(np.nextafter(np.float32(1), np.float32(2)))})
     assert not _runner._same_bits({"z": jnp.float32(0.0)}, {"z": jnp.float32(-0.0)})  # equal, not the same bits
