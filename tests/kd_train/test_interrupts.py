@@ -25,12 +25,13 @@ def a_save(folder: Path, step: int = 20, resumes_from: int | None = 10) -> _inte
     """A save of `step` under way: orbax's temporary folder of it exists."""
     partial = folder / f"ckpt_{step}.orbax-checkpoint-tmp"
     (folder / f"{partial.name}-1733500000").mkdir(parents=True)
-    return _interrupts.Save(step=step, resumes_from=resumes_from, partial=str(partial))
+    folder = str(folder / f"ckpt_{step}")
+    return _interrupts.Save(step=step, resumes_from=resumes_from, partial=str(partial), folder=folder)
 
 
 def complete(save: _interrupts.Save) -> None:
     """What orbax does last: the temporary folder becomes the step's."""
-    Path(save.partial_folder()).rename(save.partial.removesuffix(".orbax-checkpoint-tmp"))
+    Path(save.partial_folder()).rename(save.folder)
 
 
 def saying(step: int, resumes_from: int) -> str:
@@ -46,7 +47,9 @@ def test_a_save_is_unfinished_until_its_folder_is_renamed_then_complete(tmp_path
     complete(save)
     assert save.unfinished() is False and save.complete()
     assert save.resume_text() == "resume from step 10"
-    assert _interrupts.Save(step=5, resumes_from=None, partial="gs://b/ckpt_5.orbax-checkpoint-tmp").unfinished() is None
+    assert _interrupts.Save(
+        step=5, resumes_from=None, partial="gs://b/ckpt_5.orbax-checkpoint-tmp", folder="gs://b/ckpt_5"
+    ).unfinished() is None
 
 
 def test_without_a_save_a_press_stops_at_once_and_says_nothing(capsys):

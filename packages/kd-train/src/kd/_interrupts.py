@@ -39,17 +39,16 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 
-_TMP_MARK = ".orbax-checkpoint-tmp"  # orbax names a step's folder this way until the save is complete
-
-
 @dataclasses.dataclass(frozen=True)
 class Save:
     """A save started: its `step`, the newest complete checkpoint besides it (`resumes_from`, None when
-    there is none) and the path orbax's temporary folder of it begins with (`partial`)."""
+    there is none), the path orbax's temporary folder of it begins with (`partial`) and the step's folder once
+    complete (`folder`)."""
 
     step: int
     resumes_from: int | None
     partial: str
+    folder: str
 
     def partial_folder(self) -> str | None:
         """orbax's temporary folder of this save while it exists (a local folder); None once renamed."""
@@ -62,8 +61,7 @@ class Save:
 
     def complete(self) -> bool:
         """Whether orbax finished it: its temporary folder was renamed to the step's folder (a local folder)."""
-        final = self.partial[: -len(_TMP_MARK)] if self.partial.endswith(_TMP_MARK) else None
-        return final is not None and "://" not in final and os.path.isdir(final) and not self.partial_folder()
+        return "://" not in self.folder and os.path.isdir(self.folder) and not self.partial_folder()
 
     def unfinished(self) -> bool | None:
         """Whether orbax is still writing it; None where that cannot be seen cheaply (a remote folder)."""

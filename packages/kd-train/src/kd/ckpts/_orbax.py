@@ -220,10 +220,9 @@ def save(
     if digest_algorithm is not None:
         items[DIGESTS] = _digest_item()[1](state, dict(json_items), digest_algorithm)
     complete = [s for s in steps(manager) if s != int(step)]
+    folder = str(step_directory(epath.Path(manager.directory), step))
     started = _interrupts.Save(
-        step=int(step),
-        resumes_from=max(complete, default=None),
-        partial=str(step_directory(epath.Path(manager.directory), step)) + _TMP_MARK,
+        step=int(step), resumes_from=max(complete, default=None), partial=folder + _TMP_MARK, folder=folder
     )
     with _interrupts.writing(started):  # a Ctrl-C meanwhile: see kd._interrupts
         try:

@@ -49,12 +49,16 @@ ROWS_BLOCK = 128
 
 def device_budget() -> int:
     """Bytes of examples a `DeviceRowsFeed` may place on the (single) device."""
+    memory = device_memory()
+    return int(memory[0] * ACCELERATOR_RESIDENT_FRACTION) if memory else CPU_RESIDENT_BYTES
+
+
+def device_memory() -> tuple[int, int] | None:
+    """`(bytes_limit, bytes_in_use)` of the first device; None on a CPU or a backend that does not say."""
     device = jax.devices()[0]
-    if device.platform == "cpu":
-        return CPU_RESIDENT_BYTES
-    stats = device.memory_stats() or {}
+    stats = (device.memory_stats() if device.platform != "cpu" else None) or {}
     limit = stats.get("bytes_limit")
-    return int(limit * ACCELERATOR_RESIDENT_FRACTION) if limit else CPU_RESIDENT_BYTES
+    return (int(limit), int(stats.get("bytes_in_use", 0))) if limit else None
 
 
 class HostFeed:

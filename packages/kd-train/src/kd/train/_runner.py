@@ -42,6 +42,7 @@ from kd._phase import during
 from kd._terminal import print_line
 from kd.runtime import AuxState, TrainState
 from kd.train._feed import ROWS_BLOCK as ROWS_PER_BLOCK
+from kd.train._feed import device_memory
 from kd.train._plan import Call
 from kd.train._step import TrainStep
 from kd.train._stop import StopRequest
@@ -107,7 +108,6 @@ class CallRunner:
         self.choice: str | None = "single" if single else None if measured else "fused"
         # Device rows: single updates take theirs from blocks of many updates' rows (one copy per block).
         self._in_blocks = callable(getattr(feed, "next_block", None))
-        self.measured: dict[str, float] = {}  # seconds per update of each way timed, once chosen
         # The ways being timed against each other: the compiled loop first; if it loses, the unrolled call.
         self._probing = ("fused", "single")
         self._compiled = {"fused": False, "single": False, "unrolled": False}
@@ -256,11 +256,10 @@ class CallRunner:
         return state, taken
 
     def _choose(self) -> None:
-        self.measured = {
+        per_update = {
             way: self._per_update(way) for way, (_, updates) in self._timed.items()
             if updates and way not in self._unsafe
         }  # fmt: skip
-        per_update = self.measured
         self.choice = min(per_update, key=per_update.get) if "single" in per_update else "single"
         if jax.process_index() != 0:
             return
@@ -363,10 +362,10 @@ def _copy(state: TrainState) -> TrainState:
     def copy(x: object) -> object:
         if not isinstance(x, jax.Array):
             return x
+        data = jax.device_put(_on_host(x), x.sharding)
         if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
-            data = jax.device_put(_on_host(x), x.sharding)
             return jax.random.wrap_key_data(data, impl=jax.random.key_impl(x))
-        return jax.device_put(_on_host(x), x.sharding)
+        return data
 
     with jax.transfer_guard("allow"):
         return jax.tree.map(copy, state)
@@ -393,10 +392,10 @@ def _same_bits(a: TrainState, b: TrainState) -> bool:
 def _room_for_a_copy(state: TrainState) -> bool:
     """Whether a device holds a second copy of the state with room to spare (a CPU, or a device that does not
     say its memory: yes)."""
-    device = jax.devices()[0]
-    stats = device.memory_stats() if device.platform != "cpu" else None
-    if not stats or "bytes_limit" not in stats:
+    memory = device_memory()
+    if memory is None:
         return True
+    device = jax.devices()[0]
     on_device = sum(
         shard.data.nbytes
         for leaf in jax.tree.leaves(state)
@@ -404,5 +403,5 @@ def _room_for_a_copy(state: TrainState) -> bool:
         for shard in leaf.addressable_shards
         if shard.device == device
     )
-    free = stats["bytes_limit"] - stats.get("bytes_in_use", 0)
-    return 2 * on_device < free
+    limit, in_use = memory
+    return 2 * on_device < limit - in_use
